@@ -1,0 +1,25 @@
+# `make run` and `make test` do all set-up on a fresh machine; `make setup` only installs.
+PY := .venv/bin/python
+
+.PHONY: setup run test test-fast bench screenshot package clean
+
+setup:
+	@bash scripts/setup.sh
+
+run: setup
+	$(PY) -m app
+
+test: setup
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+test-fast: setup
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
+
+bench: setup
+	for b in bench/*.py; do $(PY) $$b || exit 1; done
+
+package: setup
+	bash packaging/build_bundle.sh
+
+clean:
+	rm -rf .cache build dist *.egg-info

@@ -1,0 +1,1 @@
+"""PT2 Viewer's Qt views. Everything that answers questions about programs lives in `core/`."""

@@ -1,0 +1,59 @@
+"""The `pt2-viewer` command line.
+
+`pt2-viewer [FILE ...] [--screenshot OUT.png]` opens the window; the subcommands below run without one and import
+only what they need (no Qt for `info`, no torch unless a worker job needs it). Each subcommand lives in its own module
+exposing `configure(parser)` and `main(args) -> int`, so the window and the command line call the same core code.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "info": ("core.cli_info", "summarise a .pt2 archive (--json for scripts)"),
+    "render": ("core.cli_render", "render a program's graph to SVG or PNG without a window"),
+    "export": ("core.worker.cli_export", "run a model script in the worker and save every exported program"),
+    "decompose": ("core.jobs.cli_decompose", "decompose a program (functional, core ATen or a custom table)"),
+    "run": ("core.jobs.cli_run", "run a program on CPU or CUDA and print output summaries and latency"),
+}
+
+
+def _gui_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pt2-viewer",
+        description="Look inside torch.export programs. Subcommands: "
+        + ", ".join(f"{k} ({v[1]})" for k, v in SUBCOMMANDS.items()),
+    )
+    p.add_argument("files", nargs="*", help=".pt2 archives or Python model scripts to open")
+    p.add_argument("--screenshot", metavar="OUT.png", help="open FILE, wait for the graph, save the window, exit")
+    p.add_argument("--program", help="name of the program to show when an archive holds several")
+    p.add_argument("--install-desktop", action="store_true", help="install the menu entry and .pt2 file type")
+    p.add_argument("--uninstall-desktop", action="store_true", help="remove what --install-desktop installed")
+    p.add_argument("--new-instance", action="store_true", help="do not hand files to an already running window")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        name = argv.pop(0)
+        module_name, help_text = SUBCOMMANDS[name]
+        module = importlib.import_module(module_name)
+        parser = argparse.ArgumentParser(prog=f"pt2-viewer {name}", description=help_text)
+        module.configure(parser)
+        return int(module.main(parser.parse_args(argv)) or 0)
+
+    args = _gui_parser().parse_args(argv)
+    if args.install_desktop or args.uninstall_desktop:
+        from core import desktop
+
+        return desktop.cli_main(install=args.install_desktop)
+    from app.main import run_gui
+
+    return run_gui(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
