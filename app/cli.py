@@ -55,5 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     return run_gui(args)
 
 
+def entry() -> int:
+    """Console entry: a closed pipe (`pt2-viewer info --json | head`) ends quietly."""
+    try:
+        return main()
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())
