@@ -1,0 +1,346 @@
+"""Real `.pt2` archives for the tests: programs exported and saved by this machine's torch, cached on disk.
+
+The reader is only as good as the files it was proved on, so every fixture here is what `torch.export.save` (or
+`package_pt2` for several programs in one file) really writes: every ExportDB case, control flow (cond, map),
+dynamic shapes (Dim.AUTO, named Dims), unbacked symbols, a custom op, buffer mutation, a decomposed program, a
+multi-output op, and a two-program archive.
+
+Exporting costs seconds per program, so each archive is built once and cached under
+`.cache/test-programs/<torch version>/<hash of this file>/NAME.pt2`; editing this file starts a fresh cache. An
+export that torch refuses (some ExportDB cases are expected to fail) is cached as `NAME.failed.txt` holding torch's
+reason, and the tests skip that program naming the reason.
+
+Use `from tests.programs import pt2_path` in a test module (or in conftest.py) for the `pt2_path` fixture:
+`pt2_path("topk_cond")` returns the archive's path.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+from torch._higher_order_ops.map import map as hop_map
+from torch.export import Dim, ExportedProgram
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CACHE_ROOT = REPO_ROOT / ".cache" / "test-programs"
+
+Programs = dict[str, ExportedProgram]  # model name in the archive -> program
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# A custom op, as a user would define one. Guarded so that importing this file under two module names (pytest's
+# rootdir insertion and `tests.programs`) does not register the op twice.
+CUSTOM_OP = "pt2v_test::scale_add"
+
+if not hasattr(getattr(torch.ops, "pt2v_test", None), "scale_add"):
+
+    @torch.library.custom_op(CUSTOM_OP, mutates_args=())
+    def scale_add(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+        return x + alpha * y
+
+    @scale_add.register_fake
+    def _scale_add_fake(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+        return torch.empty_like(x)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Hand-written programs, each covering something the reader must get right.
+
+
+class TopkCond(torch.nn.Module):
+    """A multi-output op (topk: one archive node, two FX getitems) feeding a cond."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        values, indices = torch.topk(self.linear(x), 3)
+
+        def true_fn(v: torch.Tensor) -> torch.Tensor:
+            return v.sin() * 2
+
+        def false_fn(v: torch.Tensor) -> torch.Tensor:
+            return v.cos() + 1
+
+        return torch.cond(values.sum() > 0, true_fn, false_fn, (values,)), indices
+
+
+class CondMap(torch.nn.Module):
+    """map over the leading dim whose body holds a cond (nested subgraphs), then a top-level cond."""
+
+    def forward(self, xs: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        def body(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            return torch.cond(x.sum() > 0, lambda a, b: a + b, lambda a, b: a - b, (x, y))
+
+        mapped = hop_map(body, xs, y)
+        return torch.cond(mapped.mean() > 0, lambda m: m.relu(), lambda m: m.abs(), (mapped,))
+
+
+class DynamicShapes(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return (x @ y).relu() + x.shape[0]
+
+
+class Unbacked(torch.nn.Module):
+    """`.item()` makes an unbacked symbol; torch._check bounds it, which shows in range_constraints."""
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        k = n.item()
+        torch._check(k >= 1)
+        torch._check(k <= 6)
+        return x[:k].sum(0) + torch.zeros(k).sum()
+
+
+class CustomOp(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.ops.pt2v_test.scale_add(x, y, 0.5).relu()
+
+
+class BatchNormTrain(torch.nn.Module):
+    """BatchNorm in train mode plus a counter buffer: both mutate buffers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.register_buffer("calls", torch.zeros((), dtype=torch.int64))
+        self.scale = torch.ones(4, 1, 1)  # a plain tensor attribute: lifted as CONSTANT_TENSOR
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls.add_(1)
+        return self.bn(self.conv(x)) * self.scale
+
+
+class SplitChunks(torch.nn.Module):
+    """A `-> Tensor[]` op with one chunk unused, and a user input mutated in place."""
+
+    def forward(self, x: torch.Tensor, acc: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        a, _, c = torch.split(x, 2, dim=1)
+        acc.add_(a.sum())
+        return a * c, acc
+
+
+class Small(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x).softmax(-1)
+
+
+def _topk_cond() -> Programs:
+    return {"model": torch.export.export(TopkCond(), (torch.randn(4, 8),))}
+
+
+def _cond_map() -> Programs:
+    return {"model": torch.export.export(CondMap(), (torch.randn(3, 4), torch.randn(4)))}
+
+
+def _dynamic_shapes() -> Programs:
+    batch = Dim("batch", min=2, max=1024)
+    shapes = {"x": {0: batch, 1: Dim.AUTO}, "y": {0: Dim.AUTO, 1: Dim.AUTO}}
+    return {"model": torch.export.export(DynamicShapes(), (torch.randn(4, 5), torch.randn(5, 6)), dynamic_shapes=shapes)}
+
+
+def _unbacked() -> Programs:
+    return {"model": torch.export.export(Unbacked(), (torch.randn(8, 3), torch.tensor(4)))}
+
+
+def _custom_op() -> Programs:
+    return {"model": torch.export.export(CustomOp(), (torch.randn(3), torch.randn(3)))}
+
+
+def _batchnorm_train() -> Programs:
+    return {"model": torch.export.export(BatchNormTrain().train(), (torch.randn(2, 3, 6, 6),))}
+
+
+def _batchnorm_train_decomposed() -> Programs:
+    """run_decompositions turns the training IR's in-place updates into BUFFER_MUTATION outputs."""
+    ep = torch.export.export(BatchNormTrain().train(), (torch.randn(2, 3, 6, 6),))
+    return {"model": ep.run_decompositions()}
+
+
+def _split_chunks() -> Programs:
+    ep = torch.export.export(SplitChunks(), (torch.randn(2, 6), torch.zeros(())))
+    return {"model": ep.run_decompositions()}
+
+
+def _two_programs() -> Programs:
+    return {
+        "model": torch.export.export(Small(), (torch.randn(3, 4),)),
+        "other": torch.export.export(TopkCond(), (torch.randn(4, 8),)),
+    }
+
+
+@dataclass(frozen=True)
+class ProgramCase:
+    name: str  # file stem of the cached archive
+    build: Callable[[], Programs]
+    origin: str  # "exportdb" or "handmade"
+
+
+HANDMADE: dict[str, Callable[[], Programs]] = {
+    "topk_cond": _topk_cond,
+    "cond_map": _cond_map,
+    "dynamic_shapes": _dynamic_shapes,
+    "unbacked": _unbacked,
+    "custom_op": _custom_op,
+    "batchnorm_train": _batchnorm_train,
+    "batchnorm_train_decomposed": _batchnorm_train_decomposed,
+    "split_chunks": _split_chunks,
+    "two_programs": _two_programs,
+}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# ExportDB: torch's own catalogue of export cases, several of them expected to fail.
+
+
+def _exportdb_cases() -> dict[str, object]:
+    from torch._export.db.examples import all_examples
+
+    return dict(sorted(all_examples().items()))
+
+
+def _exportdb_builder(case_name: str) -> Callable[[], Programs]:
+    def build() -> Programs:
+        case = _exportdb_cases()[case_name]
+        ep = torch.export.export(
+            case.model,
+            case.example_args,
+            case.example_kwargs,
+            dynamic_shapes=case.dynamic_shapes,
+        )
+        return {"model": ep}
+
+    return build
+
+
+def all_cases() -> dict[str, ProgramCase]:
+    cases = {name: ProgramCase(name, build, "handmade") for name, build in HANDMADE.items()}
+    for case_name in _exportdb_cases():
+        name = f"exportdb_{case_name}"
+        cases[name] = ProgramCase(name, _exportdb_builder(case_name), "exportdb")
+    return cases
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The on-disk cache.
+
+
+class ExportFailed(Exception):
+    """torch could not export (or save) a case; `reason` is torch's own message, first line."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"{name}: {reason}")
+        self.name = name
+        self.reason = reason
+
+
+def cache_dir() -> Path:
+    source_hash = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    return CACHE_ROOT / torch.__version__ / source_hash
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def save_programs(programs: Programs, path: Path) -> None:
+    """Save one program with `torch.export.save` (what users do) or several with `package_pt2`, atomically.
+
+    The archive's root folder is named after the file stem at save time, so we save under the final name inside a
+    private temporary directory next to `path`, then move it into place.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".build-") as tmp_dir:
+        tmp = Path(tmp_dir) / path.name
+        if list(programs) == ["model"]:
+            torch.export.save(programs["model"], tmp)
+        else:
+            from torch.export.pt2_archive._package import package_pt2
+
+            package_pt2(tmp, exported_programs=programs)
+        os.replace(tmp, path)
+
+
+def _failure_reason(error: BaseException) -> str:
+    lines = [line for line in str(error).strip().splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    return f"{type(error).__name__}: {first}"[:500]
+
+
+def program_path(name: str, cases: dict[str, ProgramCase] | None = None) -> Path:
+    """Path of the cached archive for case `name`, exporting it first if needed; `ExportFailed` if torch refuses."""
+    cases = cases if cases is not None else all_cases()
+    if name not in cases:
+        raise KeyError(f"no test program named {name!r}; known: {', '.join(cases)}")
+    directory = cache_dir()
+    path = directory / f"{name}.pt2"
+    failed = directory / f"{name}.failed.txt"
+    if path.exists():
+        return path
+    if failed.exists():
+        raise ExportFailed(name, failed.read_text(encoding="utf-8"))
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        programs = cases[name].build()
+        save_programs(programs, path)
+    except Exception as error:  # torch's export errors have no common base class
+        reason = _failure_reason(error)
+        _write_text_atomic(failed, reason)
+        _write_text_atomic(directory / f"{name}.failed.traceback.txt", traceback.format_exc())
+        raise ExportFailed(name, reason) from error
+    return path
+
+
+def build_all() -> tuple[dict[str, Path], dict[str, str]]:
+    """Export every case (cached): (name -> archive path, name -> failure reason)."""
+    cases = all_cases()
+    built: dict[str, Path] = {}
+    failed: dict[str, str] = {}
+    for name in cases:
+        try:
+            built[name] = program_path(name, cases)
+        except ExportFailed as error:
+            failed[name] = error.reason
+    return built, failed
+
+
+CASE_NAMES: list[str] = list(all_cases())
+HANDMADE_NAMES: list[str] = list(HANDMADE)
+
+
+@pytest.fixture(scope="session")
+def pt2_path() -> Callable[[str], Path]:
+    """`pt2_path(name)` -> path of the cached `.pt2` for that case; skips the test, naming torch's reason, if the
+    case cannot be exported by this torch."""
+    cases = all_cases()
+
+    def get(name: str) -> Path:
+        try:
+            return program_path(name, cases)
+        except ExportFailed as error:
+            pytest.skip(f"torch {torch.__version__} cannot export {name}: {error.reason}")
+
+    return get
+
+
+if __name__ == "__main__":
+    built_paths, failures = build_all()
+    print(f"{len(built_paths)} archives in {cache_dir()}")
+    print(f"{len(failures)} cases torch cannot export:")
+    for case, why in failures.items():
+        print(f"  {case}: {why}")
