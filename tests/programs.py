@@ -16,9 +16,11 @@ Use `from tests.programs import pt2_path` in a test module (or in conftest.py) f
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 import traceback
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -317,6 +319,56 @@ def build_all() -> tuple[dict[str, Path], dict[str, str]]:
         except ExportFailed as error:
             failed[name] = error.reason
     return built, failed
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Archive surgery, for the bad-input and fuzz tests: a real archive's members, changed and written back as a zip.
+
+
+def read_members(path: Path) -> dict[str, bytes]:
+    """Every member of a zip, by its full name (root folder included), in zip order."""
+    with zipfile.ZipFile(path) as zf:
+        return {info.filename: zf.read(info) for info in zf.infolist()}
+
+
+def member_named(members: dict[str, bytes], suffix: str) -> str:
+    """The full name of the one member ending in `suffix` (e.g. "models/model.json")."""
+    found = [name for name in members if name.endswith("/" + suffix) or name == suffix]
+    if len(found) != 1:
+        raise KeyError(f"expected one member ending in {suffix!r}, found {found}")
+    return found[0]
+
+
+def write_members(path: Path, members: dict[str, bytes]) -> Path:
+    """Write members as an uncompressed zip (as torch does), atomically."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    os.replace(tmp, path)
+    return path
+
+
+def with_member(src: Path, dst: Path, suffix: str, data: bytes | None) -> Path:
+    """A copy of archive `src` at `dst` whose member ending in `suffix` holds `data` (None: member removed)."""
+    members = read_members(src)
+    name = member_named(members, suffix)
+    if data is None:
+        del members[name]
+    else:
+        members[name] = data
+    return write_members(dst, members)
+
+
+def with_model_json(src: Path, dst: Path, change: Callable[[dict], object], model: str = "model") -> Path:
+    """A copy of `src` whose `models/MODEL.json` is parsed, edited in place by `change` (its return value is
+    ignored, so `lambda d: d.pop("key")` works), and written back."""
+    members = read_members(src)
+    name = member_named(members, f"models/{model}.json")
+    doc = json.loads(members[name])
+    change(doc)
+    members[name] = json.dumps(doc).encode()
+    return write_members(dst, members)
 
 
 CASE_NAMES: list[str] = list(all_cases())
