@@ -13,7 +13,7 @@ import sys
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "info": ("core.cli_info", "summarise a .pt2 archive (--json for scripts)"),
-    "render": ("core.cli_render", "render a program's graph to SVG or PNG without a window"),
+    "render": ("app.cli_render", "render a program's graph to SVG or PNG without a window"),
     "export": ("core.worker.cli_export", "run a model script in the worker and save every exported program"),
     "decompose": ("core.jobs.cli_decompose", "decompose a program (functional, core ATen or a custom table)"),
     "run": ("core.jobs.cli_run", "run a program on CPU or CUDA and print output summaries and latency"),

@@ -74,6 +74,8 @@ def parse_module_stack(text: str | None) -> list[ModuleScope]:
             continue
         key, _, rest = item.partition(",")
         path, _, cls = rest.rpartition(",")
+        if key.startswith("_empty_nn_module_stack"):  # torch's placeholder for "no module": not a real scope
+            continue
         scopes.append(ModuleScope(key, path, cls))
     # torch may include the root ("L__self__", "", cls) first; keep it: it names the model class.
     return scopes

@@ -1,0 +1,351 @@
+"""One open program: the graph with its toolbar, breadcrumb and minimap, and the panels beside it.
+
+The widget mirrors a `DocumentModel` (core/document_model.py): user intent goes to the model, the model says what to
+draw. Layouts are requested level by level (children before the groups that contain them) from the layout child
+process; a layout that takes over half a second shows progress with Cancel.
+"""
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.graph_view import GraphView, MiniMap, NodeLook
+from app.layout_client import LayoutClient
+from core.document_model import DocumentModel
+from core.layout.records import LayoutError, LayoutResult
+
+PROGRESS_AFTER_MS = 500
+
+
+class Breadcrumb(QWidget):
+    level_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.setSpacing(2)
+
+    def set_levels(self, titles: list[str]) -> None:
+        while self.row.count():
+            w = self.row.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+        for i, title in enumerate(titles):
+            if i:
+                self.row.addWidget(QLabel("›"))
+            b = QToolButton()
+            b.setText(title)
+            b.setAutoRaise(True)
+            b.setEnabled(i < len(titles) - 1)
+            b.clicked.connect(lambda _=False, i=i: self.level_clicked.emit(i))
+            self.row.addWidget(b)
+        self.row.addStretch(1)
+
+
+class DocumentWidget(QWidget):
+    """Shows one program of one archive. Emits `graph_ready` each time a layout is on screen."""
+
+    graph_ready = Signal()
+    layout_failed = Signal(str)
+    status = Signal(str)
+
+    def __init__(self, model: DocumentModel, layouts: LayoutClient, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.layouts = layouts
+        self._ticket: int | None = None
+        self._generation = 0
+        self._started = 0.0
+        self._keep_view = False
+        self.ready = False
+
+        self.view = GraphView()
+        self.minimap = MiniMap(self.view, self.view)
+        self.breadcrumb = Breadcrumb()
+        self.find = QLineEdit(placeholderText="Find (regex over names, ops, modules)  Ctrl+F")
+        self.find.setClearButtonEnabled(True)
+        self.results = QListWidget()
+        self.results.setVisible(False)
+        self.results.setMaximumHeight(160)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)
+        self.cancel_button = QPushButton("Cancel")
+        self.progress_label = QLabel("Laying out…")
+        self.depth = QSpinBox(minimum=0, maximum=32, prefix="depth ")
+        self.depth.setToolTip("Expand module groups to this depth")
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.breadcrumb, 1)
+        for text, tip, slot in (("Expand all", "Expand every module group", self.expand_all),
+                                ("Collapse all", "Collapse to the top-level modules", self.collapse_all),
+                                ("Fit", "Fit the graph in the window (Ctrl+0)", self.view.fit)):
+            b = QToolButton(text=text, toolTip=tip)
+            b.clicked.connect(slot)
+            bar.addWidget(b)
+        bar.addWidget(self.depth)
+        bar.addWidget(self.find, 1)
+
+        busy = QHBoxLayout()
+        busy.addWidget(self.progress_label)
+        busy.addWidget(self.progress, 1)
+        busy.addWidget(self.cancel_button)
+        self.busy_row = QWidget()
+        self.busy_row.setLayout(busy)
+        self.busy_row.setVisible(False)
+
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addLayout(bar)
+        lv.addWidget(self.busy_row)
+        lv.addWidget(self.view, 1)
+        lv.addWidget(self.results)
+
+        self.panels = QTabWidget()
+        self.panel_widgets = _make_panels()
+        for title, panel in self.panel_widgets.items():
+            self.panels.addTab(panel, title)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(self.panels)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        split.setSizes([900, 380])
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.addWidget(split)
+
+        self._progress_timer = QTimer(self, singleShot=True, interval=PROGRESS_AFTER_MS)
+        self._progress_timer.timeout.connect(lambda: self.busy_row.setVisible(self._ticket is not None))
+        self._find_timer = QTimer(self, singleShot=True, interval=200)
+        self._find_timer.timeout.connect(self._run_find)
+
+        self.view.node_clicked.connect(self.select)
+        self.view.hub_clicked.connect(self.select)
+        self.view.group_toggled.connect(self.toggle_group)
+        self.view.background_clicked.connect(lambda: self.select(None))
+        self.breadcrumb.level_clicked.connect(self.go_to_level)
+        self.cancel_button.clicked.connect(self.cancel_layout)
+        self.find.textChanged.connect(lambda _t: self._find_timer.start())
+        self.find.returnPressed.connect(self._next_match)
+        self.results.itemActivated.connect(lambda it: self.reveal(it.data(Qt.ItemDataRole.UserRole)))
+        self.results.itemClicked.connect(lambda it: self.reveal(it.data(Qt.ItemDataRole.UserRole)))
+        self.depth.valueChanged.connect(self.expand_to_depth)
+        QShortcut(QKeySequence.StandardKey.Find, self, self.find.setFocus)
+        QShortcut(QKeySequence("Escape"), self.find, lambda: self.find.clear())
+        for panel in self.panel_widgets.values():
+            _connect_panel(panel, self)
+        self._show_level()
+
+    # -- levels and layout -------------------------------------------------------------------------------------
+    def _show_level(self) -> None:
+        level = self.model.level
+        self.breadcrumb.set_levels([lv.title for lv in self.model.levels])
+        for panel in self.panel_widgets.values():
+            _set_panel_program(panel, self.model, level)
+        self._keep_view = False
+        self.relayout()
+
+    def relayout(self) -> None:
+        """Send whatever layouts the current expansion still needs; draw when none is missing."""
+        if self._ticket is not None:  # superseded by a newer expansion
+            self.layouts.cancel(self._ticket)
+            self._ticket = None
+        self._generation += 1
+        generation = self._generation
+        scene = self.model.level.scene
+        pending = scene.pending_requests()
+        if not pending:
+            self._draw()
+            return
+        if not self._started:
+            self._started = time.perf_counter()
+            self._progress_timer.start()
+            self.status.emit(f"Laying out {sum(len(r.nodes) for r in pending.values())} items…")
+        paths = list(pending)
+        requests = [pending[p] for p in paths]
+        answered = False
+
+        def done(outcome: list[LayoutResult] | LayoutError) -> None:
+            nonlocal answered
+            answered = True
+            if generation != self._generation:
+                return
+            self._ticket = None
+            if isinstance(outcome, LayoutError):
+                self.busy_row.setVisible(False)
+                self._started = 0.0
+                self.layout_failed.emit(str(outcome))
+                self.status.emit(f"Layout failed: {outcome}")
+                return
+            scene.set_layouts({p: (r, res) for p, r, res in zip(paths, requests, outcome)})
+            self.relayout()
+
+        ticket = self.layouts.submit(requests, done)
+        if not answered:
+            self._ticket = ticket
+
+    def cancel_layout(self) -> None:
+        if self._ticket is not None:
+            self.layouts.cancel(self._ticket)
+            self._ticket = None
+        self._generation += 1
+        self._started = 0.0
+        self.busy_row.setVisible(False)
+        self.status.emit("Layout cancelled. Collapse some groups or expand fewer, then try again.")
+
+    def _draw(self) -> None:
+        self.busy_row.setVisible(False)
+        layout = self.model.level.scene.compose()
+        looks = {k: NodeLook(v.title, v.subtitle, v.kind) for k, v in self.model.looks().items()}
+        self.view.show_layout(layout, looks, self.model.edge_labels(layout), keep_view=self._keep_view)
+        self._apply_highlight()
+        self.minimap.refit()
+        self.minimap.move(8, 8)
+        self.ready = True
+        elapsed = time.perf_counter() - self._started if self._started else 0.0
+        self.status.emit(f"{len(layout.nodes)} nodes and {len(layout.groups)} groups shown"
+                         + (f" (laid out in {elapsed:.2f} s)" if elapsed else ""))
+        self._started = 0.0
+        self.graph_ready.emit()
+
+    # -- user intent -------------------------------------------------------------------------------------------
+    def toggle_group(self, path: str) -> None:
+        scene = self.model.level.scene
+        scene.set_expanded(path, path not in scene.expanded)
+        self._keep_view = True
+        self.relayout()
+
+    def expand_all(self) -> None:
+        self.model.level.scene.expand_all()
+        self._keep_view = False
+        self.relayout()
+
+    def collapse_all(self) -> None:
+        self.model.level.scene.collapse_all()
+        self._keep_view = False
+        self.relayout()
+
+    def expand_to_depth(self, depth: int) -> None:
+        self.model.level.scene.expand_to_depth(depth)
+        self._keep_view = False
+        self.relayout()
+
+    def go_to_level(self, depth: int) -> None:
+        self.model.go_to_level(depth)
+        self._show_level()
+
+    def enter_subgraph(self, node: str, subgraph: str) -> None:
+        if self.model.enter_subgraph(node, subgraph):
+            self._show_level()
+
+    def select(self, item: str | None) -> None:
+        self.model.select(item)
+        self._apply_highlight()
+        node = item if item and not item.startswith("group:") else None
+        for panel in self.panel_widgets.values():
+            if hasattr(panel, "show_node"):
+                panel.show_node(node)
+        if node is not None:
+            self.panels.setCurrentWidget(self.panel_widgets.get("Details", self.panels.currentWidget()))
+
+    def reveal(self, node: str) -> None:
+        """Select a node and bring it on screen, expanding collapsed groups as needed."""
+        scene = self.model.level.scene
+        if scene.visible_item(node) != node:
+            scene.reveal(node)
+            self._keep_view = True
+            self.model.select(node)
+            self.relayout()
+            if not self.ready or self._ticket is not None:
+                self.graph_ready.connect(lambda: self._center(node), Qt.ConnectionType.SingleShotConnection)
+                return
+        self.select(node)
+        self._center(node)
+
+    def _center(self, node: str) -> None:
+        self.select(node)
+        self.view.center_on_item(node)
+
+    def mark(self, nodes: list[str]) -> None:
+        self.model.marked = list(nodes)
+        self._apply_highlight()
+
+    def _apply_highlight(self) -> None:
+        h = self.model.highlight()
+        self.view.set_states(h.nodes, h.groups, h.edges, h.hub)
+
+    def _run_find(self) -> None:
+        text = self.find.text().strip()
+        hits = self.model.level.index.search(text) if text else []
+        self.model.matches = [h.node for h in hits]
+        self.results.clear()
+        for h in hits[:2000]:
+            it = QListWidgetItem(f"{h.node}    {h.text if h.field != 'name' else ''}")
+            it.setData(Qt.ItemDataRole.UserRole, h.node)
+            self.results.addItem(it)
+        self.results.setVisible(bool(text))
+        self.status.emit(f"{len(hits)} matches for '{text}'" if text else "")
+        self._apply_highlight()
+
+    def _next_match(self) -> None:
+        if not self.model.matches:
+            return
+        row = (self.results.currentRow() + 1) % min(self.results.count(), len(self.model.matches))
+        self.results.setCurrentRow(row)
+        self.reveal(self.model.matches[row])
+
+
+def _make_panels() -> dict[str, QWidget]:
+    """The side panels, those that exist (panels land in app/panels/ one by one)."""
+    panels: dict[str, QWidget] = {}
+    specs = (("Details", "app.panels.details", "DetailsPanel"), ("Signature", "app.panels.signature", "SignaturePanel"),
+             ("Symbols", "app.panels.symbols", "SymbolsPanel"), ("Code", "app.panels.code", "CodePanel"),
+             ("Summary", "app.panels.summary", "SummaryPanel"))
+    import importlib
+
+    for title, module, cls in specs:
+        try:
+            panels[title] = getattr(importlib.import_module(module), cls)()
+        except (ImportError, AttributeError):
+            continue
+    return panels
+
+
+def _set_panel_program(panel: QWidget, model: DocumentModel, level) -> None:  # type: ignore[no-untyped-def]
+    if type(panel).__name__ == "SummaryPanel":
+        panel.set_program(model.program, level.graph, level.index, archive=model.archive)  # type: ignore[attr-defined]
+    else:
+        panel.set_program(model.program, level.graph, level.index)  # type: ignore[attr-defined]
+
+
+def _connect_panel(panel: QWidget, doc: DocumentWidget) -> None:
+    if hasattr(panel, "node_requested"):
+        panel.node_requested.connect(doc.reveal)
+    if hasattr(panel, "nodes_highlighted"):
+        panel.nodes_highlighted.connect(doc.mark)
+    if hasattr(panel, "subgraph_requested"):
+        panel.subgraph_requested.connect(doc.enter_subgraph)
+    if hasattr(panel, "source_requested"):
+        from app.source_view import open_source
+
+        panel.source_requested.connect(lambda f, line: open_source(f, line, doc))

@@ -1,0 +1,419 @@
+"""The graph: a QGraphicsScene of light items drawn from a composed `SceneLayout` (core/scene_model.py).
+
+Following Qt's 40,000-chip example: one light item per node with detail by zoom level (a plain box when zoomed
+out, text when close), all edges batched into one path item, no per-item caches. The view holds no logic: it draws
+what core computed and reports clicks as signals.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QKeySequence,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QShortcut,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QStyleOptionGraphicsItem, QWidget
+
+from app import theme
+from core.scene_model import GroupBox, NodeBox, SceneLayout
+
+DETAIL_LOD = 0.45  # below this zoom, nodes are plain boxes
+LABEL_LOD = 0.9  # above this zoom, edges show the tensor they carry
+
+
+@dataclass
+class NodeLook:
+    title: str
+    subtitle: str
+    kind: str
+
+
+class NodeItem(QGraphicsItem):
+    __slots__ = ()
+
+    def __init__(self, box: NodeBox, look: NodeLook) -> None:
+        super().__init__()
+        self.name = box.node
+        self.look = look
+        self.rect = QRectF(0, 0, box.w, box.h)
+        self.state = 0  # 0 normal, 1 neighbour, 2 selected, 3 match
+        self.setPos(box.x, box.y)
+        self.setZValue(2)
+        self.setToolTip(f"{box.node}\n{look.subtitle}")
+
+    def boundingRect(self) -> QRectF:
+        return self.rect.adjusted(-2, -2, 2, 2)
+
+    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        fill = theme.kind_color(self.look.kind)
+        border = {1: theme.NEIGHBOUR, 2: theme.HIGHLIGHT, 3: theme.MATCH}.get(self.state)
+        if lod < DETAIL_LOD:
+            p.fillRect(self.rect, border or fill)
+            return
+        p.setPen(QPen(border, 3) if border else QPen(fill.darker(150), 1))
+        p.setBrush(fill)
+        p.drawRoundedRect(self.rect, 5, 5)
+        p.setPen(theme.text_color())
+        f = p.font()
+        f.setPointSizeF(9)
+        f.setBold(True)
+        p.setFont(f)
+        top = QRectF(6, 2, self.rect.width() - 12, self.rect.height() / 2)
+        p.drawText(top, Qt.AlignmentFlag.AlignCenter, self.look.title)
+        f.setBold(False)
+        f.setPointSizeF(7.5)
+        p.setFont(f)
+        bottom = QRectF(4, self.rect.height() / 2 - 1, self.rect.width() - 8, self.rect.height() / 2)
+        text = QFontMetricsF(f).elidedText(self.look.subtitle, Qt.TextElideMode.ElideRight, bottom.width())
+        p.drawText(bottom, Qt.AlignmentFlag.AlignCenter, text)
+
+
+class GroupItem(QGraphicsItem):
+    def __init__(self, box: GroupBox) -> None:
+        super().__init__()
+        self.path = box.path
+        self.box = box
+        self.rect = QRectF(0, 0, box.w, box.h)
+        self.state = 0
+        self.setPos(box.x, box.y)
+        self.setZValue(1 if box.expanded else 2)
+        self.setToolTip(f"{box.path or '(model)'}  ({box.count} nodes)\nDouble-click to "
+                        f"{'collapse' if box.expanded else 'expand'}")
+
+    def boundingRect(self) -> QRectF:
+        return self.rect.adjusted(-2, -2, 2, 2)
+
+    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        dark = theme.is_dark()
+        base = QColor("#8a94a6")
+        if self.box.expanded:
+            tint = QColor(base)
+            tint.setAlpha(18 + 10 * (self.box.depth % 3))
+            p.setBrush(tint)
+            pen = QPen(theme.HIGHLIGHT if self.state else base, 2 if self.state else 1, Qt.PenStyle.DashLine)
+            p.setPen(pen)
+            p.drawRoundedRect(self.rect, 8, 8)
+            if lod >= DETAIL_LOD * 0.6:
+                p.setPen(theme.text_color(dark))
+                f = p.font()
+                f.setPointSizeF(8.5)
+                f.setBold(True)
+                p.setFont(f)
+                p.drawText(QRectF(10, 4, self.rect.width() - 20, 20), Qt.AlignmentFlag.AlignLeft,
+                           f"▾ {self.box.title}")
+            return
+        fill = QColor("#c7d3e6") if not dark else QColor("#3a4658")
+        if lod < DETAIL_LOD:
+            p.fillRect(self.rect, theme.HIGHLIGHT if self.state else fill)
+            return
+        p.setPen(QPen(theme.HIGHLIGHT, 3) if self.state else QPen(fill.darker(150), 1.2))
+        p.setBrush(fill)
+        p.drawRoundedRect(self.rect, 6, 6)
+        # A second offset border: a stack of nodes hides inside.
+        p.setPen(QPen(fill.darker(170), 1))
+        p.drawLine(QPointF(6, self.rect.height() + 2), QPointF(self.rect.width() - 2, self.rect.height() + 2))
+        p.setPen(theme.text_color(dark))
+        f = p.font()
+        f.setPointSizeF(9)
+        f.setBold(True)
+        p.setFont(f)
+        p.drawText(QRectF(6, 3, self.rect.width() - 12, 20), Qt.AlignmentFlag.AlignCenter, f"▸ {self.box.title}")
+        f.setBold(False)
+        f.setPointSizeF(7.5)
+        p.setFont(f)
+        p.drawText(QRectF(6, 22, self.rect.width() - 12, 18), Qt.AlignmentFlag.AlignCenter,
+                   f"{self.box.count} nodes")
+
+
+class ProxyItem(QGraphicsItem):
+    """A small reference to a hub node, drawn beside a consumer instead of a long edge."""
+
+    def __init__(self, hub: str, x: float, y: float) -> None:
+        super().__init__()
+        self.hub = hub
+        self.state = 0
+        f = QFont()
+        f.setPointSizeF(7)
+        self.text = f"↳ {hub}"
+        self.rect = QRectF(0, 0, QFontMetricsF(f).horizontalAdvance(self.text) + 8, 15)
+        self.setPos(x, y)
+        self.setZValue(3)
+        self.setToolTip(f"Uses hub '{hub}' (many consumers: drawn as a reference). Click to select it.")
+
+    def boundingRect(self) -> QRectF:
+        return self.rect
+
+    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        color = theme.HIGHLIGHT if self.state else QColor("#7a869a")
+        if lod < DETAIL_LOD:
+            p.fillRect(self.rect, color)
+            return
+        p.setPen(QPen(color, 1))
+        p.setBrush(QColor(255, 255, 255, 200) if not theme.is_dark() else QColor(40, 40, 40, 200))
+        p.drawRoundedRect(self.rect, 3, 3)
+        f = p.font()
+        f.setPointSizeF(7)
+        p.setFont(f)
+        p.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.text)
+
+
+def _curve(p0: tuple[float, float], p1: tuple[float, float]) -> QPainterPath:
+    path = QPainterPath(QPointF(*p0))
+    dy = max(20.0, abs(p1[1] - p0[1]) * 0.5)
+    path.cubicTo(QPointF(p0[0], p0[1] + dy), QPointF(p1[0], p1[1] - dy), QPointF(*p1))
+    return path
+
+
+class EdgeLayer(QGraphicsItem):
+    """Every edge in one path (batched painting); highlighted edges in a second path on top."""
+
+    def __init__(self, layout: SceneLayout, labels: dict[tuple[str, str], str]) -> None:
+        super().__init__()
+        self.layout = layout
+        self.labels = labels
+        self.path = QPainterPath()
+        self.arrows = QPainterPath()
+        for e in layout.edges:
+            self.path.addPath(_curve(e.p0, e.p1))
+            x, y = e.p1
+            self.arrows.moveTo(x - 4, y - 7)
+            self.arrows.lineTo(x, y)
+            self.arrows.lineTo(x + 4, y - 7)
+        self.hot = QPainterPath()
+        self.bounds = self.path.boundingRect().adjusted(-60, -20, 60, 20)
+        self.setZValue(0)
+
+    def set_hot(self, pairs: set[tuple[str, str]]) -> None:
+        self.hot = QPainterPath()
+        for e in self.layout.edges:
+            if (e.src, e.dst) in pairs:
+                self.hot.addPath(_curve(e.p0, e.p1))
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self.bounds
+
+    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        color = QColor("#9aa3b2") if not theme.is_dark() else QColor("#6b7382")
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.setPen(QPen(color, 1.2))
+        p.drawPath(self.path)
+        if lod >= DETAIL_LOD:
+            p.drawPath(self.arrows)
+        if not self.hot.isEmpty():
+            p.setPen(QPen(theme.HIGHLIGHT, 2.5))
+            p.drawPath(self.hot)
+        if lod >= LABEL_LOD:
+            f = p.font()
+            f.setPointSizeF(7)
+            p.setFont(f)
+            p.setPen(theme.text_color())
+            exposed = option.exposedRect  # type: ignore[attr-defined]
+            for e in self.layout.edges:
+                label = self.labels.get((e.src, e.dst))
+                if not label:
+                    continue
+                mid = QPointF((e.p0[0] + e.p1[0]) / 2 + 4, (e.p0[1] + e.p1[1]) / 2)
+                if exposed.contains(mid):
+                    p.drawText(mid, label)
+
+
+class GraphScene(QGraphicsScene):
+    pass
+
+
+class GraphView(QGraphicsView):
+    """Pan with the mouse, zoom with the wheel or Ctrl+=/-/0, click to select, double-click a group to toggle it."""
+
+    node_clicked = Signal(str)
+    group_toggled = Signal(str)
+    hub_clicked = Signal(str)
+    background_clicked = Signal()
+    view_changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setScene(GraphScene(self))
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
+        self.setBackgroundBrush(QBrush(self.palette().base()))
+        self.nodes: dict[str, NodeItem] = {}
+        self.groups: dict[str, GroupItem] = {}
+        self.proxies: list[ProxyItem] = []
+        self.edges: EdgeLayer | None = None
+        self.layout: SceneLayout | None = None
+        self.painted = 0  # frames painted since the last scene; tests and --screenshot wait on it
+        for keys, slot in ((QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1.25)),
+                           (QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(0.8)),
+                           ("Ctrl+=", lambda: self.zoom(1.25)),
+                           ("Ctrl+0", self.fit)):
+            QShortcut(QKeySequence(keys), self, slot, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.horizontalScrollBar().valueChanged.connect(self.view_changed)
+        self.verticalScrollBar().valueChanged.connect(self.view_changed)
+
+    # -- content -----------------------------------------------------------------------------------------------
+    def show_layout(self, layout: SceneLayout, looks: dict[str, NodeLook],
+                    edge_labels: dict[tuple[str, str], str], keep_view: bool = False) -> None:
+        scene = self.scene()
+        center = self.mapToScene(self.viewport().rect().center())
+        scene.clear()
+        self.nodes.clear()
+        self.groups.clear()
+        self.proxies.clear()
+        self.layout = layout
+        for g in layout.groups:
+            item = GroupItem(g)
+            scene.addItem(item)
+            self.groups[g.path] = item
+        self.edges = EdgeLayer(layout, edge_labels)
+        scene.addItem(self.edges)
+        for n in layout.nodes:
+            item = NodeItem(n, looks[n.node])
+            scene.addItem(item)
+            self.nodes[n.node] = item
+        for px in layout.proxies:
+            item = ProxyItem(px.hub, px.x, px.y)
+            scene.addItem(item)
+            self.proxies.append(item)
+        rect = scene.itemsBoundingRect().adjusted(-40, -40, 40, 40)
+        scene.setSceneRect(rect)
+        self.painted = 0
+        if keep_view:
+            self.centerOn(center)
+        else:
+            self.fit()
+
+    def set_states(self, nodes: dict[str, int], groups: dict[str, int], hot_edges: set[tuple[str, str]],
+                   hub: str | None = None) -> None:
+        for name, item in self.nodes.items():
+            s = nodes.get(name, 0)
+            if item.state != s:
+                item.state = s
+                item.update()
+        for path, item in self.groups.items():
+            s = groups.get(path, 0)
+            if item.state != s:
+                item.state = s
+                item.update()
+        for px in self.proxies:
+            s = 2 if px.hub == hub else 0
+            if px.state != s:
+                px.state = s
+                px.update()
+        if self.edges is not None:
+            self.edges.set_hot(hot_edges)
+
+    def center_on_item(self, item_id: str) -> None:
+        if item_id.startswith("group:"):
+            item = self.groups.get(item_id[6:])
+        else:
+            item = self.nodes.get(item_id)
+        if item is None:
+            return
+        if self.transform().m11() < 0.8:
+            self.resetTransform()
+        self.centerOn(item)
+
+    # -- zoom and pan ------------------------------------------------------------------------------------------
+    def zoom(self, factor: float) -> None:
+        scale = self.transform().m11() * factor
+        if 0.01 <= scale <= 8:
+            self.scale(factor, factor)
+            self.view_changed.emit()
+
+    def fit(self) -> None:
+        rect = self.scene().sceneRect()
+        if rect.isEmpty():
+            return
+        self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+        if self.transform().m11() > 1.0:
+            self.resetTransform()
+            self.centerOn(rect.center())
+        self.view_changed.emit()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        delta = event.angleDelta().y()
+        if delta:
+            self.zoom(1.0015 ** delta)
+        event.accept()
+
+    # -- clicks ------------------------------------------------------------------------------------------------
+    def _item_at(self, pos) -> QGraphicsItem | None:  # type: ignore[no-untyped-def]
+        for item in self.items(pos):
+            if isinstance(item, (NodeItem, ProxyItem)):
+                return item
+            if isinstance(item, GroupItem):
+                return item
+        return None
+
+    def mousePressEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        if event.button() == Qt.MouseButton.LeftButton:
+            item = self._item_at(event.position().toPoint())
+            if isinstance(item, NodeItem):
+                self.node_clicked.emit(item.name)
+            elif isinstance(item, ProxyItem):
+                self.hub_clicked.emit(item.hub)
+            elif isinstance(item, GroupItem) and not item.box.expanded:
+                self.node_clicked.emit(f"group:{item.path}")
+            elif item is None:
+                self.background_clicked.emit()
+        super().mousePressEvent(event)
+
+    def mouseDoubleClickEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        item = self._item_at(event.position().toPoint())
+        if isinstance(item, GroupItem):
+            self.group_toggled.emit(item.path)
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        super().paintEvent(event)
+        self.painted += 1
+
+
+class MiniMap(QGraphicsView):
+    """The whole scene small, with the main view's visible area outlined; click or drag to move there."""
+
+    def __init__(self, main: GraphView, parent: QWidget | None = None) -> None:
+        super().__init__(main.scene(), parent)
+        self.main = main
+        self.setInteractive(False)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFixedSize(180, 140)
+        self.setFrameShape(QGraphicsView.Shape.Box)
+        main.view_changed.connect(self.viewport().update)
+        main.scene().sceneRectChanged.connect(lambda _r: self.refit())
+
+    def refit(self) -> None:
+        self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+        visible = self.main.mapToScene(self.main.viewport().rect()).boundingRect()
+        painter.setPen(QPen(theme.HIGHLIGHT, 0))
+        painter.setBrush(QColor(232, 113, 10, 40))
+        painter.drawRect(visible)
+
+    def mousePressEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        self.main.centerOn(self.mapToScene(event.position().toPoint()))
+
+    def mouseMoveEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        if event.buttons():
+            self.main.centerOn(self.mapToScene(event.position().toPoint()))

@@ -1,0 +1,344 @@
+"""What the graph view draws, computed without Qt: which items are visible at the current expansion, the layout
+requests they need, and the composed scene (boxes, frames, edges, hub proxies) in scene coordinates.
+
+Hierarchical layout: each expanded module group is laid out on its own (its direct nodes plus its child groups as
+boxes), bottom-up, so expanding one group re-lays out only that group and its ancestors, and every request is small
+enough for Graphviz to answer fast and to cache on disk. Edges from hub nodes are left out of layout requests and
+drawn as small proxies beside each consumer. Coordinates are points, y down (Qt scene convention).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from core.graph_index import GraphIndex, ModuleGroup
+from core.layout.records import LayoutEdge, LayoutNode, LayoutRequest, LayoutResult
+from core.program import Graph, Node, NodeOp
+
+NODE_H = 38.0
+GROUP_BOX_H = 46.0
+FRAME_PAD = 14.0
+FRAME_HEADER = 26.0
+CHAR_W = 7.0
+MAX_DIRECT_ITEMS = 300  # a group with more direct nodes is split into chunks of consecutive nodes
+CHUNK = 200
+FLAT_LIMIT = 250  # programs up to this many nodes open fully expanded
+OPEN_BUDGET = 400
+MAX_PROXIES = 2  # hub references drawn beside one node
+PROXY_H = 15.0  # otherwise expand breadth-first while at most this many items are visible
+
+
+@dataclass
+class NodeBox:
+    node: str
+    x: float  # top-left
+    y: float
+    w: float
+    h: float
+    group: str  # the group path it sits in
+
+
+@dataclass
+class GroupBox:
+    path: str
+    title: str
+    count: int
+    expanded: bool
+    x: float
+    y: float
+    w: float
+    h: float
+    depth: int
+
+
+@dataclass
+class EdgeLine:
+    src: str  # visible item id: a node name or "group:PATH"
+    dst: str
+    values: tuple[str, ...]  # the values carried
+    p0: tuple[float, float]
+    p1: tuple[float, float]
+
+
+@dataclass
+class HubProxy:
+    hub: str  # the hub node
+    consumer: str  # visible item id it feeds
+    x: float
+    y: float
+
+
+@dataclass
+class SceneLayout:
+    nodes: list[NodeBox] = field(default_factory=list)
+    groups: list[GroupBox] = field(default_factory=list)
+    edges: list[EdgeLine] = field(default_factory=list)
+    proxies: list[HubProxy] = field(default_factory=list)
+    width: float = 0.0
+    height: float = 0.0
+
+    def item_rect(self, item: str) -> tuple[float, float, float, float] | None:
+        for n in self.nodes:
+            if n.node == item:
+                return (n.x, n.y, n.w, n.h)
+        for g in self.groups:
+            if f"group:{g.path}" == item:
+                return (g.x, g.y, g.w, g.h)
+        return None
+
+
+def node_label(n: Node) -> str:
+    if n.op is NodeOp.CALL_FUNCTION:
+        return n.op_name
+    return n.name
+
+
+def node_subtitle(n: Node, graph: Graph) -> str:
+    """The second line of a node: its (first) output's type, e.g. `f32[s77, 3]`, else its name."""
+    first = next((o for o in n.outputs if o), None)
+    v = graph.values.get(first) if first else None
+    if v is None or v.kind == "graph":
+        return n.name if n.op is NodeOp.CALL_FUNCTION else ""
+    more = sum(1 for o in n.outputs if o) - 1
+    return v.type_text + (f" (+{more})" if more > 0 else "")
+
+
+def node_width(n: Node, graph: Graph) -> float:
+    text = max(len(node_label(n)) * 1.1, len(node_subtitle(n, graph)) * 0.85)
+    return max(72.0, min(280.0, CHAR_W * text + 24))
+
+
+def group_id(path: str) -> str:
+    return f"group:{path}"
+
+
+class SceneModel:
+    """Expansion state and layouts of one graph. Views call `pending_requests`, feed results back with
+    `set_layouts`, and draw `compose()` once `ready`."""
+
+    def __init__(self, graph: Graph, index: GraphIndex | None = None) -> None:
+        self.graph = graph
+        self.index = index or GraphIndex(graph)
+        self.root = self.index.modules
+        _chunk_large_groups(self.root, self.index)
+        self.groups: dict[str, ModuleGroup] = {g.path: g for g in self.root.walk()}
+        self.group_chain: dict[str, list[ModuleGroup]] = {}
+        for g in self.root.walk():
+            for n in g.nodes:
+                self.group_chain[n] = [*reversed(g.ancestors()), g]
+        self._widths: dict[str, float] = {}
+        hubs = self.index.hubs
+        self.hub_inputs: dict[str, list[str]] = {}  # consumer node -> hubs it reads (drawn as proxies)
+        for e in graph.edges:
+            if e.src in hubs and e.src not in self.hub_inputs.get(e.dst, []):
+                self.hub_inputs.setdefault(e.dst, []).append(e.src)
+        self.expanded: set[str] = {""}
+        self.layouts: dict[str, LayoutResult] = {}
+        self._layout_keys: dict[str, str] = {}
+        self.expand_initial()
+
+    # -- expansion -------------------------------------------------------------------------------------------
+    def expand_initial(self) -> None:
+        """Small programs open flat; big ones open at the deepest level that keeps few items visible."""
+        total = len(self.graph.nodes)
+        if total <= FLAT_LIMIT:
+            self.expanded = set(self.groups)
+            return
+        self.expanded = {""}
+        frontier = [self.root]
+        visible = len(self.root.nodes) + len(self.root.children)
+        while frontier:
+            nxt = []
+            for g in frontier:
+                for c in g.children:
+                    extra = len(c.nodes) + len(c.children) - 1
+                    if c.children or c.nodes:
+                        if visible + extra <= OPEN_BUDGET:
+                            self.expanded.add(c.path)
+                            visible += extra
+                            nxt.append(c)
+            frontier = nxt
+
+    def set_expanded(self, path: str, expanded: bool) -> None:
+        if path == "":
+            return
+        if expanded:
+            self.expanded.add(path)
+            for a in self.groups[path].ancestors():
+                self.expanded.add(a.path)
+        else:
+            self.expanded.discard(path)
+
+    def expand_all(self) -> None:
+        self.expanded = set(self.groups)
+
+    def collapse_all(self) -> None:
+        self.expanded = {""}
+
+    def expand_to_depth(self, depth: int) -> None:
+        self.expanded = {p for p, g in self.groups.items() if g.depth < depth}
+
+    def reveal(self, node: str) -> None:
+        """Expand every group containing `node` so it is visible."""
+        for g in self.group_chain.get(node, []):
+            self.expanded.add(g.path)
+
+    def is_visible_group(self, g: ModuleGroup) -> bool:
+        return all(a.path in self.expanded for a in g.ancestors())
+
+    def visible_item(self, node: str) -> str:
+        """The visible item that shows `node`: the node itself or its outermost collapsed group."""
+        for g in self.group_chain.get(node, []):
+            if g.path not in self.expanded:
+                return group_id(g.path)
+        return node
+
+    # -- layout requests -------------------------------------------------------------------------------------
+    def _item_in(self, g: ModuleGroup, node: str) -> str | None:
+        chain = self.group_chain.get(node)
+        if not chain or len(chain) <= g.depth or chain[g.depth] is not g:
+            return None
+        if len(chain) == g.depth + 1:
+            return node
+        return group_id(chain[g.depth + 1].path)
+
+    def _box_size(self, g: ModuleGroup) -> tuple[float, float]:
+        if g.path in self.expanded:
+            r = self.layouts.get(g.path)
+            if r is None:
+                return (0.0, 0.0)
+            return (max(r.width + 2 * FRAME_PAD, CHAR_W * len(g.title) + 40),
+                    r.height + 2 * FRAME_PAD + FRAME_HEADER)
+        return (max(110.0, CHAR_W * len(g.title) + 40), GROUP_BOX_H)
+
+    def _request(self, g: ModuleGroup) -> LayoutRequest | None:
+        """The layout request of an expanded group, or None while an expanded child has no layout yet."""
+        nodes: list[LayoutNode] = []
+        for c in g.children:
+            if c.path in self.expanded and c.path not in self.layouts:
+                return None
+            w, h = self._box_size(c)
+            nodes.append(LayoutNode(group_id(c.path), w, h))
+        for n in g.nodes:
+            nodes.append(LayoutNode(n, self._node_w(n) + self._proxy_w(n), NODE_H))
+        hubs = self.index.hubs
+        edges: dict[tuple[str, str], None] = {}
+        for e in self.graph.edges:
+            if e.src in hubs:
+                continue
+            a, b = self._item_in(g, e.src), self._item_in(g, e.dst)
+            if a and b and a != b:
+                edges[(a, b)] = None
+        return LayoutRequest(nodes=nodes, edges=[LayoutEdge(a, b) for a, b in edges], key_hint=g.path)
+
+    def pending_requests(self) -> dict[str, LayoutRequest]:
+        """Requests that can be sent now (their expanded children are laid out) and are missing or stale."""
+        out: dict[str, LayoutRequest] = {}
+        for path in sorted(self.expanded, key=lambda p: -self.groups[p].depth if p in self.groups else 0):
+            g = self.groups.get(path)
+            if g is None or not self.is_visible_group(g):
+                continue
+            req = self._request(g)
+            if req is None:
+                continue
+            key = request_key(req)
+            if self._layout_keys.get(path) != key:
+                out[path] = req
+        return out
+
+    def set_layouts(self, results: dict[str, tuple[LayoutRequest, LayoutResult]]) -> None:
+        for path, (req, res) in results.items():
+            self.layouts[path] = res
+            self._layout_keys[path] = request_key(req)
+
+    @property
+    def ready(self) -> bool:
+        return "" in self.layouts and not self.pending_requests()
+
+    # -- composition -----------------------------------------------------------------------------------------
+    def compose(self) -> SceneLayout:
+        scene = SceneLayout()
+        rects: dict[str, tuple[float, float, float, float]] = {}
+        self._place(self.root, 0.0, 0.0, scene, rects, top=True)
+        self._edges(scene, rects)
+        root = self.layouts.get("")
+        if root is not None:
+            scene.width, scene.height = root.width, root.height
+        return scene
+
+    def _place(self, g: ModuleGroup, ox: float, oy: float, scene: SceneLayout,
+               rects: dict[str, tuple[float, float, float, float]], top: bool = False) -> None:
+        r = self.layouts.get(g.path)
+        if r is None:
+            return
+        for c in g.children:
+            cx, cy = r.positions.get(group_id(c.path), (0.0, 0.0))
+            w, h = self._box_size(c)
+            x, y = ox + cx - w / 2, oy + cy - h / 2
+            expanded = c.path in self.expanded
+            scene.groups.append(GroupBox(c.path, c.title, c.count(), expanded, x, y, w, h, c.depth))
+            rects[group_id(c.path)] = (x, y, w, h)
+            if expanded:
+                self._place(c, x + FRAME_PAD, y + FRAME_PAD + FRAME_HEADER, scene, rects)
+        for n in g.nodes:
+            cx, cy = r.positions.get(n, (0.0, 0.0))
+            w, pw = self._node_w(n), self._proxy_w(n)
+            x, y = ox + cx - (w + pw) / 2, oy + cy - NODE_H / 2
+            scene.nodes.append(NodeBox(n, x, y, w, NODE_H, g.path))
+            rects[n] = (x, y, w, NODE_H)
+            for k, hub in enumerate(self.hub_inputs.get(n, [])[:MAX_PROXIES]):
+                scene.proxies.append(HubProxy(hub, n, x + w + 4, y + 2 + k * (PROXY_H + 2)))
+
+    def _edges(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]]) -> None:
+        hubs = self.index.hubs
+        lines: dict[tuple[str, str], list[str]] = {}
+        for e in self.graph.edges:
+            if e.src in hubs:
+                continue  # drawn as proxies beside each consumer (see _place)
+            a, b = self.visible_item(e.src), self.visible_item(e.dst)
+            if a != b:
+                lines.setdefault((a, b), []).append(e.value)
+        for (a, b), values in lines.items():
+            ra, rb = rects.get(a), rects.get(b)
+            if ra is None or rb is None:
+                continue
+            scene.edges.append(EdgeLine(a, b, tuple(dict.fromkeys(values)),
+                                        (ra[0] + ra[2] / 2, ra[1] + ra[3]), (rb[0] + rb[2] / 2, rb[1])))
+
+    def _node_w(self, name: str) -> float:
+        w = self._widths.get(name)
+        if w is None:
+            w = self._widths[name] = node_width(self.graph.node_by_name[name], self.graph)
+        return w
+
+    def _proxy_w(self, name: str) -> float:
+        hubs = self.hub_inputs.get(name)
+        if not hubs:
+            return 0.0
+        return 8 + CHAR_W * 0.8 * max(len(h) for h in hubs[:MAX_PROXIES]) + 16
+
+
+def request_key(req: LayoutRequest) -> str:
+    return hashlib.sha1(json.dumps(req.content(), separators=(",", ":")).encode()).hexdigest()
+
+
+def _chunk_large_groups(root: ModuleGroup, index: GraphIndex) -> None:
+    """Split groups with too many direct nodes into chunks of consecutive nodes, so no single layout is huge."""
+    for g in root.walk():
+        if len(g.nodes) <= MAX_DIRECT_ITEMS:
+            continue
+        keep, rest = [], []
+        for name in g.nodes:
+            node = index.graph.node_by_name[name]
+            (keep if node.op in (NodeOp.PLACEHOLDER, NodeOp.OUTPUT) and len(keep) < 60 else rest).append(name)
+        chunks = []
+        for i in range(0, len(rest), CHUNK):
+            part = rest[i:i + CHUNK]
+            chunk = ModuleGroup(f"{g.path}#{i // CHUNK}" if g.path else f"#{i // CHUNK}",
+                                f"nodes {i + 1}-{i + len(part)}", parent=g, depth=g.depth + 1)
+            chunk.nodes = part
+            chunks.append(chunk)
+        g.nodes = keep
+        g.children.extend(chunks)
+        index.__dict__.pop("group_of", None)
