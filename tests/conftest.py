@@ -1,0 +1,14 @@
+"""Test-wide set-up: Qt runs offscreen, and settings, caches and trust decisions go to a private temporary home so
+tests never touch (or depend on) the user's own files."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+_home = tempfile.mkdtemp(prefix="pt2v-test-home-")
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["XDG_CONFIG_HOME"] = os.path.join(_home, "config")
+os.environ["XDG_CACHE_HOME"] = os.path.join(_home, "cache")
+os.environ["XDG_DATA_HOME"] = os.path.join(_home, "data")
+os.environ["XDG_RUNTIME_DIR"] = os.path.join(_home, "runtime")
+os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
