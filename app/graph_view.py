@@ -28,6 +28,7 @@ from core.scene_model import GroupBox, NodeBox, SceneLayout
 
 DETAIL_LOD = 0.45  # below this zoom, nodes are plain boxes
 LABEL_LOD = 0.9  # above this zoom, edges show the tensor they carry
+READABLE_SCALE = 0.7  # the first view of a big graph: node text readable
 
 
 @dataclass
@@ -298,7 +299,7 @@ class GraphView(QGraphicsView):
         if keep_view:
             self.centerOn(center)
         else:
-            self.fit()
+            self.show_start()
 
     def set_states(self, nodes: dict[str, int], groups: dict[str, int], hot_edges: set[tuple[str, str]],
                    hub: str | None = None) -> None:
@@ -346,6 +347,18 @@ class GraphView(QGraphicsView):
         if self.transform().m11() > 1.0:
             self.resetTransform()
             self.centerOn(rect.center())
+        self.view_changed.emit()
+
+    def show_start(self) -> None:
+        """Fit small graphs; for big ones start readable at the top (inputs) rather than as a speck."""
+        self.fit()
+        if self.transform().m11() >= READABLE_SCALE:
+            return
+        rect = self.scene().sceneRect()
+        self.resetTransform()
+        self.scale(READABLE_SCALE, READABLE_SCALE)
+        half_h = self.viewport().height() / (2 * READABLE_SCALE)
+        self.centerOn(rect.center().x(), rect.top() + half_h)
         self.view_changed.emit()
 
     def wheelEvent(self, event: QWheelEvent) -> None:
