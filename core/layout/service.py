@@ -1,0 +1,327 @@
+"""LayoutService: lays out graphs in ONE long-lived child process, so the GUI thread never waits on Graphviz.
+
+pygraphviz holds the GIL for a whole layout, so a layout in a thread of the GUI process freezes the GUI; in a child
+process it cannot. The child (`python -m core.layout`) is started on first need and kept, so Python start-up and the
+pygraphviz import are paid once. A background thread here does the blocking parts (disk-cache lookups, talking to the
+child, decoding replies); the caller's thread only queues work and collects finished tickets:
+
+    service = LayoutService()
+    ticket = service.submit([request, ...])       # returns at once
+    notifier = QSocketNotifier(service.fileno(), QSocketNotifier.Type.Read)   # readable when tickets finish
+    for ticket, outcome in service.poll(): ...    # outcome: list[LayoutResult] or LayoutError
+    results = service.wait(ticket, timeout=30)    # or block, for headless use and tests
+
+Tickets run one at a time, in submission order. Requests found in the disk cache never reach the child (a reopen
+starts no process at all). cancel() drops a queued ticket, or kills the child if it is busy with that ticket; a
+child that dies (killed, crashed) fails its ticket with a LayoutError and the next ticket starts a fresh child.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import core
+from core.layout.cache import LayoutCache
+from core.layout.records import LayoutError, LayoutRequest, LayoutResult, dumps
+
+Outcome = list[LayoutResult] | LayoutError
+
+
+@dataclass
+class _Ticket:
+    number: int
+    requests: list[LayoutRequest]
+    cancelled: bool = False
+    in_child: bool = False  # handed to the child process
+
+
+class _Cancelled(Exception):
+    """The current ticket was cancelled (or the service closed) while it was being served."""
+
+
+class LayoutService:
+    """One layout child process behind a non-blocking ticket queue. Usable without Qt. Call close() when done."""
+
+    def __init__(
+        self,
+        cache_dir: str | os.PathLike[str] | None = None,
+        *,
+        use_cache: bool = True,
+        python: str = sys.executable,
+    ) -> None:
+        self.cache: LayoutCache | None = LayoutCache(cache_dir) if use_cache else None
+        self._python = python
+        self._cond = threading.Condition()
+        self._queue: deque[_Ticket] = deque()
+        self._current: _Ticket | None = None
+        self._done: dict[int, Outcome] = {}
+        self._cancelled: set[int] = set()
+        self._next_ticket = 1
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self.child_starts = 0  # how many child processes were started (tests and benchmarks read it)
+
+    # ---- the caller's side: none of these block on layout work ----
+
+    def submit(self, requests: list[LayoutRequest]) -> int:
+        """Queue a batch of requests; returns its ticket at once."""
+        batch = list(requests)
+        for request in batch:
+            if not isinstance(request, LayoutRequest):
+                raise TypeError(f"submit() takes LayoutRequest objects, got {type(request).__name__}")
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("this LayoutService is closed; create a new one")
+            number = self._next_ticket
+            self._next_ticket += 1
+            self._queue.append(_Ticket(number, batch))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve_forever, name="layout-service", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+        return number
+
+    def fileno(self) -> int:
+        """A file descriptor that is readable while poll() has finished tickets to return (for QSocketNotifier)."""
+        return self._wake_r
+
+    def poll(self) -> list[tuple[int, Outcome]]:
+        """The tickets finished since the last poll()/wait(), in ticket order. Never blocks."""
+        try:
+            while os.read(self._wake_r, 4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+        with self._cond:
+            finished = sorted(self._done.items())
+            self._done.clear()
+        return finished
+
+    def wait(self, ticket: int, timeout: float | None = None) -> list[LayoutResult]:
+        """Block until `ticket` finishes and return its results; raises LayoutError if it failed or was cancelled,
+        TimeoutError after `timeout` seconds, KeyError for a ticket this service does not know (or already returned)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while ticket not in self._done:
+                if ticket in self._cancelled:
+                    raise LayoutError(f"layout ticket {ticket} was cancelled")
+                if not self._is_pending(ticket):
+                    raise KeyError(f"unknown layout ticket {ticket} (never submitted, or already collected)")
+                if not self._cond.wait(None if deadline is None else max(0.0, deadline - time.monotonic())):
+                    if ticket not in self._done:
+                        raise TimeoutError(f"layout ticket {ticket} not finished after {timeout} s")
+            outcome = self._done.pop(ticket)
+        if isinstance(outcome, LayoutError):
+            raise outcome
+        return outcome
+
+    def wait_in_child(self, ticket: int, timeout: float | None = None) -> bool:
+        """Block until `ticket` is in the child's hands (or finished); False on timeout. For tests and benchmarks."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: (self._current is not None and self._current.number == ticket and self._current.in_child)
+                or not self._is_pending(ticket),
+                timeout,
+            )
+
+    def cancel(self, ticket: int) -> None:
+        """Forget `ticket`: dropped if queued; if the child is laying it out, the child is killed at once (a new one
+        starts for the next ticket). Its outcome is never reported. Unknown or finished tickets are ignored."""
+        with self._cond:
+            self._done.pop(ticket, None)
+            for queued in self._queue:
+                if queued.number == ticket:
+                    self._queue.remove(queued)
+                    self._cancelled.add(ticket)
+                    break
+            current = self._current
+            if current is not None and current.number == ticket:
+                current.cancelled = True
+                self._cancelled.add(ticket)
+                if current.in_child and self._proc is not None:
+                    self._proc.kill()
+            self._cond.notify_all()
+
+    @property
+    def child_pid(self) -> int | None:
+        """The running child's process id, or None while there is none."""
+        with self._cond:
+            return self._proc.pid if self._proc is not None else None
+
+    def close(self) -> None:
+        """Stop the child and the background thread. Unfinished tickets are dropped. Safe to call twice."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            if self._proc is not None:
+                self._proc.kill()
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+
+    def __enter__(self) -> LayoutService:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _is_pending(self, ticket: int) -> bool:
+        """Queued or being served (call with the lock held)."""
+        current = self._current
+        return (current is not None and current.number == ticket) or any(t.number == ticket for t in self._queue)
+
+    # ---- the background thread ----
+
+    def _serve_forever(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._queue or self._closed)
+                if self._closed:
+                    break
+                ticket = self._queue.popleft()
+                self._current = ticket
+            try:
+                outcome: Outcome | None = self._serve(ticket)
+            except _Cancelled:
+                outcome = None
+            except LayoutError as exc:
+                outcome = exc
+            except Exception as exc:  # a bug here must not kill the thread and hang every later wait()
+                outcome = LayoutError(f"layout service failed: {type(exc).__name__}: {exc}")
+            with self._cond:
+                self._current = None
+                if outcome is not None and not ticket.cancelled and not self._closed:
+                    self._done[ticket.number] = outcome
+                    try:
+                        os.write(self._wake_w, b"!")
+                    except (BlockingIOError, OSError):
+                        pass  # the pipe is full, so it is readable already
+                self._cond.notify_all()
+        self._stop_child()
+
+    def _serve(self, ticket: _Ticket) -> list[LayoutResult]:
+        results: list[LayoutResult | None] = [None] * len(ticket.requests)
+        if self.cache is not None:
+            results = [self.cache.get(request) for request in ticket.requests]
+        missing = [i for i, result in enumerate(results) if result is None]
+        if missing:
+            computed = self._ask_child(ticket, [ticket.requests[i] for i in missing])
+            for i, result in zip(missing, computed):
+                results[i] = result
+        return results  # type: ignore[return-value]  # every slot is filled now
+
+    def _ask_child(self, ticket: _Ticket, requests: list[LayoutRequest]) -> list[LayoutResult]:
+        with self._cond:
+            if ticket.cancelled or self._closed:
+                raise _Cancelled
+            proc = self._running_child()
+            ticket.in_child = True
+            self._cond.notify_all()
+        message = dumps({"ticket": ticket.number, "requests": [r.to_json_obj() for r in requests]})
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(message.encode("utf-8") + b"\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        except OSError:  # BrokenPipeError: the child died before reading
+            line = b""
+        with self._cond:
+            ticket.in_child = False  # a cancel from now on must not kill the (idle) child
+        if not line:
+            code = self._reap(proc)
+            if ticket.cancelled or self._closed:
+                raise _Cancelled
+            raise LayoutError(
+                f"the layout process stopped ({_describe_exit(code)}) while laying out {_describe(requests)}; "
+                "the next layout starts a new one"
+            )
+        try:
+            reply = json.loads(line)
+            if reply.get("ticket") != ticket.number:
+                raise ValueError(f"reply for ticket {reply.get('ticket')!r}, expected {ticket.number}")
+            if "error" in reply:
+                raise LayoutError(str(reply["error"]))
+            results = [LayoutResult.from_json_obj(obj) for obj in reply["results"]]
+            if len(results) != len(requests):
+                raise ValueError(f"{len(results)} results for {len(requests)} requests")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # the child is out of step: replace it
+            proc.kill()
+            self._reap(proc)
+            raise LayoutError(f"the layout process answered nonsense ({exc}); it was restarted") from exc
+        return results
+
+    def _running_child(self) -> subprocess.Popen[bytes]:
+        """The live child, started if there is none (call with the lock held)."""
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        if self._proc is not None:  # died while idle: clean up quietly, its death cost no ticket
+            self._close_pipes(self._proc)
+        command = [self._python, "-m", "core.layout"]
+        if self.cache is not None:
+            command += ["--cache-dir", str(self.cache.directory)]
+        env = dict(os.environ)
+        # the child must import this very `core` package, wherever the GUI was started from
+        root = str(Path(core.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self._proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True
+        )
+        self.child_starts += 1
+        return self._proc
+
+    def _reap(self, proc: subprocess.Popen[bytes]) -> int:
+        code = proc.wait()
+        self._close_pipes(proc)
+        with self._cond:
+            if self._proc is proc:
+                self._proc = None
+        return code
+
+    def _stop_child(self) -> None:
+        with self._cond:
+            proc = self._proc
+        if proc is not None:
+            proc.kill()
+            self._reap(proc)
+
+    @staticmethod
+    def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
+        for pipe in (proc.stdin, proc.stdout):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:
+                pass
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def _describe(requests: list[LayoutRequest]) -> str:
+    nodes = sum(len(r.nodes) for r in requests)
+    hints = [r.key_hint for r in requests if r.key_hint][:3]
+    if not hints:
+        return f"{len(requests)} graph(s) of {nodes} nodes"
+    more = ", ..." if len(requests) > len(hints) else ""
+    return f"{len(requests)} graph(s) of {nodes} nodes ({', '.join(hints)}{more})"
