@@ -70,8 +70,14 @@ class XdgDirs:
         return self.config_home / "mimeapps.list"
 
     def environment(self) -> dict[str, str]:
-        """os.environ with these directories, so the xdg tools write where we do."""
+        """os.environ with these directories, so the xdg tools write where we do, and the system's libraries."""
         env = dict(os.environ)
+        if getattr(sys, "frozen", False):
+            # The PyInstaller bootloader points LD_LIBRARY_PATH at the bundle's libraries; system tools want theirs.
+            original = env.pop("LD_LIBRARY_PATH_ORIG", None)
+            env.pop("LD_LIBRARY_PATH", None)
+            if original:
+                env["LD_LIBRARY_PATH"] = original
         env["XDG_DATA_HOME"] = str(self.data_home)
         env["XDG_CONFIG_HOME"] = str(self.config_home)
         return env

@@ -176,3 +176,15 @@ def test_icon_pngs_match_the_svg():
     done = subprocess.run([sys.executable, str(ROOT / "packaging" / "render_icons.py"), "--check"],
                           capture_output=True, text=True, timeout=120, env=env, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_tools_started_from_the_bundle_get_the_systems_library_path(monkeypatch, tmp_path):
+    # The PyInstaller bootloader points LD_LIBRARY_PATH at the bundle; update-mime-database and friends must not
+    # load the bundle's glib.
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/pt2-viewer/_internal")
+    monkeypatch.setenv("LD_LIBRARY_PATH_ORIG", "/usr/local/lib")
+    env = XdgDirs(tmp_path / "d", tmp_path / "c").environment()
+    assert env["LD_LIBRARY_PATH"] == "/usr/local/lib" and "LD_LIBRARY_PATH_ORIG" not in env
+    monkeypatch.delenv("LD_LIBRARY_PATH_ORIG")
+    assert "LD_LIBRARY_PATH" not in XdgDirs(tmp_path / "d", tmp_path / "c").environment()
