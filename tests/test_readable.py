@@ -85,7 +85,7 @@ def panels_program() -> PanelsProgram:
 
 # --------------------------------------------------------------------------------------------------------------------
 
-def _torch_statements(text: str) -> list[str]:
+def torch_statements(text: str) -> list[str]:
     """torch's print_readable lines without comments, blank lines, `x = None` clean-ups and class/def headers."""
     out = []
     for line in text.splitlines():
@@ -113,7 +113,7 @@ def _our_statements(text: str) -> list[str]:
 
 def test_every_statement_is_what_torch_prints(panels_program: PanelsProgram) -> None:
     ours = readable_code(panels_program.program())
-    assert _our_statements(ours.text) == _torch_statements(panels_program.torch_readable)
+    assert _our_statements(ours.text) == torch_statements(panels_program.torch_readable)
 
 
 def test_class_and_forward_headers_match_torch(panels_program: PanelsProgram) -> None:
@@ -174,4 +174,4 @@ def test_statements_match_torch_on_the_shared_test_programs() -> None:
         if len(archive.programs) != 1:
             continue
         theirs = torch.export.load(path).graph_module.print_readable(print_output=False)
-        assert _our_statements(readable_code(archive.programs[0]).text) == _torch_statements(theirs), name
+        assert _our_statements(readable_code(archive.programs[0]).text) == torch_statements(theirs), name
