@@ -159,7 +159,13 @@ def test_json_round_trip():
         (lambda: LayoutRequest([], [], rankdir="up"), "rankdir must be one of"),
         (lambda: LayoutRequest.from_json('{"nodes": 3, "edges": []}'), "malformed layout request"),
         (lambda: LayoutResult.from_json('{"positions": {"a": [1]}, "edges": [], "width": 1, "height": 1, '
-                                        '"seconds": 0}'), "must be an [x, y] pair"),
+                                        '"seconds": 0}'), "a node position must be a flat list of finite x, y"),
+        (lambda: LayoutResult.from_json('{"positions": {"a": [1, 2, 3, 4]}, "edges": [], "width": 1, "height": 1, '
+                                        '"seconds": 0}'), "the position of 'a' must be an [x, y] pair"),
+        (lambda: LayoutResult.from_json('{"positions": {}, "edges": [["a", "b", [1, "2"], null]], "width": 1, '
+                                        '"height": 1, "seconds": 0}'), "malformed layout result: TypeError"),
+        (lambda: LayoutResult.from_json('{"positions": {}, "edges": [["a", "b", [1, NaN], null]], "width": 1, '
+                                        '"height": 1, "seconds": 0}'), "edge points must be a flat list of finite"),
         (lambda: LayoutResult.from_json("[]"), "must be a JSON object"),
     ],
 )
@@ -311,3 +317,9 @@ def test_submit_refuses_what_is_not_a_request(service):
         service.submit([json.loads(chain(2).to_json())])
     with pytest.raises(KeyError):
         service.wait(12345, timeout=1)
+
+
+def test_a_child_that_cannot_start_is_reported(tmp_path):
+    with LayoutService(tmp_path, python=str(tmp_path / "no-such-python")) as svc:
+        with pytest.raises(LayoutError, match="could not start the layout process .*no-such-python"):
+            svc.wait(svc.submit([chain(2)]), timeout=30)

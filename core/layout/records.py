@@ -34,10 +34,15 @@ def _number(value: Any, what: str) -> float:
     return float(value)
 
 
-def _point(value: Any, what: str) -> Point:
-    if not isinstance(value, (list, tuple)) or len(value) != 2:
-        raise ValueError(f"{what} must be an [x, y] pair, got {value!r}")
-    return (_number(value[0], what), _number(value[1], what))
+def _flat_points(flat: Any, what: str) -> list[Point]:
+    """[x0, y0, x1, y1, ...] -> [(x0, y0), (x1, y1), ...], refusing anything but an even count of finite numbers.
+
+    A 4k-node result holds tens of thousands of numbers and is decoded in the GUI process, so they are checked in
+    bulk: sum() raises TypeError for a non-number and is not finite if any value is not.
+    """
+    if not isinstance(flat, list) or len(flat) % 2 or not math.isfinite(sum(flat)):
+        raise ValueError(f"{what} must be a flat list of finite x, y numbers, got {str(flat)[:80]}")
+    return list(zip(flat[0::2], flat[1::2]))
 
 
 def _text(value: Any, what: str) -> str:
@@ -179,14 +184,17 @@ class LayoutResult(_JsonRecord):
         if not isinstance(obj, dict):
             raise ValueError(f"a layout result must be a JSON object, got {type(obj).__name__}")
         try:
-            positions = {_text(k, "node id"): _point(v, f"position of {k!r}") for k, v in obj["positions"].items()}
+            positions: dict[str, Point] = {}
+            for node_id, xy in obj["positions"].items():
+                point = _flat_points(xy, "a node position")
+                if len(point) != 1:
+                    raise ValueError(f"the position of {node_id!r} must be an [x, y] pair, got {xy!r}")
+                positions[_text(node_id, "node id")] = point[0]
             edges = []
             for src, dst, flat, head in obj["edges"]:
-                if not isinstance(flat, list) or len(flat) % 2:
-                    raise ValueError(f"edge {src!r}->{dst!r}: points must be a flat list of x, y pairs")
-                points = [_point(flat[i : i + 2], f"edge {src!r}->{dst!r} point") for i in range(0, len(flat), 2)]
-                tip = None if head is None else _point(head, f"edge {src!r}->{dst!r} head")
-                edges.append(EdgeRoute(_text(src, "edge source"), _text(dst, "edge target"), points, tip))
+                tip = None if head is None else _flat_points(head, "an arrow head")[0]
+                edges.append(EdgeRoute(_text(src, "edge source"), _text(dst, "edge target"),
+                                       _flat_points(flat, "edge points"), tip))
             return cls(
                 positions,
                 edges,

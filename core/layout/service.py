@@ -248,7 +248,7 @@ class LayoutService:
                 raise _Cancelled
             raise LayoutError(
                 f"the layout process stopped ({_describe_exit(code)}) while laying out {_describe(requests)}; "
-                "the next layout starts a new one"
+                "its error output, if any, is on this program's stderr; the next layout starts a new one"
             )
         try:
             reply = json.loads(line)
@@ -278,9 +278,12 @@ class LayoutService:
         # the child must import this very `core` package, wherever the GUI was started from
         root = str(Path(core.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        self._proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True
-        )
+        try:
+            self._proc = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True
+            )
+        except OSError as exc:
+            raise LayoutError(f"could not start the layout process {command[0]!r}: {exc}") from exc
         self.child_starts += 1
         return self._proc
 
