@@ -261,6 +261,13 @@ def test_reopen_is_served_from_the_cache_without_a_child(tmp_path):
         assert second.child_starts == 1, "only the uncached graph went to a child"
 
 
+def test_child_finds_its_code_from_another_folder_and_a_relative_cache_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with LayoutService("relative-cache") as svc:
+        assert svc.wait(svc.submit([chain(2)]), timeout=60)[0].positions.keys() == {"v0", "v1"}
+    assert len(list((tmp_path / "relative-cache").rglob("*.json"))) == 1, "the child wrote the entry"
+
+
 def test_service_without_cache_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("PT2V_CACHE_DIR", str(tmp_path))
     with LayoutService(use_cache=False) as svc:

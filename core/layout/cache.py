@@ -29,7 +29,7 @@ class LayoutCache:
     """Read and write cached layouts in one folder. Safe to share between processes (writes are atomic)."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None, engine: str | None = None) -> None:
-        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.directory = (Path(directory) if directory is not None else default_cache_dir()).absolute()
         # The engine id imports pygraphviz, so it is looked up on first use (off the GUI thread in LayoutService).
         self._engine = engine
 

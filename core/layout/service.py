@@ -171,6 +171,8 @@ class LayoutService:
             self._cond.notify_all()
         if self._thread is not None:
             self._thread.join(timeout=10)
+            if self._thread.is_alive():
+                return  # still busy: leave the wake pipe open rather than let it write into a reused fd
         os.close(self._wake_r)
         os.close(self._wake_w)
 
@@ -275,9 +277,11 @@ class LayoutService:
         if self.cache is not None:
             command += ["--cache-dir", str(self.cache.directory)]
         env = dict(os.environ)
-        # the child must import this very `core` package, wherever the GUI was started from
-        root = str(Path(core.__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        root = Path(core.__file__).resolve().parent.parent
+        if (root / "pyproject.toml").is_file():
+            # run from a source checkout: the child must import this same checkout, whatever the current folder.
+            # (Installed, `core` is on the child's path anyway, and site-packages must not go ahead of the stdlib.)
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
         try:
             self._proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True
