@@ -1,0 +1,46 @@
+"""The failure a decompose or run job reports instead of crashing.
+
+A job that cannot do what was asked (the program does not load, a decomposition raises, an input breaks a shape
+constraint, CUDA is missing) raises `JobFailure`. `run_job` turns it into the `error` part of its result, so the GUI and
+the command lines show one message that names the problem and says what to do, and scripts read a stable `kind`.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class Failure:
+    """What went wrong, for people (`message`, `hint`) and for code (`kind`)."""
+
+    kind: str  # "load", "missing_op", "missing_type", "table", "decompose", "input", "constraint", "cuda", "oom", ...
+    message: str  # one or two sentences naming the problem
+    hint: str = ""  # what the user can do about it
+    detail: str = ""  # the original exception text or log lines, for the log panel
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+    def text(self) -> str:
+        """The message and the hint as one paragraph for a terminal or a dialog."""
+        return f"{self.message} {self.hint}".strip()
+
+
+class JobFailure(Exception):
+    """Raised inside a job; `run_job` reports `failure` in its result instead of letting the job crash."""
+
+    def __init__(self, kind: str, message: str, hint: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.failure = Failure(kind=kind, message=message, hint=hint, detail=detail)
+
+
+def first_line(exc: BaseException, limit: int = 400) -> str:
+    """The first line of an exception's text, shortened: torch messages can run to pages."""
+    text = str(exc).strip() or type(exc).__name__
+    line = text.splitlines()[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def failed_result(failure: Failure, **extra: object) -> dict[str, object]:
+    """The result dict of a job that failed: `ok` false, the `error`, and whatever was learned before it failed."""
+    return {"ok": False, "error": failure.to_json(), **extra}
