@@ -56,10 +56,10 @@ class SingleInstance(QObject):
             return max(0, int((deadline - time.monotonic()) * 1000))
 
         socket = QLocalSocket()
-        socket.connectToServer(self.server_name)
-        if not socket.waitForConnected(left_ms()):
-            return False
         try:
+            socket.connectToServer(self.server_name)
+            if not socket.waitForConnected(left_ms()):
+                return False
             socket.write(request)
             if not socket.waitForBytesWritten(left_ms()):
                 return False
@@ -78,8 +78,8 @@ class SingleInstance(QObject):
         """Start receiving hand-offs. False if another live instance already listens under this name."""
         if self._server is not None and self._server.isListening():
             return True
-        # Ask first: with UserAccessOption Qt binds in a private folder and renames the socket into place, so
-        # listen() would silently replace a live instance's socket. A file nobody answers on is left by a crash.
+        # Ask first: with UserAccessOption, listen() succeeds even over a live instance's socket (Qt 6.11 on Linux)
+        # and would cut that window off. A socket file nobody answers on was left by a crash and is replaced.
         if self._someone_listens():
             return False
         QLocalServer.removeServer(self.server_name)
@@ -95,6 +95,7 @@ class SingleInstance(QObject):
         """Stop listening and free the name (also happens when the object is destroyed with its process)."""
         if self._server is not None:
             self._server.close()
+            self._server.deleteLater()
             self._server = None
 
     def is_listening(self) -> bool:

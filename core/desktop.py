@@ -141,8 +141,8 @@ def _script_interpreter(script: Path) -> str | None:
         return None
     words = head[0][2:].split()
     if words and Path(words[0]).name in ("sh", "bash") and len(head) > 1:
-        match = re.match(r"'''exec' (\S+)", head[1])
-        return match.group(1) if match else None
+        match = re.match(r"'''exec' (\"[^\"]+\"|\S+)", head[1])  # pip quotes a path that holds spaces
+        return match.group(1).strip('"') if match else None
     return words[0] if words else None
 
 

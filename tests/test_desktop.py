@@ -122,7 +122,7 @@ def _entry_point(path: Path, interpreter: Path, trampoline: bool = False) -> Pat
     """A console script as pip writes it (pip uses a /bin/sh trampoline when the shebang would be too long)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if trampoline:
-        head = f"#!/bin/sh\n'''exec' {interpreter} \"$0\" \"$@\"\n' '''\n"
+        head = f"#!/bin/sh\n'''exec' \"{interpreter}\" \"$0\" \"$@\"\n' '''\n"
     else:
         head = f"#!{interpreter}\n"
     path.write_text(head + "import sys\nfrom app.cli import main\nsys.exit(main())\n", encoding="utf-8")
@@ -138,8 +138,8 @@ def test_launch_command_prefers_this_installs_entry_point_on_path(tmp_path, monk
 
 
 def test_launch_command_uses_entry_point_next_to_the_interpreter_when_not_on_path(tmp_path, monkeypatch):
-    python = tmp_path / "venv" / "bin" / "python"
-    script = _entry_point(tmp_path / "venv" / "bin" / "pt2-viewer", python, trampoline=True)
+    python = tmp_path / "my venv" / "bin" / "python"
+    script = _entry_point(tmp_path / "my venv" / "bin" / "pt2-viewer", python, trampoline=True)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert desktop.launch_command(str(python)) == ([str(script)], None)
 
