@@ -110,14 +110,13 @@ def node_details(program: Program, graph: Graph, node_name: str, index: GraphInd
     if node.op is not NodeOp.GET_ATTR:
         sections.append(_outputs(graph, node))
     if index is not None:
-        sections.append(DetailSection("Users", [DetailRow(u, _type_of(graph, u), NodeLink(u))
-                                                for u in index.users.get(node.name, [])]))
+        sections.append(DetailSection("Users", [_user_row(graph, u) for u in index.users.get(node.name, [])]))
     sections.append(DetailSection("Module", [
         DetailRow(s.path or "(root)", s.short_class, note=s.class_name) for s in node.module_stack
     ]))
     sections.append(DetailSection("Stack trace", [
-        DetailRow(f"{_basename(f.file)}:{f.line}", f.code, SourceLink(f.file, f.line),
-                  note=f"{f.function} in {f.file}", muted=not f.is_user)
+        DetailRow(f"{_basename(f.file)}:{f.line}", f.code, SourceLink(f.file, f.line), note=f"in {f.function}",
+                  muted=not f.is_user)
         for f in user_frames_first(node.stack)
     ]))
     extra = [DetailRow(k, v) for k, v in node.metadata.items() if k not in _METADATA_SHOWN]
@@ -237,7 +236,7 @@ def _outputs(graph: Graph, node: Node) -> DetailSection:
             rows.append(DetailRow(f"[{i}]", "None"))
             continue
         value = graph.values.get(out)
-        rows.append(DetailRow(out, _value_text(value), note=value.kind if value else ""))
+        rows.append(DetailRow(out, _value_text(value), note=value.kind if value and value.kind != "tensor" else ""))
     return DetailSection("Outputs", rows)
 
 
@@ -256,11 +255,12 @@ def _value_type(value: Value | None) -> str:
     return type_text(value) or value.class_fqn or value.kind
 
 
-def _type_of(graph: Graph, node_name: str) -> str:
-    node = graph.node_by_name.get(node_name)
-    if node is None or not node.outputs or node.outputs[0] is None:
-        return ""
-    return _value_type(graph.values.get(node.outputs[0]))
+def _user_row(graph: Graph, name: str) -> DetailRow:
+    """A consumer: its op as the label, its name as the link, its first output's type as the note."""
+    user = graph.node_by_name[name]
+    label = user.op_name if user.op is NodeOp.CALL_FUNCTION else user.op.value
+    first = user.outputs[0] if user.outputs else None
+    return DetailRow(label, name, NodeLink(name), note=_value_type(graph.values.get(first)) if first else "")
 
 
 def _basename(path: str) -> str:

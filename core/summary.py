@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from core.graph_index import GraphIndex
+from core.node_kinds import node_kind
 from core.program import Archive, Graph, NodeOp, Program
 from core.readable import type_text
 
@@ -23,6 +24,7 @@ UNKNOWN_FIELD_CHARS = 200
 class OpCount:
     op: str  # "aten.linear.default", "_operator.ge"
     count: int
+    kind: str = "other"  # colour family (core.node_kinds): "matmul", "view" ...
 
     @property
     def short(self) -> str:
@@ -110,8 +112,9 @@ class SymbolRow:
 
 def program_summary(archive: Archive | None, program: Program) -> ProgramSummary:
     graphs = program.all_graphs()
-    ops = Counter(n.target.removeprefix("torch.ops.") for _, g in graphs for n in g.nodes
-                  if n.op is NodeOp.CALL_FUNCTION)
+    calls = [n for _, g in graphs for n in g.nodes if n.op is NodeOp.CALL_FUNCTION]
+    ops = Counter(n.target.removeprefix("torch.ops.") for n in calls)
+    kinds = {n.target.removeprefix("torch.ops."): node_kind(n) for n in calls}
     stored = [*program.weights, *program.constants]
     numels = [w.meta.numel() if w.meta is not None else None for w in stored]
     return ProgramSummary(
@@ -125,7 +128,7 @@ def program_summary(archive: Archive | None, program: Program) -> ProgramSummary
         nodes_in_subgraphs=sum(len(g.nodes) for path, g in graphs if path),
         subgraph_count=len(graphs) - 1,
         op_count=sum(ops.values()),
-        histogram=[OpCount(op, n) for op, n in sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))],
+        histogram=[OpCount(op, n, kinds[op]) for op, n in sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))],
         input_count=len(program.signature.inputs),
         output_count=len(program.signature.outputs),
         weight_count=len(stored),

@@ -26,7 +26,10 @@ def test_linear_arguments_link_to_their_producers(panels_program: PanelsProgram)
     ]
     [out] = d.section("Outputs").rows
     assert (out.label, out.text) == ("linear", "float32  [s77, 3]  stride (3, 1)")
-    assert [r.link for r in d.section("Users").rows] == [NodeLink("batch_norm")]
+    assert [(r.label, r.text, r.link, r.note) for r in d.section("Users").rows] == [
+        ("batch_norm", "batch_norm", NodeLink("batch_norm"), "f32[s77, 3]")]
+    users = node_details(program, program.graph, "cond", GraphIndex(program.graph)).section("Users").rows
+    assert [(r.label, r.text) for r in users] == [("gt", "gt_1"), ("topk", "topk")]
 
 
 def test_module_path_names_each_class(panels_program: PanelsProgram) -> None:

@@ -47,7 +47,9 @@ def test_histogram_counts_what_torch_prints(panels_program: PanelsProgram) -> No
     assert summary.op_count == sum(ours.values()) == 17
     counts = [c.count for c in summary.histogram]
     assert counts == sorted(counts, reverse=True)
-    assert [c.short for c in summary.histogram[:2]] == ["_assert_scalar", "gt.Scalar"]
+    assert [(c.short, c.kind) for c in summary.histogram[:2]] == [("_assert_scalar", "assert"),
+                                                                   ("gt.Scalar", "elementwise")]
+    assert {c.op: c.kind for c in summary.histogram}["aten.linear.default"] == "matmul"
     assert nodes_with_op(archive.programs[0].graph, "aten.gt.Scalar") == ["gt", "gt_1"]
 
 

@@ -1,0 +1,45 @@
+"""The side panels of a document: each a view of one core model, with no logic in the widget.
+
+Every panel is a QWidget with the same interface, which the document widget (app/document.py) relies on:
+  - `set_program(program, graph, index)`: the program, the graph now shown (the top graph or a HOP subgraph) and
+    that graph's GraphIndex (SummaryPanel also takes `archive=` as a keyword);
+  - `show_node(name | None)`: the selection changed elsewhere; reflect it without emitting anything;
+  - signals, emitted only for what the user did in the panel: `node_requested(str)`, `nodes_highlighted(list)`,
+    `subgraph_requested(str, str)` (HOP node, subgraph name), `source_requested(str, int)` (file, 1-based line).
+
+The data each panel shows comes from core: core/details.py, core/readable.py, core/summary.py. This module holds
+only the few looks the panels share.
+"""
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
+from PySide6.QtWidgets import QHeaderView, QTreeWidget
+
+
+def fixed_font() -> QFont:
+    """The system's monospace font, for names, shapes and code."""
+    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+
+def link_color() -> QColor:
+    return QGuiApplication.palette().color(QPalette.ColorRole.Link)
+
+
+def muted_color() -> QColor:
+    return QGuiApplication.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+
+
+def make_table(headers: list[str], stretch_column: int) -> QTreeWidget:
+    """A flat, sortable-looking tree used as a table: aligned columns, alternating rows, one stretching column."""
+    tree = QTreeWidget()
+    tree.setHeaderLabels(headers)
+    tree.setAlternatingRowColors(True)
+    tree.setUniformRowHeights(True)
+    tree.setRootIsDecorated(False)
+    tree.setAllColumnsShowFocus(True)
+    header = tree.header()
+    header.setStretchLastSection(False)
+    for i in range(len(headers)):
+        mode = QHeaderView.ResizeMode.Stretch if i == stretch_column else QHeaderView.ResizeMode.ResizeToContents
+        header.setSectionResizeMode(i, mode)
+    return tree

@@ -1,0 +1,66 @@
+"""The symbols panel: each symbolic dimension (core.summary.symbol_rows) with its range, backed or unbacked, the
+input dim it stands for, its example value and the runtime asserts that bound it.
+
+Clicking a symbol highlights the nodes of the graph shown whose shapes use it (`nodes_highlighted`). When a node is
+selected elsewhere, the symbols its shapes use are shown in bold.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from app.panels import fixed_font, make_table
+from core.graph_index import GraphIndex
+from core.program import Graph, Program
+from core.summary import SymbolRow, symbol_rows
+
+COLUMNS = ["symbol", "range", "kind", "stands for", "example", "asserts", "nodes"]
+ROW_ROLE = Qt.ItemDataRole.UserRole
+
+
+class SymbolsPanel(QWidget):
+    nodes_highlighted = Signal(list)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[SymbolRow] = []
+        self.empty = QLabel("This program has no symbolic dimensions: every shape is static.")
+        self.empty.setWordWrap(True)
+        self.tree = make_table(COLUMNS, stretch_column=5)
+        self.tree.itemClicked.connect(self._clicked)
+        self.tree.itemActivated.connect(self._clicked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.tree, 1)
+
+    def set_program(self, program: Program, graph: Graph, index: GraphIndex) -> None:
+        self.rows = symbol_rows(program, index)
+        self.tree.clear()
+        mono = fixed_font()
+        for row in self.rows:
+            item = QTreeWidgetItem([
+                row.name, row.range_text, "unbacked" if row.unbacked else "backed", ", ".join(row.sources) or "—",
+                "" if row.hint is None else str(row.hint), "; ".join(row.asserts), str(len(row.nodes)),
+            ])
+            item.setData(0, ROW_ROLE, row)
+            for col in (0, 1, 3, 4, 5):
+                item.setFont(col, mono)
+            item.setTextAlignment(6, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setToolTip(0, f"Click to highlight the {len(row.nodes)} nodes whose shapes use {row.name}")
+            item.setToolTip(5, "\n".join(row.asserts) or "no runtime assert mentions it")
+            self.tree.addTopLevelItem(item)
+        self.empty.setVisible(not self.rows)
+        self.tree.setVisible(bool(self.rows))
+
+    def show_node(self, name: str | None) -> None:
+        for i in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(i)
+            row: SymbolRow = item.data(0, ROW_ROLE)
+            font = item.font(0)
+            font.setBold(name is not None and name in row.nodes)
+            item.setFont(0, font)
+
+    def _clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        row: SymbolRow = item.data(0, ROW_ROLE)
+        self.nodes_highlighted.emit(list(row.nodes))
