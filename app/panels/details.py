@@ -59,7 +59,9 @@ class DetailsPanel(QWidget):
         if name is None or self.program is None or self.graph is None or name not in self.graph.node_by_name:
             self.details = None
             self.title.setText("<span style='color:gray'>Select a node to see its details.</span>")
+            self.tree.setVisible(False)
             return
+        self.tree.setVisible(True)
         self.details = node_details(self.program, self.graph, name, self.index)
         colour = theme.kind_color(self.details.kind).name()
         self.title.setText(
