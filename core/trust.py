@@ -1,0 +1,90 @@
+"""Remember which model scripts the user agreed to run, per file content.
+
+Opening a `.py` model script runs its code. The GUI asks first, and `TrustStore` remembers a "yes" for a path AND
+the SHA-256 of its content, so the question comes back when the file changes (someone edited it, or a download
+replaced it) but not every time the same file is opened. Stored as JSON in
+`$XDG_CONFIG_HOME/pt2-viewer/trusted.json` (default `~/.config/...`); the path can be overridden.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FILE_NAME = "trusted.json"
+
+
+def default_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "pt2-viewer" / FILE_NAME
+
+
+def content_hash(script: str | os.PathLike[str]) -> str:
+    """SHA-256 of the file's bytes, as hex."""
+    digest = hashlib.sha256()
+    with open(script, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class TrustStore:
+    """The user's "yes, run this script" decisions; one entry per resolved path, for one content hash."""
+
+    path: Path
+
+    @classmethod
+    def default(cls) -> TrustStore:
+        return cls(default_path())
+
+    def is_trusted(self, script: str | os.PathLike[str]) -> bool:
+        """True if the user trusted this path with exactly its current content."""
+        key = _key(script)
+        entry = self._load().get(key)
+        if not isinstance(entry, dict):
+            return False
+        try:
+            return entry.get("sha256") == content_hash(key)
+        except OSError:
+            return False
+
+    def trust(self, script: str | os.PathLike[str]) -> None:
+        """Remember "yes" for the script's current content (replacing an older decision for the same path)."""
+        key = _key(script)
+        entries = self._load()
+        entries[key] = {"sha256": content_hash(key), "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        self._save(entries)
+
+    def forget(self, script: str | os.PathLike[str]) -> None:
+        entries = self._load()
+        if entries.pop(_key(script), None) is not None:
+            self._save(entries)
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # missing or damaged: nothing is trusted, and the next save repairs it
+            return {}
+        scripts = data.get("scripts") if isinstance(data, dict) else None
+        return dict(scripts) if isinstance(scripts, dict) else {}
+
+    def _save(self, entries: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"version": 1, "scripts": entries}, f, indent=2, sort_keys=True)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+def _key(script: str | os.PathLike[str]) -> str:
+    return str(Path(script).expanduser().resolve())

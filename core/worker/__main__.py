@@ -1,0 +1,138 @@
+"""Entry point of a worker process: `python -m core.worker JOB --request REQUEST.json --out DIR`.
+
+It imports `core.jobs.JOB`, calls its `run_job(request, out, emit)`, writes the returned dict to DIR/result.json and
+emits `done`, or emits `error` with the message and traceback if the job raised. Events go to the file descriptor in
+`PT2V_EVENTS_FD` (stderr when it is not set, for running a job by hand). `--max-memory-mb` caps the address space
+with resource.setrlimit before any job code runs, so a script that eats memory fails inside this process instead of
+taking the machine down. The client (core/worker/client.py) starts this in its own process group.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import re
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from core.worker.protocol import DONE, ERROR, EVENTS_FD_ENV, RESULT_FILE, STARTED, encode_event, write_json_atomic
+
+JOB_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+class EventWriter:
+    """Writes whole JSON lines to the events pipe; thread-safe, and quiet if the reader has gone away."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+        self._lock = threading.Lock()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        data = encode_event(event)
+        with self._lock:
+            if self.fd is None:
+                sys.stderr.write("[pt2v-event] " + data.decode("utf-8"))
+                sys.stderr.flush()
+                return
+            try:
+                while data:
+                    data = data[os.write(self.fd, data):]
+            except OSError:  # the client closed its end (it was cancelled or died): nothing left to tell
+                self.fd = None
+
+
+def open_events() -> EventWriter:
+    """Take the events fd from the environment and hide it from the script's own child processes."""
+    value = os.environ.pop(EVENTS_FD_ENV, None)
+    if value is None:
+        return EventWriter(None)
+    fd = int(value)
+    os.set_inheritable(fd, False)
+    return EventWriter(fd)
+
+
+def limit_memory(megabytes: int) -> None:
+    import resource
+
+    limit = megabytes * 1024 * 1024
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m core.worker", description="Run one PT2 Viewer worker job.")
+    p.add_argument("job", help="job name: the module core.jobs.JOB")
+    p.add_argument("--request", required=True, type=Path, help="JSON file with the job's request")
+    p.add_argument("--out", required=True, type=Path, help="folder for the job's results")
+    p.add_argument("--max-memory-mb", type=int, default=None, help="address-space limit for this process")
+    return p.parse_args(argv)
+
+
+def load_job(name: str) -> Callable[..., dict[str, Any]]:
+    if not JOB_NAME.match(name):
+        raise ValueError(f"'{name}' is not a job name (lowercase letters, digits and _ only)")
+    try:
+        module = importlib.import_module(f"core.jobs.{name}")
+    except ModuleNotFoundError as e:
+        if e.name == f"core.jobs.{name}":
+            raise ValueError(f"there is no job named '{name}' (no module core.jobs.{name})") from None
+        raise
+    run_job = getattr(module, "run_job", None)
+    if not callable(run_job):
+        raise ValueError(f"core.jobs.{name} has no run_job(request, out, emit) function")
+    return run_job
+
+
+def read_request(path: Path) -> dict[str, Any]:
+    try:
+        request = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ValueError(f"cannot read the request file {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise ValueError(f"the request file {path} is not valid JSON: {e}") from None
+    if not isinstance(request, dict):
+        raise ValueError(f"the request file {path} must hold a JSON object, not {type(request).__name__}")
+    return request
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    emit = open_events()
+    emit({"type": STARTED, "job": args.job, "pid": os.getpid()})
+    try:
+        if args.max_memory_mb:
+            limit_memory(args.max_memory_mb)
+        run_job = load_job(args.job)
+        request = read_request(args.request)
+        out = args.out.resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        result = run_job(request, out, emit)
+        write_json_atomic(out / RESULT_FILE, result)
+    except BaseException as e:  # the job failed: say so on the events pipe, then exit non-zero
+        message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        if isinstance(e, MemoryError):
+            message = "The job ran out of memory" + (f" (limit {args.max_memory_mb} MB)" if args.max_memory_mb else "")
+        emit({"type": ERROR, "message": message, "traceback": traceback.format_exc()})
+        _flush_std()
+        return 1
+    emit({"type": DONE, "result": RESULT_FILE})
+    _flush_std()
+    return 0
+
+
+def _flush_std() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
