@@ -26,9 +26,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.graph_view import GraphView, MiniMap, NodeLook
+from app.graph_view import GraphView, MiniMap
 from app.layout_client import LayoutClient
-from core.document_model import DocumentModel
+from app.panels.code import CodePanel
+from app.panels.details import DetailsPanel
+from app.panels.signature import SignaturePanel
+from app.panels.summary import SummaryPanel
+from app.panels.symbols import SymbolsPanel
+from app.source_view import open_source
+from core.document_model import DocumentModel, GraphLevel
 from core.layout.records import LayoutError, LayoutResult
 
 PROGRESS_AFTER_MS = 500
@@ -129,7 +135,7 @@ class DocumentWidget(QWidget):
         split.addWidget(self.panels)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
-        split.setSizes([900, 380])
+        split.setSizes([940, 460])
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(split)
@@ -216,7 +222,7 @@ class DocumentWidget(QWidget):
     def _draw(self) -> None:
         self.busy_row.setVisible(False)
         layout = self.model.level.scene.compose()
-        looks = {k: NodeLook(v.title, v.subtitle, v.kind) for k, v in self.model.looks().items()}
+        looks = self.model.looks(n.node for n in layout.nodes)
         self.view.show_layout(layout, looks, self.model.edge_labels(layout), keep_view=self._keep_view)
         self._apply_highlight()
         self.minimap.refit()
@@ -316,23 +322,12 @@ class DocumentWidget(QWidget):
 
 
 def _make_panels() -> dict[str, QWidget]:
-    """The side panels, those that exist (panels land in app/panels/ one by one)."""
-    panels: dict[str, QWidget] = {}
-    specs = (("Details", "app.panels.details", "DetailsPanel"), ("Signature", "app.panels.signature", "SignaturePanel"),
-             ("Symbols", "app.panels.symbols", "SymbolsPanel"), ("Code", "app.panels.code", "CodePanel"),
-             ("Summary", "app.panels.summary", "SummaryPanel"))
-    import importlib
-
-    for title, module, cls in specs:
-        try:
-            panels[title] = getattr(importlib.import_module(module), cls)()
-        except (ImportError, AttributeError):
-            continue
-    return panels
+    return {"Details": DetailsPanel(), "Signature": SignaturePanel(), "Symbols": SymbolsPanel(), "Code": CodePanel(),
+            "Summary": SummaryPanel()}
 
 
-def _set_panel_program(panel: QWidget, model: DocumentModel, level) -> None:  # type: ignore[no-untyped-def]
-    if type(panel).__name__ == "SummaryPanel":
+def _set_panel_program(panel: QWidget, model: DocumentModel, level: GraphLevel) -> None:
+    if isinstance(panel, SummaryPanel):
         panel.set_program(model.program, level.graph, level.index, archive=model.archive)  # type: ignore[attr-defined]
     else:
         panel.set_program(model.program, level.graph, level.index)  # type: ignore[attr-defined]
@@ -346,6 +341,4 @@ def _connect_panel(panel: QWidget, doc: DocumentWidget) -> None:
     if hasattr(panel, "subgraph_requested"):
         panel.subgraph_requested.connect(doc.enter_subgraph)
     if hasattr(panel, "source_requested"):
-        from app.source_view import open_source
-
         panel.source_requested.connect(lambda f, line: open_source(f, line, doc))

@@ -18,6 +18,7 @@ def run_gui(args: argparse.Namespace) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("PT2 Viewer")
     app.setOrganizationName("pt2-viewer")
+    app.setDesktopFileName("pt2-viewer")
     _set_icon(app)
     files = [str(Path(f).expanduser().resolve()) if Path(f).exists() else f for f in args.files]
 
