@@ -155,11 +155,10 @@ class WorkerJob:
             return False
         return True
 
-    def wait(self, timeout: float | None = None) -> JobOutcome:
-        """Block until the job ends (or `timeout` seconds pass, then cancel it). Callbacks run in this thread."""
+    def wait(self) -> JobOutcome:
+        """Block until the job ends (timeout_s still applies). Callbacks run in this thread."""
         if self._proc is None and self.outcome is None:
             self.start()
-        give_up = None if timeout is None else time.monotonic() + timeout
         with selectors.DefaultSelector() as sel:
             watched: set[int] = set()
             while self.poll():
@@ -169,9 +168,6 @@ class WorkerJob:
                 for fd in set(self._streams) - watched:
                     sel.register(fd, selectors.EVENT_READ)
                     watched.add(fd)
-                if give_up is not None and time.monotonic() > give_up:
-                    self.cancel()
-                    break
                 if watched:
                     sel.select(timeout=0.1)
                 else:  # all pipes closed, the process is still exiting
