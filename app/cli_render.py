@@ -60,12 +60,12 @@ def main(args: argparse.Namespace) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.export_image import export_scene
-    from app.graph_view import GraphView, NodeLook
+    from app.graph_view import GraphView
 
     app = QApplication.instance() or QApplication([])  # noqa: F841 (Qt needs it for fonts and painting)
     view = GraphView()
     composed = scene.compose()
-    looks = {k: NodeLook(v.title, v.subtitle, v.kind) for k, v in model.looks().items()}
+    looks = model.looks(n.node for n in composed.nodes)
     view.show_layout(composed, looks, model.edge_labels(composed))
     try:
         export_scene(view.scene(), args.output)

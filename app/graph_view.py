@@ -6,8 +6,6 @@ what core computed and reports clicks as signals.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
@@ -24,6 +22,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QStyleOptionGraphicsItem, QWidget
 
 from app import theme
+from core.document_model import Look
 from core.scene_model import GroupBox, NodeBox, SceneLayout
 
 DETAIL_LOD = 0.45  # below this zoom, nodes are plain boxes
@@ -31,22 +30,29 @@ LABEL_LOD = 0.9  # above this zoom, edges show the tensor they carry
 READABLE_SCALE = 0.7  # the first view of a big graph: node text readable
 
 
-@dataclass
-class NodeLook:
-    title: str
-    subtitle: str
-    kind: str
+_TITLE_FONT = QFont()
+_TITLE_FONT.setPointSizeF(9)
+_TITLE_FONT.setBold(True)
+_SUB_FONT = QFont()
+_SUB_FONT.setPointSizeF(7.5)
 
 
 class NodeItem(QGraphicsItem):
-    __slots__ = ()
+    """One node: colours and elided text are computed once here, so paint() only draws."""
 
-    def __init__(self, box: NodeBox, look: NodeLook) -> None:
+    def __init__(self, box: NodeBox, look: Look) -> None:
         super().__init__()
         self.name = box.node
         self.look = look
         self.rect = QRectF(0, 0, box.w, box.h)
         self.state = 0  # 0 normal, 1 neighbour, 2 selected, 3 match
+        self.fill = theme.kind_color(look.kind)
+        self.pen = QPen(self.fill.darker(150), 1)
+        self.text_color = theme.text_color()
+        self.top = QRectF(6, 2, box.w - 12, box.h / 2)
+        self.bottom = QRectF(4, box.h / 2 - 1, box.w - 8, box.h / 2)
+        self.subtitle = QFontMetricsF(_SUB_FONT).elidedText(look.subtitle, Qt.TextElideMode.ElideRight,
+                                                            self.bottom.width())
         self.setPos(box.x, box.y)
         self.setZValue(2)
         self.setToolTip(f"{box.node}\n{look.subtitle}")
@@ -56,27 +62,21 @@ class NodeItem(QGraphicsItem):
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
-        fill = theme.kind_color(self.look.kind)
-        border = {1: theme.NEIGHBOUR, 2: theme.HIGHLIGHT, 3: theme.MATCH}.get(self.state)
+        border = _STATE_PENS.get(self.state)
         if lod < DETAIL_LOD:
-            p.fillRect(self.rect, border or fill)
+            p.fillRect(self.rect, border.color() if border else self.fill)
             return
-        p.setPen(QPen(border, 3) if border else QPen(fill.darker(150), 1))
-        p.setBrush(fill)
+        p.setPen(border or self.pen)
+        p.setBrush(self.fill)
         p.drawRoundedRect(self.rect, 5, 5)
-        p.setPen(theme.text_color())
-        f = p.font()
-        f.setPointSizeF(9)
-        f.setBold(True)
-        p.setFont(f)
-        top = QRectF(6, 2, self.rect.width() - 12, self.rect.height() / 2)
-        p.drawText(top, Qt.AlignmentFlag.AlignCenter, self.look.title)
-        f.setBold(False)
-        f.setPointSizeF(7.5)
-        p.setFont(f)
-        bottom = QRectF(4, self.rect.height() / 2 - 1, self.rect.width() - 8, self.rect.height() / 2)
-        text = QFontMetricsF(f).elidedText(self.look.subtitle, Qt.TextElideMode.ElideRight, bottom.width())
-        p.drawText(bottom, Qt.AlignmentFlag.AlignCenter, text)
+        p.setPen(self.text_color)
+        p.setFont(_TITLE_FONT)
+        p.drawText(self.top, Qt.AlignmentFlag.AlignCenter, self.look.title)
+        p.setFont(_SUB_FONT)
+        p.drawText(self.bottom, Qt.AlignmentFlag.AlignCenter, self.subtitle)
+
+
+_STATE_PENS = {1: QPen(theme.NEIGHBOUR, 3), 2: QPen(theme.HIGHLIGHT, 3), 3: QPen(theme.MATCH, 3)}
 
 
 class GroupItem(QGraphicsItem):
@@ -177,23 +177,33 @@ def _curve(p0: tuple[float, float], p1: tuple[float, float]) -> QPainterPath:
     return path
 
 
+TILE = 800.0  # edges are batched into one path per tile of the scene; paint() draws only exposed tiles
+
+
 class EdgeLayer(QGraphicsItem):
-    """Every edge in one path (batched painting); highlighted edges in a second path on top."""
+    """Every edge, batched: one path (and one arrowhead path) per scene tile, so painting costs the same whether the
+    view shows ten edges or ten thousand; highlighted edges in a separate path on top."""
 
     def __init__(self, layout: SceneLayout, labels: dict[tuple[str, str], str]) -> None:
         super().__init__()
         self.layout = layout
         self.labels = labels
-        self.path = QPainterPath()
-        self.arrows = QPainterPath()
+        tiles: dict[tuple[int, int], tuple[QPainterPath, QPainterPath]] = {}
         for e in layout.edges:
-            self.path.addPath(_curve(e.p0, e.p1))
+            key = (int(min(e.p0[0], e.p1[0]) // TILE), int(min(e.p0[1], e.p1[1]) // TILE))
+            path, arrows = tiles.setdefault(key, (QPainterPath(), QPainterPath()))
+            path.addPath(_curve(e.p0, e.p1))
             x, y = e.p1
-            self.arrows.moveTo(x - 4, y - 7)
-            self.arrows.lineTo(x, y)
-            self.arrows.lineTo(x + 4, y - 7)
+            arrows.moveTo(x - 4, y - 7)
+            arrows.lineTo(x, y)
+            arrows.lineTo(x + 4, y - 7)
+        self.tiles = [(path.boundingRect().adjusted(-2, -2, 2, 2), path, arrows) for path, arrows in tiles.values()]
         self.hot = QPainterPath()
-        self.bounds = self.path.boundingRect().adjusted(-60, -20, 60, 20)
+        bounds = QRectF()
+        for rect, _, _ in self.tiles:
+            bounds = bounds.united(rect)
+        self.bounds = bounds.adjusted(-60, -20, 60, 20)
+        self.color = QColor("#9aa3b2") if not theme.is_dark() else QColor("#6b7382")
         self.setZValue(0)
 
     def set_hot(self, pairs: set[tuple[str, str]]) -> None:
@@ -208,28 +218,26 @@ class EdgeLayer(QGraphicsItem):
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
-        color = QColor("#9aa3b2") if not theme.is_dark() else QColor("#6b7382")
+        exposed = option.exposedRect  # type: ignore[attr-defined]
         p.setBrush(Qt.BrushStyle.NoBrush)
-        p.setPen(QPen(color, 1.2))
-        p.drawPath(self.path)
-        if lod >= DETAIL_LOD:
-            p.drawPath(self.arrows)
+        p.setPen(QPen(self.color, 1.2 if lod >= DETAIL_LOD else 0))
+        for rect, path, arrows in self.tiles:
+            if rect.intersects(exposed):
+                p.drawPath(path)
+                if lod >= DETAIL_LOD:
+                    p.drawPath(arrows)
         if not self.hot.isEmpty():
             p.setPen(QPen(theme.HIGHLIGHT, 2.5))
             p.drawPath(self.hot)
         if lod >= LABEL_LOD:
-            f = p.font()
-            f.setPointSizeF(7)
-            p.setFont(f)
+            p.setFont(_SUB_FONT)
             p.setPen(theme.text_color())
-            exposed = option.exposedRect  # type: ignore[attr-defined]
             for e in self.layout.edges:
-                label = self.labels.get((e.src, e.dst))
-                if not label:
-                    continue
                 mid = QPointF((e.p0[0] + e.p1[0]) / 2 + 4, (e.p0[1] + e.p1[1]) / 2)
                 if exposed.contains(mid):
-                    p.drawText(mid, label)
+                    label = self.labels.get((e.src, e.dst))
+                    if label:
+                        p.drawText(mid, label)
 
 
 class GraphScene(QGraphicsScene):
@@ -270,7 +278,7 @@ class GraphView(QGraphicsView):
         self.verticalScrollBar().valueChanged.connect(self.view_changed)
 
     # -- content -----------------------------------------------------------------------------------------------
-    def show_layout(self, layout: SceneLayout, looks: dict[str, NodeLook],
+    def show_layout(self, layout: SceneLayout, looks: dict[str, Look],
                     edge_labels: dict[tuple[str, str], str], keep_view: bool = False) -> None:
         scene = self.scene()
         center = self.mapToScene(self.viewport().rect().center())

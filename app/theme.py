@@ -13,11 +13,23 @@ _LIGHT = {
 _DARK = {k: QColor(v).darker(240).name() for k, v in _LIGHT.items()}
 
 
+_dark: bool | None = None
+
+
 def is_dark() -> bool:
-    app = QGuiApplication.instance()
-    if app is None:
-        return False
-    return QGuiApplication.palette().color(QPalette.ColorRole.Window).lightness() < 128  # type: ignore[attr-defined]
+    """Whether the system palette is dark. Read once (painting asks for it per item); `refresh()` on a change."""
+    global _dark
+    if _dark is None:
+        app = QGuiApplication.instance()
+        if app is None:
+            return False
+        _dark = QGuiApplication.palette().color(QPalette.ColorRole.Window).lightness() < 128
+    return _dark
+
+
+def refresh() -> None:
+    global _dark
+    _dark = None
 
 
 def kind_color(kind: str, dark: bool | None = None) -> QColor:

@@ -52,10 +52,10 @@ class ArchiveFiles:
     def read_bytes(self, name: str, limit: int = MAX_JSON_BYTES) -> bytes:
         entry = self.entries.get(name)
         if entry is None:
-            raise ArchiveError(f"The archive has no entry '{name}'.", path=str(self.path), member=name)
+            raise ArchiveError(f"'{self.path.name}' has no entry '{name}'.", path=str(self.path), member=name)
         if entry.size > limit:
             raise ArchiveError(
-                f"The entry '{name}' is {entry.size / 1e6:.0f} MB, more than the {limit / 1e6:.0f} MB this viewer "
+                f"In '{self.path.name}', the entry '{name}' is {entry.size / 1e6:.0f} MB, more than the {limit / 1e6:.0f} MB this viewer "
                 "reads. The file may be damaged, or not a torch.export archive.",
                 path=str(self.path),
                 member=name,
@@ -66,13 +66,14 @@ class ArchiveFiles:
                 data = f.read(limit + 1)
         except (zipfile.BadZipFile, EOFError, OSError, ValueError, NotImplementedError, RuntimeError) as e:
             raise ArchiveError(
-                f"The entry '{name}' could not be read ({e}). The file is damaged or truncated: "
+                f"In '{self.path.name}', the entry '{name}' could not be read ({e}). The file is damaged or truncated: "
                 "save or copy it again.",
                 path=str(self.path),
                 member=name,
             ) from None
         if len(data) > limit:
-            raise ArchiveError(f"The entry '{name}' is larger than it claims to be.", path=str(self.path), member=name)
+            raise ArchiveError(f"In '{self.path.name}', the entry '{name}' is larger than it claims to be: the file "
+                               "is damaged.", path=str(self.path), member=name)
         return data
 
     def read_text(self, name: str, limit: int = MAX_SMALL_BYTES) -> str:
@@ -84,7 +85,7 @@ class ArchiveFiles:
             return json.loads(data)
         except (ValueError, RecursionError) as e:
             raise ArchiveError(
-                f"The entry '{name}' is not valid JSON ({e}). The archive is damaged, or was not written by "
+                f"In '{self.path.name}', the entry '{name}' is not valid JSON ({e}). The archive is damaged, or was not written by "
                 "torch.export.save.",
                 path=str(self.path),
                 member=name,

@@ -4,6 +4,7 @@ view paints. No Qt: the document widget mirrors this model.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from core.graph_index import GraphIndex
@@ -76,9 +77,11 @@ class DocumentModel:
         self.matches = []
 
     # -- what to draw ------------------------------------------------------------------------------------------
-    def looks(self) -> dict[str, Look]:
+    def looks(self, names: Iterable[str] | None = None) -> dict[str, Look]:
+        """How each node looks (all nodes of the level, or just `names`: the visible ones)."""
         graph = self.level.graph
-        return {n.name: Look(node_label(n), node_subtitle(n, graph), node_kind(n, self._kinds)) for n in graph.nodes}
+        nodes = graph.nodes if names is None else [graph.node_by_name[n] for n in names]
+        return {n.name: Look(node_label(n), node_subtitle(n, graph), node_kind(n, self._kinds)) for n in nodes}
 
     def edge_labels(self, layout: SceneLayout) -> dict[tuple[str, str], str]:
         values = self.level.graph.values

@@ -176,17 +176,34 @@ def _sym(v: Any, what: str) -> int | float | bool | SymDim:
     raise ValueError(f"{what}: unknown symbolic kind '{kind}'")
 
 
+def _dim(s: Any, what: str) -> int | float | bool | SymDim:
+    if type(s) is dict and len(s) == 1:
+        v = s.get("as_int")
+        if v is not None:
+            return v  # type: ignore[no-any-return]
+    return _sym(s, what)
+
+
 def tensor_meta(d: Any) -> TensorMeta:
     d = _obj(d, "tensor metadata")
     return TensorMeta(
         dtype=SCALAR_TYPES.get(d["dtype"], f"dtype{d['dtype']}"),
-        sizes=tuple(_sym(s, "size") for s in _list(d["sizes"], "sizes")),  # type: ignore[misc]
-        strides=tuple(_sym(s, "stride") for s in _list(d.get("strides", []), "strides")),  # type: ignore[misc]
-        device=_device(d.get("device", {"type": "cpu"})),
+        sizes=tuple(_dim(s, "size") for s in _list(d["sizes"], "sizes")),  # type: ignore[misc]
+        strides=tuple(_dim(s, "stride") for s in _list(d.get("strides", []), "strides")),  # type: ignore[misc]
+        device=_device(d.get("device") or {"type": "cpu"}),
         requires_grad=bool(d.get("requires_grad", False)),
         layout=LAYOUTS.get(d.get("layout", 7), "unknown"),
-        storage_offset=_sym(d["storage_offset"], "storage_offset") if d.get("storage_offset") else 0,  # type: ignore
+        storage_offset=_dim(d["storage_offset"], "storage_offset") if d.get("storage_offset") else 0,  # type: ignore
     )
+
+
+def tensor_meta_or_none(d: Any) -> TensorMeta | None:
+    """Lazy parsing (see `Value.meta`): metadata that was checked for shape at read time but still cannot be
+    understood shows as unknown rather than failing a view."""
+    try:
+        return tensor_meta(d)
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError, RecursionError):
+        return None
 
 
 def _name_of(arg: Any) -> str | None:
@@ -253,7 +270,9 @@ class _ProgramReader:
         g = _obj(g, "graph")
         values: dict[str, Value] = {}
         for k, v in _obj(g.get("tensor_values", {}), "tensor_values").items():
-            values[k] = Value(k, "tensor", meta=tensor_meta(v))
+            if type(v) is not dict or "dtype" not in v or type(v.get("sizes")) is not list:
+                raise ValueError(f"tensor '{k}' has malformed metadata")
+            values[k] = Value(k, "tensor", meta_json=v)
         for field_name, kind in (("sym_int_values", "sym_int"), ("sym_float_values", "sym_float"),
                                  ("sym_bool_values", "sym_bool")):
             for k, v in _obj(g.get(field_name, {}), field_name).items():
@@ -303,7 +322,9 @@ class _ProgramReader:
         outputs: list[str | None] = []
         for o in _list(raw.get("outputs", []), f"outputs of {target}"):
             outputs.extend(_output_names(o))
-        metadata = {str(k): str(v) for k, v in _obj(raw.get("metadata", {}), "metadata").items()}
+        metadata = raw.get("metadata") or {}
+        if type(metadata) is not dict or not all(type(v) is str for v in metadata.values()):
+            raise ValueError(f"the metadata of a '{target}' node should map names to strings")
         name = raw.get("name") or next((o for o in outputs if o), None) or target.rsplit(".", 2)[-2]
         return Node(str(name), NodeOp.CALL_FUNCTION, target, args, outputs, metadata, subgraphs)
 
@@ -386,7 +407,10 @@ class _ProgramReader:
         except ValueError:
             raise ValueError(f"unknown output spec kind '{kind}'") from None
         target = next((x[k] for k in ("buffer_name", "parameter_name", "user_input_name") if k in x), None)
-        return OutputSpec(_name_of(x["arg"]) or "", out_kind, target)
+        # A user output's arg is an Argument union (a tensor, a symint, a constant); every other kind holds a
+        # plain TensorArgument/TokenArgument `{"name": ...}`.
+        name = _name_of(x["arg"]) if kind == "user_output" else _obj(x["arg"], kind)["name"]
+        return OutputSpec(str(name or ""), out_kind, target)
 
     def _module_call(self, e: Any) -> ModuleCall:
         e = _obj(e, "module call")

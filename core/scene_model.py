@@ -133,6 +133,7 @@ class SceneModel:
         for e in graph.edges:
             if e.src in hubs and e.src not in self.hub_inputs.get(e.dst, []):
                 self.hub_inputs.setdefault(e.dst, []).append(e.src)
+        self.level_edges = self._level_edges()
         self.expanded: set[str] = {""}
         self.layouts: dict[str, LayoutResult] = {}
         self._layout_keys: dict[str, str] = {}
@@ -195,13 +196,24 @@ class SceneModel:
         return node
 
     # -- layout requests -------------------------------------------------------------------------------------
-    def _item_in(self, g: ModuleGroup, node: str) -> str | None:
-        chain = self.group_chain.get(node)
-        if not chain or len(chain) <= g.depth or chain[g.depth] is not g:
-            return None
-        if len(chain) == g.depth + 1:
-            return node
-        return group_id(chain[g.depth + 1].path)
+    def _level_edges(self) -> dict[str, list[tuple[str, str]]]:
+        """For each group, the edges between its direct items (nodes and child groups), from one pass over the
+        graph's edges: an edge belongs to the deepest group containing both ends. Hub edges are left out."""
+        out: dict[str, dict[tuple[str, str], None]] = {}
+        hubs = self.index.hubs
+        root_chain = [self.root]
+        for e in self.graph.edges:
+            if e.src in hubs:
+                continue
+            ca, cb = self.group_chain.get(e.src, root_chain), self.group_chain.get(e.dst, root_chain)
+            k = 0
+            while k + 1 < len(ca) and k + 1 < len(cb) and ca[k + 1] is cb[k + 1]:
+                k += 1
+            a = group_id(ca[k + 1].path) if k + 1 < len(ca) else e.src
+            b = group_id(cb[k + 1].path) if k + 1 < len(cb) else e.dst
+            if a != b:
+                out.setdefault(ca[k].path, {})[(a, b)] = None
+        return {path: list(edges) for path, edges in out.items()}
 
     def _box_size(self, g: ModuleGroup) -> tuple[float, float]:
         if g.path in self.expanded:
@@ -222,14 +234,7 @@ class SceneModel:
             nodes.append(LayoutNode(group_id(c.path), w, h))
         for n in g.nodes:
             nodes.append(LayoutNode(n, self._node_w(n) + self._proxy_w(n), NODE_H))
-        hubs = self.index.hubs
-        edges: dict[tuple[str, str], None] = {}
-        for e in self.graph.edges:
-            if e.src in hubs:
-                continue
-            a, b = self._item_in(g, e.src), self._item_in(g, e.dst)
-            if a and b and a != b:
-                edges[(a, b)] = None
+        edges = self.level_edges.get(g.path, [])
         return LayoutRequest(nodes=nodes, edges=[LayoutEdge(a, b) for a, b in edges], key_hint=g.path)
 
     def pending_requests(self) -> dict[str, LayoutRequest]:
