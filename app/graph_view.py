@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QSty
 
 from app import theme
 from core.document_model import Look
-from core.scene_model import GroupBox, NodeBox, SceneLayout
+from core.scene_model import EdgeLine, GroupBox, NodeBox, SceneLayout
 
 DETAIL_LOD = 0.45  # below this zoom, nodes are plain boxes
 LABEL_LOD = 0.9  # above this zoom, edges show the tensor they carry
@@ -170,6 +170,17 @@ class ProxyItem(QGraphicsItem):
         p.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.text)
 
 
+def _edge_path(e: EdgeLine) -> QPainterPath:
+    """Graphviz's own spline when the edge was laid out with both ends, else a vertical S-curve."""
+    pts = e.route
+    if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
+        path = QPainterPath(QPointF(*pts[0]))
+        for i in range(1, len(pts) - 1, 3):
+            path.cubicTo(QPointF(*pts[i]), QPointF(*pts[i + 1]), QPointF(*pts[i + 2]))
+        return path
+    return _curve(e.p0, e.p1)
+
+
 def _curve(p0: tuple[float, float], p1: tuple[float, float]) -> QPainterPath:
     path = QPainterPath(QPointF(*p0))
     dy = max(20.0, abs(p1[1] - p0[1]) * 0.5)
@@ -192,7 +203,7 @@ class EdgeLayer(QGraphicsItem):
         for e in layout.edges:
             key = (int(min(e.p0[0], e.p1[0]) // TILE), int(min(e.p0[1], e.p1[1]) // TILE))
             path, arrows = tiles.setdefault(key, (QPainterPath(), QPainterPath()))
-            path.addPath(_curve(e.p0, e.p1))
+            path.addPath(_edge_path(e))
             x, y = e.p1
             arrows.moveTo(x - 4, y - 7)
             arrows.lineTo(x, y)
@@ -210,7 +221,7 @@ class EdgeLayer(QGraphicsItem):
         self.hot = QPainterPath()
         for e in self.layout.edges:
             if (e.src, e.dst) in pairs:
-                self.hot.addPath(_curve(e.p0, e.p1))
+                self.hot.addPath(_edge_path(e))
         self.update()
 
     def boundingRect(self) -> QRectF:

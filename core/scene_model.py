@@ -59,6 +59,7 @@ class EdgeLine:
     values: tuple[str, ...]  # the values carried
     p0: tuple[float, float]
     p1: tuple[float, float]
+    route: tuple[tuple[float, float], ...] = ()  # Graphviz's spline (1 + 3k points) when both ends share a layout
 
 
 @dataclass
@@ -265,18 +266,26 @@ class SceneModel:
     def compose(self) -> SceneLayout:
         scene = SceneLayout()
         rects: dict[str, tuple[float, float, float, float]] = {}
-        self._place(self.root, 0.0, 0.0, scene, rects, top=True)
-        self._edges(scene, rects)
+        routes: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}
+        self._place(self.root, 0.0, 0.0, scene, rects, routes)
+        self._edges(scene, rects, routes)
         root = self.layouts.get("")
         if root is not None:
             scene.width, scene.height = root.width, root.height
         return scene
 
     def _place(self, g: ModuleGroup, ox: float, oy: float, scene: SceneLayout,
-               rects: dict[str, tuple[float, float, float, float]], top: bool = False) -> None:
+               rects: dict[str, tuple[float, float, float, float]],
+               routes: dict[tuple[str, str], tuple[tuple[float, float], ...]]) -> None:
         r = self.layouts.get(g.path)
         if r is None:
             return
+        for route in r.edges:
+            if route.points:
+                pts = [(ox + x, oy + y) for x, y in route.points]
+                if route.head is not None:
+                    pts[-1] = (ox + route.head[0], oy + route.head[1])
+                routes[(route.src, route.dst)] = tuple(pts)
         for c in g.children:
             cx, cy = r.positions.get(group_id(c.path), (0.0, 0.0))
             w, h = self._box_size(c)
@@ -285,7 +294,7 @@ class SceneModel:
             scene.groups.append(GroupBox(c.path, c.title, c.count(), expanded, x, y, w, h, c.depth))
             rects[group_id(c.path)] = (x, y, w, h)
             if expanded:
-                self._place(c, x + FRAME_PAD, y + FRAME_PAD + FRAME_HEADER, scene, rects)
+                self._place(c, x + FRAME_PAD, y + FRAME_PAD + FRAME_HEADER, scene, rects, routes)
         for n in g.nodes:
             cx, cy = r.positions.get(n, (0.0, 0.0))
             w, pw = self._node_w(n), self._proxy_w(n)
@@ -295,7 +304,8 @@ class SceneModel:
             for k, hub in enumerate(self.hub_inputs.get(n, [])[:MAX_PROXIES]):
                 scene.proxies.append(HubProxy(hub, n, x + w + 4, y + 2 + k * (PROXY_H + 2)))
 
-    def _edges(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]]) -> None:
+    def _edges(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
+               routes: dict[tuple[str, str], tuple[tuple[float, float], ...]]) -> None:
         hubs = self.index.hubs
         lines: dict[tuple[str, str], list[str]] = {}
         for e in self.graph.edges:
@@ -308,8 +318,9 @@ class SceneModel:
             ra, rb = rects.get(a), rects.get(b)
             if ra is None or rb is None:
                 continue
-            scene.edges.append(EdgeLine(a, b, tuple(dict.fromkeys(values)),
-                                        (ra[0] + ra[2] / 2, ra[1] + ra[3]), (rb[0] + rb[2] / 2, rb[1])))
+            route = routes.get((a, b), ())
+            p0, p1 = (route[0], route[-1]) if route else ((ra[0] + ra[2] / 2, ra[1] + ra[3]), (rb[0] + rb[2] / 2, rb[1]))
+            scene.edges.append(EdgeLine(a, b, tuple(dict.fromkeys(values)), p0, p1, route))
 
     def _node_w(self, name: str) -> float:
         w = self._widths.get(name)
