@@ -196,7 +196,7 @@ def _kind(types: str, text: str) -> str:
     if "Could not extract specialized integer" in text or "Could not extract specialized" in text:
         return SPECIALIZED_VALUE
     if ("Could not guard on data-dependent expression" in text or "GuardOnDataDependentSymNode" in types
-            or "data-dependent" in text.lower() and "UserError" in types):
+            or ("data-dependent" in text.lower() and "UserError" in types)):
         return DATA_DEPENDENT_GUARD
     if "torch._dynamo.exc.Unsupported" in types or "graph break" in text.lower():
         return GRAPH_BREAK

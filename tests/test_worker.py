@@ -149,7 +149,7 @@ def test_timeout_stops_a_hanging_script(tmp_path):
 
 
 def test_memory_limit_turns_a_memory_eater_into_a_reported_error(tmp_path):
-    job, outcome = run_job(JOB, request("eat_memory.py"), tmp_path, env=ENV, timeout_s=120, memory_limit_mb=3000)
+    job, outcome = run_job(JOB, request("eat_memory.py"), tmp_path, env=ENV, timeout_s=120, memory_limit_mb=1500)
     assert outcome.status == protocol.OK, outcome.message
     report = json.loads((tmp_path / "report.json").read_text())
     error = report["script_error"]

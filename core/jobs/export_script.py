@@ -112,7 +112,10 @@ class ExportRecorder:
                     source: str) -> Any:
         import inspect
 
-        bound = inspect.signature(self.real_export).bind(*args, **kwargs)
+        try:
+            bound = inspect.signature(self.real_export).bind(*args, **kwargs)
+        except TypeError:  # called wrongly: let torch raise its own error, there is no export to record
+            return self.real_export(*args, **kwargs)
         bound.apply_defaults()
         a = bound.arguments
         mod, ex_args, ex_kwargs = a["mod"], tuple(a.get("args") or ()), a.get("kwargs") or {}

@@ -26,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                         help="stop the script after this many seconds")
     parser.add_argument("--max-memory-mb", type=int, default=None, metavar="MB",
-                        help="limit the worker's address space (torch alone needs about 1000 MB)")
+                        help="limit the worker's address space (torch alone takes about 750 MB; use 1500 or more)")
     parser.add_argument("--rerun", metavar="CALL", default=None,
                         help="export call to run with other options: its index in report.json, or 'convention'")
     strict = parser.add_mutually_exclusive_group()
