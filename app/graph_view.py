@@ -28,6 +28,7 @@ from core.scene_model import EdgeLine, GroupBox, NodeBox, SceneLayout
 DETAIL_LOD = 0.45  # below this zoom, nodes are plain boxes
 LABEL_LOD = 0.9  # above this zoom, edges show the tensor they carry
 READABLE_SCALE = 0.7  # the first view of a big graph: node text readable
+HEAT = QColor("#d7301f")  # the hottest node's tint in the per-node time overlay
 
 
 _TITLE_FONT = QFont()
@@ -56,6 +57,23 @@ class NodeItem(QGraphicsItem):
         self.setPos(box.x, box.y)
         self.setZValue(2)
         self.setToolTip(f"{box.node}\n{look.subtitle}")
+        self.heat: float | None = None  # 0..1: share of the slowest node's time, from a run
+        self.heat_fill: QColor | None = None
+
+    def set_heat(self, heat: float | None) -> None:
+        """Tint the node from its kind colour towards HEAT by `heat` (0..1); None removes the tint."""
+        if heat == self.heat:
+            return
+        self.heat = heat
+        if heat is None:
+            self.heat_fill = None
+        else:
+            t = 0.15 + 0.85 * max(0.0, min(1.0, heat))
+            f, h = self.fill, HEAT
+            self.heat_fill = QColor(round(f.red() + (h.red() - f.red()) * t),
+                                    round(f.green() + (h.green() - f.green()) * t),
+                                    round(f.blue() + (h.blue() - f.blue()) * t))
+        self.update()
 
     def boundingRect(self) -> QRectF:
         return self.rect.adjusted(-2, -2, 2, 2)
@@ -63,11 +81,12 @@ class NodeItem(QGraphicsItem):
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
         border = _STATE_PENS.get(self.state)
+        fill = self.heat_fill or self.fill
         if lod < DETAIL_LOD:
-            p.fillRect(self.rect, border.color() if border else self.fill)
+            p.fillRect(self.rect, border.color() if border else fill)
             return
         p.setPen(border or self.pen)
-        p.setBrush(self.fill)
+        p.setBrush(fill)
         p.drawRoundedRect(self.rect, 5, 5)
         p.setPen(self.text_color)
         p.setFont(_TITLE_FONT)
@@ -279,6 +298,7 @@ class GraphView(QGraphicsView):
         self.proxies: list[ProxyItem] = []
         self.edges: EdgeLayer | None = None
         self.layout: SceneLayout | None = None
+        self.heat: dict[str, float] = {}  # per-node time overlay, kept across re-layouts
         self.painted = 0  # frames painted since the last scene; tests and --screenshot wait on it
         for keys, slot in ((QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1.25)),
                            (QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(0.8)),
@@ -306,6 +326,7 @@ class GraphView(QGraphicsView):
         scene.addItem(self.edges)
         for n in layout.nodes:
             item = NodeItem(n, looks[n.node])
+            item.set_heat(self.heat.get(n.node))
             scene.addItem(item)
             self.nodes[n.node] = item
         for px in layout.proxies:
@@ -339,6 +360,12 @@ class GraphView(QGraphicsView):
                 px.update()
         if self.edges is not None:
             self.edges.set_hot(hot_edges)
+
+    def set_heat(self, heat: dict[str, float]) -> None:
+        """Per-node heat (0..1, e.g. time relative to the slowest node) as a fill tint; {} removes the overlay."""
+        self.heat = dict(heat)
+        for name, item in self.nodes.items():
+            item.set_heat(self.heat.get(name))
 
     def center_on_item(self, item_id: str) -> None:
         if item_id.startswith("group:"):
