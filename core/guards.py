@@ -78,6 +78,18 @@ class GuardLog:
         return asdict(self)
 
 
+def guard_log_from_json(d: dict[str, Any]) -> GuardLog:
+    """Rebuild a GuardLog from report.json (the GUI reads reports without torch)."""
+    def line(v: dict[str, Any] | None) -> SourceLine | None:
+        return SourceLine(**v) if v else None
+
+    return GuardLog(
+        symbols=[SymbolInfo(**{**s, "user_line": line(s.get("user_line"))}) for s in d.get("symbols", [])],
+        guards=[GuardInfo(**{**g, "user_line": line(g.get("user_line"))}) for g in d.get("guards", [])],
+        raw=list(d.get("raw", [])),
+    )
+
+
 def parse_symbol(message: str) -> SymbolInfo | None:
     """Parse a `create_symbol` or `create_unbacked_sym*` log message."""
     m = _CREATE.match(message)

@@ -202,3 +202,16 @@ def test_seed_tutorial_runs_as_one_script_and_stops_at_export_for_training(tmp_p
     for call in calls:
         if call["pt2"]:
             assert read_archive(tmp_path / call["pt2"]).program().graph.nodes
+
+
+def test_report_reads_back_into_the_same_objects_without_torch(several):
+    from core.worker.export_report import read_report
+
+    _, raw, out = several
+    report = read_report(out / "report.json")
+    assert report.ok and len(report.calls) == 9 and report.script == str(SEVERAL)
+    assert [c.to_json() for c in report.calls] == raw["calls"]
+    broadcast = report.calls[4]
+    assert broadcast.failure.kind == CONSTRAINT_VIOLATION and broadcast.guards.guards[0].user_line.file == str(SEVERAL)
+    with pytest.raises(ValueError, match="not a PT2 Viewer export report"):
+        read_report(out / "result.json")

@@ -24,62 +24,18 @@ import tempfile
 import time
 import traceback
 import types
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from core.failures import (CONSTRAINT_VIOLATION, Failure, SourceLine, classify_exception, exception_chain, is_library_file, same_file,
-                           with_code)
+from core.failures import (CONSTRAINT_VIOLATION, Failure, SourceLine, classify_exception, exception_chain,
+                           is_library_file, same_file, with_code)
 from core.guards import GuardCapture, GuardLog, resolve_inputs
 from core.worker import dynamic_spec
+from core.worker.export_report import (CONVENTION, REPORT_FILE, ExportCall,
+                                       ExportReport, Rerun, ScriptError)
 from core.worker.protocol import PROGRESS, write_json_atomic
 
-REPORT_FILE = "report.json"
-REPORT_FORMAT = "pt2-viewer-export-report"
-REPORT_VERSION = 1
-CONVENTION = "convention"
-
 Emit = Callable[[dict[str, Any]], None]
-
-
-@dataclass
-class ExportCall:
-    """One export call, as recorded in report.json."""
-
-    index: int
-    source: str  # "script" (the script called export) or "convention" (the job exported model/example_args)
-    line: SourceLine | None
-    model: str
-    strict: bool
-    dynamic_shapes: str | None  # repr of what was passed
-    dynamic_shapes_spec: dict[str, Any] | None  # the same as the JSON spec, when expressible
-    inputs: list[str] = field(default_factory=list)
-    ok: bool = False
-    pt2: str | None = None  # file name in the output folder
-    save_error: str | None = None
-    duration_s: float = 0.0
-    program: dict[str, Any] | None = None
-    failure: Failure | None = None
-    guards: GuardLog = field(default_factory=GuardLog)
-    rerun: bool = False  # options came from the request's "rerun"
-
-
-@dataclass
-class ScriptError:
-    """The script itself stopped with an exception (not an export failure it caught)."""
-
-    type: str
-    message: str
-    line: SourceLine | None
-    hint: str
-    traceback: str
-
-
-@dataclass
-class Rerun:
-    call: int | str
-    strict: bool | None = None
-    dynamic_shapes: dict[str, Any] | None = None
 
 
 class ExportRecorder:
@@ -422,18 +378,10 @@ def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
               "line": error.line.line if error.line else None})
     emit({"type": PROGRESS, "stage": "report", "message": "Writing report.json"})
     torch = sys.modules.get("torch")
-    report = {
-        "format": REPORT_FORMAT,
-        "version": REPORT_VERSION,
-        "script": str(script),
-        "torch_version": getattr(torch, "__version__", None),
-        "python_version": sys.version.split()[0],
-        "ok": error is None,
-        "script_error": asdict(error) if error else None,
-        "calls": [_call_json(c) for c in calls],
-        "duration_s": round(time.monotonic() - started, 3),
-    }
-    write_json_atomic(out / REPORT_FILE, report)
+    report = ExportReport(script=str(script), ok=error is None, calls=calls, script_error=error,
+                          torch_version=getattr(torch, "__version__", None),
+                          python_version=sys.version.split()[0], duration_s=round(time.monotonic() - started, 3))
+    write_json_atomic(out / REPORT_FILE, report.to_json())
     return {
         "report": REPORT_FILE,
         "script_ok": error is None,
@@ -442,9 +390,3 @@ def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
         "failed": sum(1 for c in calls if not c.ok),
         "programs": [c.pt2 for c in calls if c.pt2],
     }
-
-
-def _call_json(call: ExportCall) -> dict[str, Any]:
-    d = asdict(call)
-    d["failure"] = call.failure.to_json() if call.failure else None
-    return d
