@@ -33,6 +33,7 @@ from app.panels.details import DetailsPanel
 from app.panels.signature import SignaturePanel
 from app.panels.summary import SummaryPanel
 from app.panels.symbols import SymbolsPanel
+from app.run_panel import RunPanel
 from app.source_view import open_source
 from core.document_model import DocumentModel, GraphLevel
 from core.layout.records import LayoutError, LayoutResult
@@ -129,6 +130,8 @@ class DocumentWidget(QWidget):
         self.panel_widgets = _make_panels()
         for title, panel in self.panel_widgets.items():
             self.panels.addTab(panel, title)
+        self.run_panel = RunPanel(model.archive.path, model.program)
+        self.panels.addTab(self.run_panel, "Run")
 
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left)
@@ -160,14 +163,15 @@ class DocumentWidget(QWidget):
         QShortcut(QKeySequence("Escape"), self.find, lambda: self.find.clear())
         for panel in self.panel_widgets.values():
             _connect_panel(panel, self)
+        self.run_panel.heat_changed.connect(self.view.set_heat)
+        self.run_panel.node_requested.connect(self.reveal)
         self._show_level()
 
     # -- levels and layout -------------------------------------------------------------------------------------
     def _show_level(self) -> None:
-        level = self.model.level
         self.breadcrumb.set_levels([lv.title for lv in self.model.levels])
-        for panel in self.panel_widgets.values():
-            _set_panel_program(panel, self.model, level)
+        self._stale_panels = set(self.panel_widgets)
+        self._refresh_current_panel()
         self._keep_view = False
         self.relayout()
 
@@ -256,6 +260,10 @@ class DocumentWidget(QWidget):
         self._keep_view = False
         self.relayout()
 
+    def show_run_panel(self) -> None:
+        self.panels.setVisible(True)
+        self.panels.setCurrentWidget(self.run_panel)
+
     def go_to_level(self, depth: int) -> None:
         self.model.go_to_level(depth)
         self._show_level()
@@ -267,12 +275,25 @@ class DocumentWidget(QWidget):
     def select(self, item: str | None) -> None:
         self.model.select(item)
         self._apply_highlight()
-        node = item if item and not item.startswith("group:") else None
-        for panel in self.panel_widgets.values():
-            if hasattr(panel, "show_node"):
-                panel.show_node(node)
+        node = self._selected_node()
+        for title, panel in self.panel_widgets.items():
+            if title not in self._stale_panels:
+                panel.show_node(node)  # type: ignore[attr-defined]
         if node is not None:
             self.panels.setCurrentWidget(self.panel_widgets.get("Details", self.panels.currentWidget()))
+
+    def _selected_node(self) -> str | None:
+        item = self.model.selection
+        return item if item and not item.startswith("group:") else None
+
+    def _refresh_current_panel(self) -> None:
+        """Panels are filled when first shown: a 10k-node program's code view or symbol table costs time nobody
+        should pay for a tab they do not open."""
+        for title, panel in self.panel_widgets.items():
+            if panel is self.panels.currentWidget() and title in self._stale_panels:
+                self._stale_panels.discard(title)
+                _set_panel_program(panel, self.model, self.model.level)
+                panel.show_node(self._selected_node())  # type: ignore[attr-defined]
 
     def reveal(self, node: str) -> None:
         """Select a node and bring it on screen, expanding collapsed groups as needed."""

@@ -5,6 +5,8 @@ normalisation, reductions, control flow (HOPs), custom ops (outside torch's name
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from core.program import InputKind, Node, NodeOp, Program
 
 KINDS = (
@@ -37,6 +39,8 @@ _FAMILIES: list[tuple[str, tuple[str, ...]]] = [
 
 
 def node_kind(node: Node, input_kinds: dict[str, InputKind] | None = None) -> str:
+    if node.op is NodeOp.CALL_FUNCTION and not node.subgraphs:
+        return _op_kind(node.namespace, node.op_name)
     if node.op is NodeOp.PLACEHOLDER:
         k = (input_kinds or {}).get(node.name, InputKind.USER_INPUT)
         return {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer", InputKind.CONSTANT_TENSOR: "constant",
@@ -45,10 +49,15 @@ def node_kind(node: Node, input_kinds: dict[str, InputKind] | None = None) -> st
         return "output"
     if node.op is NodeOp.GET_ATTR:
         return "subgraph"
-    ns = node.namespace
-    if ns == "higher_order" or node.subgraphs:
+    return "hop" if node.subgraphs else _op_kind(node.namespace, node.op_name)
+
+
+@lru_cache(maxsize=4096)
+def _op_kind(ns: str, op_name: str) -> str:
+    """The family of an operator (a program has few distinct ops, so this is cached)."""
+    if ns == "higher_order":
         return "hop"
-    name = node.op_name.rstrip("_")
+    name = op_name.rstrip("_")
     if "assert" in name:
         return "assert"
     if ns and ns not in _TORCH_NAMESPACES:
