@@ -144,7 +144,8 @@ def guess_mapping(before: Iterable[Any], after: Iterable[Any], before_label: str
     """Pair the nodes of two programs without provenance: by name and target, name, module path and op, module path.
 
     Each after node gets at most one before node; a before node may get many (a decomposition splits it). Left-over
-    after nodes in a module go to the before node of that module nearest in relative graph position.
+    after nodes in a module go to the before node of that module (one not matched by the earlier rules, if any) nearest
+    in relative graph position.
     """
     b_nodes, a_nodes = _plain(before), _plain(after)
     links: list[Link] = []
@@ -190,7 +191,7 @@ def guess_mapping(before: Iterable[Any], after: Iterable[Any], before_label: str
         candidates = [b for b in by_module.get(a.module_path, []) if b.name not in matched_b] or \
             by_module.get(a.module_path, [])
         if candidates:
-            best = min(candidates, key=lambda b: abs(b.index / nb - a.index / na))
+            best = min(candidates, key=lambda b: abs((b.index + 0.5) / nb - (a.index + 0.5) / na))
             links.append(Link(best.name, a.name, "module_path"))
             matched_a.add(a.name)
     return NodeMapping(before_nodes=[n.name for n in b_nodes], after_nodes=[n.name for n in a_nodes], links=links,

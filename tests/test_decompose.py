@@ -140,6 +140,9 @@ def test_core_aten_turns_conv2d_into_convolution(pt2_path: Callable[[str], Path]
     assert torch.Tag.core in torch.ops.aten.convolution.default.tags
     mapping = read_mapping(result["mapping"])
     assert [(k.before, k.method) for k in mapping.before_of("convolution")] == [("conv2d", "from_node")]
+    assert read_archive(result["output"]).root == Path(result["output"]).stem  # saved under its own name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["batchnorm_train.core.mapping.json",
+                                                         "batchnorm_train.core.pt2"]  # no temp files left
     assert_mapping_names_real(result, src)
 
 

@@ -15,6 +15,7 @@ from core.jobs.errors import JobFailure
 from core.jobs.inputs import check_inputs
 from core.jobs.run_program import run_job
 from core.reader import read_archive
+from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 
 VOCAB = 50
 
@@ -199,3 +200,14 @@ def test_runs_through_the_worker(tagger: Path, tmp_path: Path) -> None:
     assert outcome.result["ok"], outcome.result.get("error")
     assert outcome.result["outputs"][0]["shape"] == [6, 4, 3]
     assert [e["stage"] for e in job.events if e["type"] == "progress"][-1] == "done"
+
+
+def test_picks_a_program_of_a_multi_program_archive(pt2_path: Callable[[str], Path], tmp_path: Path) -> None:
+    path = pt2_path("two_programs")
+    result = run(path, tmp_path, program_name="other")
+    assert result["ok"], result.get("error")
+    assert result["program_name"] == "other"
+    assert result["inputs"]["values"][0]["shape"] == [4, 8]  # TopkCond's sample input, not Small's [3, 4]
+    missing = run(path, tmp_path, program_name="nope")
+    assert missing["error"]["kind"] == "load"
+    assert "no program named 'nope'" in missing["error"]["message"] and "model, other" in missing["error"]["hint"]

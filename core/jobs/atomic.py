@@ -1,6 +1,8 @@
-"""Write job outputs atomically: into a temp file beside the target, then `os.replace`.
+"""Write job outputs atomically: into a private temp folder beside the target, under the target's own name, then
+`os.replace`.
 
-A cancelled or crashed job must never leave a half-written `.pt2` that the viewer would then try to open.
+A cancelled or crashed job must never leave a half-written `.pt2` that the viewer would then try to open. The file
+keeps its final name while written because `torch.export.save` names the archive's root folder after the file.
 """
 from __future__ import annotations
 
@@ -11,17 +13,13 @@ from typing import Any, Callable
 
 
 def write_atomically(path: str | Path, write: Callable[[str], Any]) -> Path:
-    """Call `write(tmp_path)` for a temp file in `path`'s folder, then move it onto `path`."""
+    """Call `write(tmp_path)` for a temp path with `path`'s name in `path`'s folder, then move it onto `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix or ".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.") as tmp_dir:
+        tmp = Path(tmp_dir) / path.name
+        write(str(tmp))
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return path
 
 

@@ -84,7 +84,7 @@ def provenance_mapping(before_graph: Any, after_graph: Any, before_label: str = 
 
     def nearest(cands: list[Any], i: int, stem: str) -> Any:
         same_op = [c for c in cands if op_stem(target_text(c)) == stem]
-        return min(same_op or cands, key=lambda c: abs(index_b[c.name] / nb - i / na))
+        return min(same_op or cands, key=lambda c: abs((index_b[c.name] + 0.5) / nb - (i + 0.5) / na))
 
     for i, a in enumerate(after):
         if a.op in ("placeholder", "output"):

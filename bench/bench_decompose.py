@@ -1,0 +1,60 @@
+"""Click-to-result time of the decompose job on a ~4k-node program (training IR of a deep transformer-like model).
+
+"Click to result" is what the user waits for: the worker process starts, imports torch, loads the `.pt2`, decomposes
+to core ATen, maps nodes, writes the new `.pt2` and mapping JSON, and the client reads result.json. The job's own
+breakdown (load, decompose, map, save) is printed beside it. Prints figures; asserts nothing.
+
+Usage: `.venv/bin/python bench/bench_decompose.py [LAYERS]` (default 110 layers: about 4k nodes). The exported
+program is cached under `.cache/bench-decompose/<torch version>/`.
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+CACHE = REPO / ".cache" / "bench-decompose"
+
+
+def training_ir_program(layers: int) -> Path:
+    """The cached `.pt2` of bench/big_model.py's model, exported but NOT decomposed (what decompose starts from)."""
+    import torch
+
+    from bench.big_model import _model
+    from core.jobs.atomic import save_program
+
+    path = CACHE / torch.__version__ / f"deep{layers}_training_ir.pt2"
+    if path.exists():
+        return path
+    torch.manual_seed(0)
+    ep = torch.export.export(_model(layers, 16, 2, True), (torch.randn(2, 8, 16),),
+                             dynamic_shapes={"x": {1: torch.export.Dim("seq", min=2, max=4096)}})
+    return save_program(ep, path)
+
+
+def main() -> None:
+    from core.worker.client import run_job
+
+    layers = int(sys.argv[1]) if len(sys.argv) > 1 else 110
+    t = time.perf_counter()
+    src = training_ir_program(layers)
+    print(f"program: {src.name} (built or found in {time.perf_counter() - t:.1f} s)")
+    with tempfile.TemporaryDirectory(prefix="pt2v-bench-") as out:
+        t = time.perf_counter()
+        _job, outcome = run_job("decompose", {"program": str(src), "to": "core"}, out, timeout_s=1800)
+        wall = time.perf_counter() - t
+    result = outcome.result or {}
+    if not outcome.ok or not result.get("ok"):
+        print(f"failed: {outcome.message} {result.get('error')}")
+        return
+    s = result["seconds"]
+    print(f"nodes: {result['nodes_before']} -> {result['nodes_after']}")
+    print(f"click to result: {wall:.1f} s (worker start + torch import: {wall - sum(s.values()):.1f} s, "
+          f"load {s['load']:.1f} s, decompose {s['decompose']:.1f} s, map {s['map']:.2f} s, save {s['save']:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
