@@ -63,7 +63,7 @@ def _set_icon(app: QApplication) -> None:
 def _screenshot(app: QApplication, path: str, out: str, program: str | None) -> int:
     from app.main_window import MainWindow
 
-    window = MainWindow(interactive=False)
+    window = MainWindow(interactive=False, trust_scripts=True)  # the user named the script on the command line
     window.resize(1400, 900)
     window.show()
     outcome: dict[str, object] = {}

@@ -1,6 +1,7 @@
 """The main window: menus, document tabs, recent files, drag-and-drop. It assembles panels and holds no logic."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Signal
@@ -18,10 +19,14 @@ from app.document import DocumentWidget
 from app.export_image import export_scene
 from app.layout_client import LayoutClient
 from app.loader import ArchiveLoader
+from app.script_document import ScriptDocument
+from app.trust_dialog import confirm_run, not_trusted_message
 from core.document_model import DocumentModel
+from core.jobs.atomic import write_atomically
 from core.program import Archive
+from core.trust import TrustStore
 
-OPENABLE = (".pt2",)
+OPENABLE = (".pt2", ".py")
 MAX_RECENT = 10
 
 
@@ -32,12 +37,15 @@ class MainWindow(QMainWindow):
     document_ready = Signal(object)
     open_failed = Signal(str)
 
-    def __init__(self, layouts: LayoutClient | None = None, interactive: bool = True) -> None:
+    def __init__(self, layouts: LayoutClient | None = None, interactive: bool = True,
+                 trust_scripts: bool = False) -> None:
         super().__init__()
         self.setWindowTitle("PT2 Viewer")
         self.resize(1400, 900)
         self.setAcceptDrops(True)
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
+        self.trust_scripts = trust_scripts  # run .py scripts without asking (the user named them for --screenshot)
+        self.trust_store = TrustStore.default()
         self.settings = QSettings("pt2-viewer", "PT2 Viewer")
         self.layouts = layouts or LayoutClient(parent=self)
         self.loader = ArchiveLoader(self)
@@ -63,6 +71,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self._fill_recent()
         self._add(file_menu, "Export Graph as &SVG or PNG…", "Ctrl+Shift+E", self.export_dialog)
+        self._add(file_menu, "Save Program &As…", QKeySequence.StandardKey.SaveAs, self.save_program_dialog)
         file_menu.addSeparator()
         self._add(file_menu, "&Close Tab", QKeySequence.StandardKey.Close, lambda: self.close_tab(self.tabs.currentIndex()))
         self._add(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
@@ -92,12 +101,16 @@ class MainWindow(QMainWindow):
 
     def current_document(self) -> DocumentWidget | None:
         w = self.tabs.currentWidget()
+        if isinstance(w, ScriptDocument):  # the program shown inside a script's tab
+            w = w.program_document
         return w if isinstance(w, DocumentWidget) else None
 
     # -- opening -----------------------------------------------------------------------------------------------
     def open_dialog(self) -> None:
         start = str(Path(self.recent()[0]).parent) if self.recent() else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open", start, "PyTorch export archives (*.pt2);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open", start, "PyTorch programs and model scripts (*.pt2 *.py);;"
+                                              "PyTorch export archives (*.pt2);;Python model scripts (*.py);;"
+                                              "All files (*)")
         if path:
             self.open_path(path)
 
@@ -106,9 +119,7 @@ class MainWindow(QMainWindow):
         self.wanted_program = program
         self.statusBar().showMessage(f"Reading {p.name}…")
         if p.suffix == ".py":
-            self._open_failed(str(p), f"'{p.name}' is a Python script. Opening scripts needs the export worker, "
-                                      "which is not part of this build yet; export it with torch.export.save and "
-                                      "open the .pt2.")
+            self.open_script(p)
             return
         self.loader.load(str(p.resolve()) if p.exists() else str(p))
 
@@ -143,6 +154,32 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(index)
         self.setWindowTitle(f"{title} — PT2 Viewer")
 
+    def open_script(self, path: Path) -> ScriptDocument | None:
+        """Run a model script in the export worker (after the trust question) and show its tab."""
+        if not path.is_file():
+            self._open_failed(str(path), f"'{path}' does not exist or is not a file. Check the path.")
+            return None
+        path = path.resolve()
+        if not confirm_run(self, path, self.trust_store, interactive=self.interactive,
+                           trust_scripts=self.trust_scripts):
+            if self.interactive:
+                self.statusBar().showMessage(f"{path.name} was not run.")
+            else:
+                self._open_failed(str(path), not_trusted_message(path))
+            return None
+        self._remember(str(path))
+        doc = ScriptDocument(path, self.layouts)
+        doc.status.connect(self.statusBar().showMessage)
+        doc.document_ready.connect(self.document_ready.emit)
+        doc.open_failed.connect(lambda message: self._open_failed(str(path), message))
+        doc.open_in_new_tab.connect(self.open_path)
+        index = self.tabs.addTab(doc, path.name)
+        self.tabs.setTabToolTip(index, str(path))
+        self.tabs.setCurrentIndex(index)
+        self.setWindowTitle(f"{path.name} — PT2 Viewer")
+        doc.start()
+        return doc
+
     def _open_failed(self, path: str, message: str) -> None:
         self.statusBar().showMessage(f"Could not open {Path(path).name}")
         self.open_failed.emit(message)
@@ -159,6 +196,8 @@ class MainWindow(QMainWindow):
 
     def close_tab(self, index: int) -> None:
         w = self.tabs.widget(index)
+        if isinstance(w, ScriptDocument):
+            w.shutdown()  # stop its worker, remove its run folders
         if w is not None:
             self.tabs.removeTab(index)
             w.deleteLater()
@@ -205,12 +244,33 @@ class MainWindow(QMainWindow):
             else:
                 self.statusBar().showMessage(f"Saved {path}")
 
+    def save_program_dialog(self) -> None:
+        """Save the program shown (an archive's, or the selected export of a script) as a .pt2, atomically."""
+        w = self.tabs.currentWidget()
+        source = w.selected_pt2() if isinstance(w, ScriptDocument) else (
+            w.model.archive.path if isinstance(w, DocumentWidget) else None)
+        if not source:
+            self._warn("Nothing to save", "Select a successful export of a script, or open a program, first.")
+            return
+        target, _ = QFileDialog.getSaveFileName(self, "Save program", Path(source).name, "PyTorch archive (*.pt2)")
+        if not target:
+            return
+        try:
+            write_atomically(target, lambda tmp: shutil.copyfile(source, tmp))
+        except OSError as e:
+            self._warn("Save failed", f"Could not write '{target}': {e.strerror or e}")
+        else:
+            self.statusBar().showMessage(f"Saved {target}")
+
     def about(self) -> None:
         QMessageBox.about(self, "About PT2 Viewer",
                           "PT2 Viewer: look inside torch.export programs.\nReads .pt2 archives without torch.")
 
     def closeEvent(self, event) -> None:  # type: ignore[no-untyped-def]
         self.settings.setValue("window/geometry", self.saveGeometry())
+        for i in range(self.tabs.count()):
+            if isinstance(w := self.tabs.widget(i), ScriptDocument):
+                w.shutdown()
         self.layouts.close()
         super().closeEvent(event)
 

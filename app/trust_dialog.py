@@ -1,0 +1,44 @@
+"""Ask before running a model script: opening a `.py` file runs its code with the user's rights.
+
+The first time a file is opened (per path AND content, `core.trust.TrustStore`), the user sees its path and a clear
+warning and must say yes; the yes is remembered until the file changes. Without dialogs (tests, `--screenshot`) a
+script runs only if it was trusted before or the caller says the user asked for it explicitly (`trust_scripts`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from core.trust import TrustStore
+
+TITLE = "Run this script?"
+
+
+def warning_text(path: Path) -> str:
+    return (f"Opening a Python script runs its code on this computer, with your permissions:\n\n{path}\n\n"
+            "PT2 Viewer runs it in a separate worker process to capture its torch.export calls, but the code can "
+            "still read, change or delete your files and use the network. Run it only if you trust where it came "
+            "from.\n\nYour answer is remembered until the file changes.")
+
+
+def not_trusted_message(path: Path) -> str:
+    return (f"'{path.name}' was not run: opening a script runs its code, and this file has not been trusted yet. "
+            "Open it in the window and confirm, or pass it on the command line with --screenshot.")
+
+
+def confirm_run(parent: QWidget | None, path: str | Path, store: TrustStore, *, interactive: bool,
+                trust_scripts: bool = False) -> bool:
+    """True if the script may run now. Asks (interactive) at most once per path and content; remembers a yes."""
+    path = Path(path).expanduser().resolve()
+    if trust_scripts or store.is_trusted(path):
+        return True
+    if not interactive:
+        return False
+    answer = QMessageBox.warning(parent, TITLE, warning_text(path),
+                                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                 QMessageBox.StandardButton.No)
+    if answer != QMessageBox.StandardButton.Yes:
+        return False
+    store.trust(path)
+    return True
