@@ -165,6 +165,8 @@ class DocumentWidget(QWidget):
             _connect_panel(panel, self)
         self.run_panel.heat_changed.connect(self.view.set_heat)
         self.run_panel.node_requested.connect(self.reveal)
+        self._stale_panels: set[str] = set()
+        self.panels.currentChanged.connect(lambda _i: self._refresh_current_panel())
         self._show_level()
 
     # -- levels and layout -------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
-from PySide6.QtWidgets import QApplication, QFileDialog
+from PySide6.QtWidgets import QApplication, QFileDialog, QPlainTextEdit
 
 from app.document import DocumentWidget
 from app.graph_view import GroupItem
@@ -126,6 +126,26 @@ def test_selecting_a_node_highlights_neighbours_and_edges(qtbot, window: MainWin
     doc.select(hub)
     lit = [p for p in doc.view.proxies if p.state]
     assert lit and all(p.hub == hub for p in lit)
+
+
+def test_side_panels_fill_when_shown_and_follow_the_selection(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, EXAMPLE)
+    code = doc.panel_widgets["Code"]
+    doc.panels.setCurrentWidget(code)
+    text = code.findChild(QPlainTextEdit).toPlainText()
+    assert "def forward(self" in text and "torch.ops.aten.softmax.int" in text
+    signature = doc.panel_widgets["Signature"]
+    doc.panels.setCurrentWidget(signature)
+    tree = signature.tree
+    assert tree.topLevelItemCount() > 0
+    # Picking a signature row selects that input's node in the graph.
+    item = tree.topLevelItem(0)
+    while item.childCount():
+        item = item.child(0)
+    with qtbot.waitSignal(signature.node_requested, timeout=TIMEOUT) as picked:
+        tree.itemClicked.emit(item, 0)
+    assert doc.model.selection == picked.args[0]
+    assert doc.view.nodes[picked.args[0]].state == 2
 
 
 def test_multi_program_archive_picks_the_named_program(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
