@@ -5,7 +5,7 @@ to core ATen, maps nodes, writes the new `.pt2` and mapping JSON, and the client
 breakdown (load, decompose, map, save) is printed beside it. Prints figures; asserts nothing.
 
 Usage: `.venv/bin/python bench/bench_decompose.py [LAYERS]` (default 110 layers: about 4k nodes). The exported
-program is cached under `.cache/bench-decompose/<torch version>/`.
+program is built and cached by bench/big_model.py.
 """
 from __future__ import annotations
 
@@ -16,31 +16,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-CACHE = REPO / ".cache" / "bench-decompose"
-
-
-def training_ir_program(layers: int) -> Path:
-    """The cached `.pt2` of bench/big_model.py's model, exported but NOT decomposed (what decompose starts from)."""
-    import torch
-
-    from bench.big_model import _model
-    from core.jobs.atomic import save_program
-
-    path = CACHE / torch.__version__ / f"deep{layers}_training_ir.pt2"
-    if path.exists():
-        return path
-    torch.manual_seed(0)
-    ep = torch.export.export(_model(layers, 16, 2, True), (torch.randn(2, 8, 16),),
-                             dynamic_shapes={"x": {1: torch.export.Dim("seq", min=2, max=4096)}})
-    return save_program(ep, path)
 
 
 def main() -> None:
+    from bench.big_model import program_path
     from core.worker.client import run_job
 
     layers = int(sys.argv[1]) if len(sys.argv) > 1 else 110
     t = time.perf_counter()
-    src = training_ir_program(layers)
+    src = program_path(layers, decompose=False)
     print(f"program: {src.name} (built or found in {time.perf_counter() - t:.1f} s)")
     with tempfile.TemporaryDirectory(prefix="pt2v-bench-") as out:
         t = time.perf_counter()

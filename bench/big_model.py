@@ -7,7 +7,6 @@ fast. Importing this module does not import torch; building does.
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -15,7 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".cache" / "big-programs"
 
 
-def _model(layers: int, d: int, heads: int, dynamic: bool):  # type: ignore[no-untyped-def]
+def _model(layers: int, d: int, heads: int):  # type: ignore[no-untyped-def]
     import torch
 
     class Layer(torch.nn.Module):
@@ -53,28 +52,28 @@ def _model(layers: int, d: int, heads: int, dynamic: bool):  # type: ignore[no-u
     return Deep().eval()
 
 
-def program_path(layers: int = 100, d: int = 16, heads: int = 2, dynamic: bool = True, weights_mb: float = 0) -> Path:
-    """The cached `.pt2` of a `layers`-deep model (core ATen after run_decompositions). `weights_mb` pads the
-    archive with an extra parameter of that size (to show reading time does not depend on weight size)."""
+def program_path(layers: int = 100, d: int = 16, heads: int = 2, dynamic: bool = True, weights_mb: float = 0,
+                 decompose: bool = True) -> Path:
+    """The cached `.pt2` of a `layers`-deep model: core ATen after run_decompositions, or the training IR export
+    gives with `decompose=False`. `weights_mb` pads the archive with an extra parameter of that size (to show reading
+    time does not depend on weight size)."""
     import torch
 
-    name = f"deep{layers}_d{d}_h{heads}_{'dyn' if dynamic else 'static'}_w{weights_mb:g}.pt2"
+    from core.jobs.atomic import save_program
+
+    ir = "" if decompose else "_training"
+    name = f"deep{layers}_d{d}_h{heads}_{'dyn' if dynamic else 'static'}_w{weights_mb:g}{ir}.pt2"
     path = CACHE / torch.__version__ / name
     if path.exists():
         return path
     torch.manual_seed(0)
-    model = _model(layers, d, heads, dynamic)
+    model = _model(layers, d, heads)
     if weights_mb:
         model.register_parameter("padding", torch.nn.Parameter(torch.zeros(int(weights_mb * 1024 * 1024 / 4))))
     x = torch.randn(2, 8, d)
     shapes = {"x": {1: torch.export.Dim("seq", min=2, max=4096)}} if dynamic else None
-    ep = torch.export.export(model, (x,), dynamic_shapes=shapes).run_decompositions()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-        staged = Path(tmp) / path.name
-        torch.export.save(ep, str(staged))
-        staged.replace(path)
-    return path
+    ep = torch.export.export(model, (x,), dynamic_shapes=shapes)
+    return save_program(ep.run_decompositions() if decompose else ep, path)
 
 
 if __name__ == "__main__":
