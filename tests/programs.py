@@ -150,7 +150,8 @@ def _cond_map() -> Programs:
 def _dynamic_shapes() -> Programs:
     batch = Dim("batch", min=2, max=1024)
     shapes = {"x": {0: batch, 1: Dim.AUTO}, "y": {0: Dim.AUTO, 1: Dim.AUTO}}
-    return {"model": torch.export.export(DynamicShapes(), (torch.randn(4, 5), torch.randn(5, 6)), dynamic_shapes=shapes)}
+    example = (torch.randn(4, 5), torch.randn(5, 6))
+    return {"model": torch.export.export(DynamicShapes(), example, dynamic_shapes=shapes)}
 
 
 def _unbacked() -> Programs:

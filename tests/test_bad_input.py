@@ -145,7 +145,8 @@ WRONG_SHAPES: list[tuple[str, Callable[[dict], object], str]] = [
     ("target-is-a-number", lambda d: _graph(d)["nodes"][0].__setitem__("target", 7), "target"),
     ("node-is-a-list", lambda d: _graph(d)["nodes"].__setitem__(0, ["linear"]), "node"),
     ("no-graph-module", lambda d: d.pop("graph_module"), "graph_module"),
-    ("input-specs-is-an-object", lambda d: d["graph_module"]["signature"].__setitem__("input_specs", {}), "input_specs"),
+    ("input-specs-is-an-object", lambda d: d["graph_module"]["signature"].__setitem__("input_specs", {}),
+     "input_specs"),
     ("unknown-output-kind", lambda d: d["graph_module"]["signature"]["output_specs"].__setitem__(
         0, {"teleport": {}}), "teleport"),
     ("argument-with-two-kinds", lambda d: _graph(d)["nodes"][0]["inputs"][0].__setitem__(

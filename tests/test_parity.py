@@ -100,7 +100,8 @@ def test_edges_match_torch(case: str, pt2_path) -> None:
 def _hop_mismatches(where: str, graph: Graph, gm: torch.fx.GraphModule) -> list[str]:
     """Compare which subgraphs each HOP node takes, in our graph and torch's, recursing into the subgraphs."""
     ours = {n.name: [g.name for g in n.subgraphs] for n in graph.nodes if n.subgraphs}
-    problems = [] if ours == hop_subgraph_names(gm.graph) else [f"{where}: ours {ours}, torch {hop_subgraph_names(gm.graph)}"]
+    theirs = hop_subgraph_names(gm.graph)
+    problems = [] if ours == theirs else [f"{where}: ours {ours}, torch {theirs}"]
     for node in graph.nodes:
         for sub in node.subgraphs:
             problems += _hop_mismatches(f"{where}/{sub.name}", sub, getattr(gm, sub.name))

@@ -135,7 +135,8 @@ def graph_subgraphs(gm: torch.fx.GraphModule) -> list[dict[str, Any]]:
 
 
 def subgraph_edges(gm: torch.fx.GraphModule) -> dict[str, set[EdgeKey]]:
-    """Edges of every subgraph, nested ones included, keyed by a path of subgraph names ("body_graph_0/true_graph_0")."""
+    """Edges of every subgraph, nested ones included, keyed by a path of subgraph names
+    ("body_graph_0/true_graph_0")."""
     out: dict[str, set[EdgeKey]] = {}
     for node, sub in subgraph_modules(gm):
         name = str(node.target)
