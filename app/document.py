@@ -231,7 +231,6 @@ class DocumentWidget(QWidget):
         looks = self.model.looks(n.node for n in layout.nodes)
         self.view.show_layout(layout, looks, self.model.edge_labels(layout), keep_view=self._keep_view)
         self._apply_highlight()
-        self.minimap.refit()
         self.minimap.move(8, 8)
         self.ready = True
         elapsed = time.perf_counter() - self._started if self._started else 0.0

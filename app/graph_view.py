@@ -16,6 +16,7 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPen,
+    QPixmap,
     QShortcut,
     QWheelEvent,
 )
@@ -235,6 +236,8 @@ class EdgeLayer(QGraphicsItem):
         self.bounds = bounds.adjusted(-60, -20, 60, 20)
         self.color = QColor("#9aa3b2") if not theme.is_dark() else QColor("#6b7382")
         self.setZValue(0)
+        # Without this flag Qt reports the whole bounding rect as exposed, and every tile and label would be drawn.
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)
 
     def set_hot(self, pairs: set[tuple[str, str]]) -> None:
         self.hot = QPainterPath()
@@ -282,6 +285,7 @@ class GraphView(QGraphicsView):
     hub_clicked = Signal(str)
     background_clicked = Signal()
     view_changed = Signal()
+    scene_shown = Signal()  # a new layout is in the scene
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -340,6 +344,7 @@ class GraphView(QGraphicsView):
             self.centerOn(center)
         else:
             self.show_start()
+        self.scene_shown.emit()
 
     def set_states(self, nodes: dict[str, int], groups: dict[str, int], hot_edges: set[tuple[str, str]],
                    hub: str | None = None) -> None:
@@ -447,32 +452,67 @@ class GraphView(QGraphicsView):
         self.painted += 1
 
 
-class MiniMap(QGraphicsView):
-    """The whole scene small, with the main view's visible area outlined; click or drag to move there."""
+class MiniMap(QWidget):
+    """The whole scene small, with the main view's visible area outlined; click or drag to move there.
+
+    The scene is rendered into a pixmap once per layout: repainting every item of a 10k-node scene on each pan step of
+    the main view would cost more than the main view itself."""
+
+    SIZE = (180, 140)
 
     def __init__(self, main: GraphView, parent: QWidget | None = None) -> None:
-        super().__init__(main.scene(), parent)
+        super().__init__(parent)
         self.main = main
-        self.setInteractive(False)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setFixedSize(180, 140)
-        self.setFrameShape(QGraphicsView.Shape.Box)
-        main.view_changed.connect(self.viewport().update)
-        main.scene().sceneRectChanged.connect(lambda _r: self.refit())
+        self.setFixedSize(*self.SIZE)
+        self.pixmap = QPixmap()
+        self.source = QRectF()  # the scene rect the pixmap shows
+        self.target = QRectF()  # where it sits in this widget
+        main.view_changed.connect(self.update)
+        main.scene_shown.connect(self.refit)
 
     def refit(self) -> None:
-        self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        scene = self.main.scene()
+        self.source = scene.sceneRect()
+        if self.source.isEmpty():
+            return
+        scale = min((self.width() - 4) / self.source.width(), (self.height() - 4) / self.source.height())
+        w, h = self.source.width() * scale, self.source.height() * scale
+        self.target = QRectF((self.width() - w) / 2, (self.height() - h) / 2, w, h)
+        ratio = self.devicePixelRatioF()
+        self.pixmap = QPixmap(max(1, int(w * ratio)), max(1, int(h * ratio)))
+        self.pixmap.setDevicePixelRatio(ratio)
+        self.pixmap.fill(self.palette().base().color())
+        painter = QPainter(self.pixmap)
+        scene.render(painter, QRectF(0, 0, w, h), self.source)
+        painter.end()
+        self.update()
 
-    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
-        visible = self.main.mapToScene(self.main.viewport().rect()).boundingRect()
-        painter.setPen(QPen(theme.HIGHLIGHT, 0))
-        painter.setBrush(QColor(232, 113, 10, 40))
-        painter.drawRect(visible)
+    def _to_scene(self, pos: QPointF) -> QPointF:
+        if self.target.isEmpty():
+            return self.source.center()
+        fx = (pos.x() - self.target.x()) / self.target.width()
+        fy = (pos.y() - self.target.y()) / self.target.height()
+        return QPointF(self.source.x() + fx * self.source.width(), self.source.y() + fy * self.source.height())
+
+    def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        p = QPainter(self)
+        p.fillRect(self.rect(), self.palette().base())
+        p.setPen(QPen(self.palette().mid().color(), 1))
+        p.drawRect(self.rect().adjusted(0, 0, -1, -1))
+        if self.pixmap.isNull() or self.source.isEmpty():
+            return
+        p.drawPixmap(self.target.topLeft(), self.pixmap)
+        visible = self.main.mapToScene(self.main.viewport().rect()).boundingRect().intersected(self.source)
+        sx, sy = self.target.width() / self.source.width(), self.target.height() / self.source.height()
+        box = QRectF(self.target.x() + (visible.x() - self.source.x()) * sx,
+                     self.target.y() + (visible.y() - self.source.y()) * sy, visible.width() * sx, visible.height() * sy)
+        p.setPen(QPen(theme.HIGHLIGHT, 1))
+        p.setBrush(QColor(232, 113, 10, 40))
+        p.drawRect(box)
 
     def mousePressEvent(self, event) -> None:  # type: ignore[no-untyped-def]
-        self.main.centerOn(self.mapToScene(event.position().toPoint()))
+        self.main.centerOn(self._to_scene(event.position()))
 
     def mouseMoveEvent(self, event) -> None:  # type: ignore[no-untyped-def]
         if event.buttons():
-            self.main.centerOn(self.mapToScene(event.position().toPoint()))
+            self.main.centerOn(self._to_scene(event.position()))

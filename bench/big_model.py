@@ -1,5 +1,5 @@
 """Build big real programs for benchmarks and scale tests: a deep transformer-like model exported with torch.export
-and decomposed to core ATen, saved as `.pt2`. About 10,000 nodes at 100 layers. No downloads.
+and decomposed to core ATen, saved as `.pt2`. 135 layers give 9,871 nodes (13: 965, 54: 3,958). No downloads.
 
 `program_path(layers)` caches the archive under `.cache/big-programs/<torch version>/` so runs after the first are
 fast. Importing this module does not import torch; building does.

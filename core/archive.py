@@ -55,8 +55,8 @@ class ArchiveFiles:
             raise ArchiveError(f"'{self.path.name}' has no entry '{name}'.", path=str(self.path), member=name)
         if entry.size > limit:
             raise ArchiveError(
-                f"In '{self.path.name}', the entry '{name}' is {entry.size / 1e6:.0f} MB, more than the {limit / 1e6:.0f} MB this viewer "
-                "reads. The file may be damaged, or not a torch.export archive.",
+                f"In '{self.path.name}', the entry '{name}' is {entry.size / 1e6:.1f} MB ({entry.size:,} bytes), more "
+                f"than the {limit / 1e6:.1f} MB ({limit:,} bytes) this viewer reads. The file may be damaged, or not a torch.export archive.",
                 path=str(self.path),
                 member=name,
             )

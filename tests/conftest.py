@@ -12,3 +12,5 @@ os.environ["XDG_CACHE_HOME"] = os.path.join(_home, "cache")
 os.environ["XDG_DATA_HOME"] = os.path.join(_home, "data")
 os.environ["XDG_RUNTIME_DIR"] = os.path.join(_home, "runtime")
 os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+
+from tests.programs import pt2_path  # noqa: E402,F401  (the shared fixture of real exported programs)
