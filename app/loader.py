@@ -26,11 +26,22 @@ class ArchiveLoader(QObject):
     def _build(self, path: str, archive: Archive, program: str) -> None:
         try:
             model = DocumentModel(archive, archive.program(program))
-            model.level.index.symbol_users  # noqa: B018 (warm: parses every shape once, off the GUI thread)
         except Exception as e:  # a bug here must not take the window down; say what happened
             self.failed.emit(path, f"Could not index '{path}': internal error {type(e).__name__}: {e}")
-        else:
-            self.built.emit(path, model)
+            return
+        self.built.emit(path, model)
+
+    @staticmethod
+    def warm(model: DocumentModel) -> None:
+        """Once the graph is on screen, parse every shape in a thread so the Symbols panel opens at once."""
+
+        def run() -> None:
+            try:
+                model.level.index.symbol_users  # noqa: B018
+            except Exception:  # the panel computes (and reports) it itself when shown
+                pass
+
+        threading.Thread(target=run, daemon=True, name="warm shapes").start()
 
     def load(self, path: str) -> None:
         threading.Thread(target=self._run, args=(path,), daemon=True, name=f"read {path}").start()

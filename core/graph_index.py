@@ -70,21 +70,17 @@ class GraphIndex:
     @cached_property
     def users(self) -> dict[str, list[str]]:
         """node -> the nodes that consume any of its outputs (in graph order, unique)."""
-        out: dict[str, list[str]] = {n.name: [] for n in self.graph.nodes}
+        seen: dict[str, dict[str, None]] = {n.name: {} for n in self.graph.nodes}
         for e in self.graph.edges:
-            lst = out.setdefault(e.src, [])
-            if not lst or lst[-1] != e.dst:
-                if e.dst not in lst:
-                    lst.append(e.dst)
-        return out
+            seen.setdefault(e.src, {})[e.dst] = None
+        return {name: list(users) for name, users in seen.items()}
 
     @cached_property
     def producers(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {n.name: [] for n in self.graph.nodes}
+        seen: dict[str, dict[str, None]] = {n.name: {} for n in self.graph.nodes}
         for e in self.graph.edges:
-            if e.src not in out[e.dst]:
-                out[e.dst].append(e.src)
-        return out
+            seen[e.dst][e.src] = None
+        return {name: list(producers) for name, producers in seen.items()}
 
     @cached_property
     def hubs(self) -> set[str]:

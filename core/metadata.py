@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<func>.*)$')
 # Paths that are not the user's own code.
@@ -65,9 +66,11 @@ def user_frames_first(frames: list[Frame]) -> list[Frame]:
     return [f for f in inner if f.is_user] + [f for f in inner if not f.is_user]
 
 
-def parse_module_stack(text: str | None) -> list[ModuleScope]:
+@lru_cache(maxsize=65536)
+def parse_module_stack(text: str | None) -> tuple[ModuleScope, ...]:
+    """Scopes from the root module inwards. Cached: every node of one module shares the same string."""
     if not text:
-        return []
+        return ()
     scopes = []
     for item in text.split(";"):
         if not item:
@@ -78,7 +81,7 @@ def parse_module_stack(text: str | None) -> list[ModuleScope]:
             continue
         scopes.append(ModuleScope(key, path, cls))
     # torch may include the root ("L__self__", "", cls) first; keep it: it names the model class.
-    return scopes
+    return tuple(scopes)
 
 
 def parse_torch_fn(text: str | None) -> tuple[str, str] | None:

@@ -176,7 +176,7 @@ class Node:
         return parse_stack_trace(self.metadata.get("stack_trace"))
 
     @cached_property
-    def module_stack(self) -> list[ModuleScope]:
+    def module_stack(self) -> tuple[ModuleScope, ...]:
         return parse_module_stack(self.metadata.get("nn_module_stack"))
 
     @property
@@ -289,16 +289,25 @@ class Symbol:
         return self.name.startswith(("u", "f")) and self.name[1:].isdigit()
 
 
-@dataclass(frozen=True)
+@dataclass
 class StoredTensor:
-    """A weight or constant described in the archive's config JSON (its bytes are never read)."""
+    """A weight or constant described in the archive's config JSON (its bytes are never read). Its metadata is
+    parsed on first use, like `Value.meta`: a big model has thousands of weights."""
 
     name: str
     path: str
-    meta: TensorMeta | None
+    meta_json: Any
     is_param: bool
     use_pickle: bool
     nbytes: int  # from the zip entry
+
+    @cached_property
+    def meta(self) -> TensorMeta | None:
+        if self.meta_json is None:
+            return None
+        from core.reader import tensor_meta_or_none
+
+        return tensor_meta_or_none(self.meta_json)
 
 
 @dataclass

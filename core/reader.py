@@ -431,7 +431,9 @@ class _ProgramReader:
             entry = _obj(entry, name)
             path = str(entry.get("path_name", ""))
             zentry = self.files.entries.get(folder + path)
-            meta = tensor_meta(entry["tensor_meta"]) if entry.get("tensor_meta") else None
+            meta = entry.get("tensor_meta")
+            if meta is not None and (type(meta) is not dict or "dtype" not in meta):
+                raise ValueError(f"weight '{name}' has malformed metadata")
             out.append(StoredTensor(str(name), path, meta, bool(entry.get("is_param")),
                                     bool(entry.get("use_pickle")), zentry.size if zentry else 0))
         return out
@@ -481,14 +483,15 @@ def _symbols(ranges: dict[str, tuple[int | None, int | None]], graph: Graph, sig
     symbols = {k: Symbol(k, lo, hi) for k, (lo, hi) in ranges.items()}
     user_inputs = {s.name for s in sig.inputs if s.kind is InputKind.USER_INPUT}
     for name in graph.inputs:
+        if name not in user_inputs:
+            continue  # parameters and buffers have static shapes; parsing thousands of them would cost time
         v = graph.values.get(name or "")
         if v is None or v.meta is None:
             continue
         for i, d in enumerate(v.meta.sizes):
             if isinstance(d, SymDim) and len(d.symbols) == 1 and d.text == d.symbols[0]:
                 sym = symbols.setdefault(d.text, Symbol(d.text, None, None))
-                if name in user_inputs:
-                    sym.sources.append(f"{name}.shape[{i}]")
+                sym.sources.append(f"{name}.shape[{i}]")
                 if sym.hint is None and isinstance(d.hint, int):
                     sym.hint = d.hint
     return sorted(symbols.values(), key=lambda s: (s.unbacked, len(s.name), s.name))
