@@ -1,7 +1,10 @@
 """Read archives off the GUI thread, so opening a big `.pt2` never blocks the window's event loop."""
 from __future__ import annotations
 
+import gc
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from PySide6.QtCore import QObject, Signal
 
@@ -9,6 +12,20 @@ from core.document_model import DocumentModel
 from core.errors import ArchiveError
 from core.program import Archive
 from core.reader import read_archive
+
+
+@contextmanager
+def _no_gc_pauses() -> Iterator[None]:
+    """Reading a 10k-node program allocates about a million objects; Python's cyclic collector would walk them all,
+    again and again, holding the GIL for 100+ ms each time (visible as window stalls). The model holds no garbage
+    cycles worth collecting, so collection is paused while building it and the result is frozen out of later
+    collections."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 class ArchiveLoader(QObject):
@@ -25,30 +42,20 @@ class ArchiveLoader(QObject):
 
     def _build(self, path: str, archive: Archive, program: str) -> None:
         try:
-            model = DocumentModel(archive, archive.program(program))
+            with _no_gc_pauses():
+                model = DocumentModel(archive, archive.program(program))
         except Exception as e:  # a bug here must not take the window down; say what happened
             self.failed.emit(path, f"Could not index '{path}': internal error {type(e).__name__}: {e}")
             return
         self.built.emit(path, model)
-
-    @staticmethod
-    def warm(model: DocumentModel) -> None:
-        """Once the graph is on screen, parse every shape in a thread so the Symbols panel opens at once."""
-
-        def run() -> None:
-            try:
-                model.level.index.symbol_users  # noqa: B018
-            except Exception:  # the panel computes (and reports) it itself when shown
-                pass
-
-        threading.Thread(target=run, daemon=True, name="warm shapes").start()
 
     def load(self, path: str) -> None:
         threading.Thread(target=self._run, args=(path,), daemon=True, name=f"read {path}").start()
 
     def _run(self, path: str) -> None:
         try:
-            archive = read_archive(path)
+            with _no_gc_pauses():
+                archive = read_archive(path)
         except ArchiveError as e:
             self.failed.emit(path, str(e))
         except Exception as e:  # a reader bug must not take the window down; say what happened

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from core.lazy import lazy
 
 from core.program import Graph, Node, NodeOp
 
@@ -67,7 +67,7 @@ class GraphIndex:
         self.graph = graph
         self.owners = owners or {}
 
-    @cached_property
+    @lazy
     def users(self) -> dict[str, list[str]]:
         """node -> the nodes that consume any of its outputs (in graph order, unique)."""
         seen: dict[str, dict[str, None]] = {n.name: {} for n in self.graph.nodes}
@@ -75,19 +75,19 @@ class GraphIndex:
             seen.setdefault(e.src, {})[e.dst] = None
         return {name: list(users) for name, users in seen.items()}
 
-    @cached_property
+    @lazy
     def producers(self) -> dict[str, list[str]]:
         seen: dict[str, dict[str, None]] = {n.name: {} for n in self.graph.nodes}
         for e in self.graph.edges:
             seen[e.dst][e.src] = None
         return {name: list(producers) for name, producers in seen.items()}
 
-    @cached_property
+    @lazy
     def hubs(self) -> set[str]:
         """Nodes with so many consumers that drawing every edge would tangle the layout."""
         return {n for n, users in self.users.items() if len(users) >= HUB_MIN_CONSUMERS}
 
-    @cached_property
+    @lazy
     def modules(self) -> ModuleGroup:
         root = ModuleGroup("", "")
         by_key: dict[tuple[str, ...], ModuleGroup] = {(): root}
@@ -117,7 +117,7 @@ class GraphIndex:
                 target.nodes.insert(0, name)
         return root
 
-    @cached_property
+    @lazy
     def group_of(self) -> dict[str, ModuleGroup]:
         out: dict[str, ModuleGroup] = {}
         for g in self.modules.walk():
@@ -143,7 +143,7 @@ class GraphIndex:
                 break
         return hits
 
-    @cached_property
+    @lazy
     def symbol_users(self) -> dict[str, list[str]]:
         """symbol -> nodes whose outputs' shapes or values mention it."""
         out: dict[str, list[str]] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property
+from core.lazy import lazy
 from typing import Any
 
 from core.metadata import Frame, ModuleScope, parse_module_stack, parse_stack_trace, parse_torch_fn
@@ -88,7 +88,7 @@ class Value:
     producer: str | None = None  # name of the node that produces it
     class_fqn: str | None = None  # for custom objects
 
-    @cached_property
+    @lazy
     def meta(self) -> TensorMeta | None:
         if self.meta_json is None:
             return None
@@ -171,11 +171,11 @@ class Node:
         parts = self.target.split(".")
         return parts[4] if self.target.startswith("torch.ops.") and len(parts) > 4 else ""
 
-    @cached_property
+    @lazy
     def stack(self) -> list[Frame]:
         return parse_stack_trace(self.metadata.get("stack_trace"))
 
-    @cached_property
+    @lazy
     def module_stack(self) -> tuple[ModuleScope, ...]:
         return parse_module_stack(self.metadata.get("nn_module_stack"))
 
@@ -219,7 +219,7 @@ class Graph:
     inputs: list[str | None]  # value names of the graph's inputs
     outputs: list[str | None]  # value names of the graph's outputs
 
-    @cached_property
+    @lazy
     def node_by_name(self) -> dict[str, Node]:
         return {n.name: n for n in self.nodes}
 
@@ -301,7 +301,7 @@ class StoredTensor:
     use_pickle: bool
     nbytes: int  # from the zip entry
 
-    @cached_property
+    @lazy
     def meta(self) -> TensorMeta | None:
         if self.meta_json is None:
             return None
