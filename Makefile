@@ -16,7 +16,7 @@ test-fast: setup
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
 
 bench: setup
-	for b in bench/*.py; do $(PY) $$b || exit 1; done
+	for b in bench/bench_*.py; do $(PY) $$b || exit 1; done
 
 package: setup
 	bash packaging/build_bundle.sh
