@@ -230,6 +230,9 @@ class DocumentWidget(QWidget):
         layout = self.model.level.scene.compose()
         looks = self.model.looks(n.node for n in layout.nodes)
         self.view.show_layout(layout, looks, self.model.edge_labels(layout), keep_view=self._keep_view)
+        self.depth.blockSignals(True)
+        self.depth.setValue(self.model.level.scene.expanded_depth())
+        self.depth.blockSignals(False)
         self._apply_highlight()
         self.minimap.move(8, 8)
         self.ready = True

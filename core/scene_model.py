@@ -181,6 +181,16 @@ class SceneModel:
     def expand_to_depth(self, depth: int) -> None:
         self.expanded = {p for p, g in self.groups.items() if g.depth < depth}
 
+    def expanded_depth(self) -> int:
+        """The deepest level to which every module group is expanded (what the depth control shows)."""
+        depth = 0
+        while any(g.depth == depth for g in self.groups.values()):
+            if any(g.depth == depth and g.path not in self.expanded and (g.children or g.nodes)
+                   for g in self.groups.values()):
+                break
+            depth += 1
+        return depth
+
     def reveal(self, node: str) -> None:
         """Expand every group containing `node` so it is visible."""
         for g in self.group_chain.get(node, []):

@@ -90,6 +90,15 @@ def test_collapsing_a_group_routes_its_edges_to_the_box(doc: DocumentModel) -> N
     assert scene.visible_item("linear") == "linear"
 
 
+def test_expanded_depth_follows_expand_to_depth(doc: DocumentModel) -> None:
+    scene = doc.level.scene
+    for depth in (1, 2, 3):
+        scene.expand_to_depth(depth)
+        assert scene.expanded_depth() == depth
+    scene.expand_all()
+    assert scene.expanded_depth() == max(g.depth for g in scene.groups.values()) + 1
+
+
 def test_relayout_after_expansion_only_touches_that_group_and_its_ancestors(doc: DocumentModel) -> None:
     scene = doc.level.scene
     scene.collapse_all()
