@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (
     QTextBrowser,
 )
 
+from app.compare_view import CompareView, ask_comparison_target
+from app.decompose_dialog import DecomposeDialog
 from app.document import DocumentWidget
 from app.export_image import export_scene
 from app.layout_client import LayoutClient
@@ -23,7 +25,7 @@ from app.script_document import ScriptDocument
 from app.trust_dialog import confirm_run, not_trusted_message
 from core.document_model import DocumentModel
 from core.jobs.atomic import write_atomically
-from core.program import Archive
+from core.program import Archive, Program
 from core.trust import TrustStore
 
 OPENABLE = (".pt2", ".py")
@@ -51,6 +53,7 @@ class MainWindow(QMainWindow):
         self.loader = ArchiveLoader(self)
         self.loader.loaded.connect(self._archive_loaded)
         self.loader.failed.connect(self._open_failed)
+        self.loader.built.connect(self._model_built)
         self.wanted_program: str | None = None
 
         self.tabs = QTabWidget()
@@ -83,6 +86,11 @@ class MainWindow(QMainWindow):
         self._add(view, "&Expand All Groups", "Ctrl+E", lambda: self._doc_call(lambda d: d.expand_all()))
         self._add(view, "&Collapse All Groups", "Ctrl+Shift+C", lambda: self._doc_call(lambda d: d.collapse_all()))
         self._add(view, "&Find…", QKeySequence.StandardKey.Find, lambda: self._doc_call(lambda d: d.find.setFocus()))
+        program = self.menuBar().addMenu("&Program")
+        self._add(program, "&Decompose…", "Ctrl+Shift+D", self.decompose_dialog)
+        self._add(program, "&Compare With…", None, self.compare_dialog)
+        self._add(program, "&Run…", "Ctrl+R", lambda: self._doc_call(lambda d: d.show_run_panel()))
+        self._add(program, "&Save Decomposed As…", None, self.save_decomposed_dialog)
         help_menu = self.menuBar().addMenu("&Help")
         self._add(help_menu, "&About PT2 Viewer", None, self.about)
 
@@ -144,11 +152,16 @@ class MainWindow(QMainWindow):
                     self.statusBar().clearMessage()
                     return
                 name = picked
-        doc = DocumentWidget(DocumentModel(archive, archive.program(name)), self.layouts)
+        self.statusBar().showMessage(f"Indexing {Path(path).name}…")
+        self.loader.build(path, archive, name)
+
+    def _model_built(self, path: str, model: DocumentModel) -> None:
+        doc = DocumentWidget(model, self.layouts)
         doc.status.connect(self.statusBar().showMessage)
         doc.layout_failed.connect(lambda msg: self._warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
-        title = Path(path).name + (f" [{name}]" if len(names) > 1 else "")
+        several = len(model.archive.programs) > 1
+        title = Path(path).name + (f" [{model.program.name}]" if several else "")
         index = self.tabs.addTab(doc, title)
         self.tabs.setTabToolTip(index, path)
         self.tabs.setCurrentIndex(index)
@@ -243,6 +256,52 @@ class MainWindow(QMainWindow):
                 self._warn("Export failed", f"Could not write '{path}': {e}")
             else:
                 self.statusBar().showMessage(f"Saved {path}")
+
+    # -- program menu: decompose, compare (app/decompose_dialog.py, app/compare_view.py) -------------------------
+    def decompose_dialog(self) -> DecomposeDialog | None:
+        doc = self.current_document()
+        if doc is None:
+            return None
+        dialog = DecomposeDialog(doc.model.archive.path, doc.model.program.name, interactive=self.interactive,
+                                 parent=self)
+        dialog.decomposed.connect(lambda result, archive: self.show_compare(
+            CompareView.for_decomposition(doc, result, archive, self.layouts)))
+        dialog.show()
+        return dialog
+
+    def compare_dialog(self) -> None:
+        doc = self.current_document()
+        if doc is None:
+            return
+        others = {f"{self.tabs.tabText(i)} ({i + 1})": w for i in range(self.tabs.count())
+                  if isinstance(w := self.tabs.widget(i), DocumentWidget) and w is not doc}
+        target = ask_comparison_target(self, others)
+        if isinstance(target, DocumentWidget):
+            self.compare_with(doc, target.model.archive, target.model.program)
+        elif target:
+            loader = ArchiveLoader(self)
+            loader.loaded.connect(lambda path, archive: self.compare_with(doc, archive, archive.program())
+                                  if archive.programs else self._open_failed(path, f"'{Path(path).name}' holds no "
+                                                                                   "program graph to compare."))
+            loader.failed.connect(self._open_failed)
+            loader.load(target)
+
+    def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> CompareView:
+        return self.show_compare(CompareView.for_programs((doc.model.archive, doc.model.program), (archive, program),
+                                                          self.layouts))
+
+    def show_compare(self, view: CompareView) -> CompareView:
+        view.status.connect(self.statusBar().showMessage)
+        self.tabs.setCurrentIndex(self.tabs.addTab(view, view.title()))
+        return view
+
+    def save_decomposed_dialog(self) -> None:
+        view = self.tabs.currentWidget()
+        if isinstance(view, CompareView) and view.decomposed_path:
+            view.save_dialog()
+        else:
+            self._warn("Nothing to save", "Decompose a program first (Program > Decompose…), then save the "
+                       "decomposed program from its comparison tab.")
 
     def save_program_dialog(self) -> None:
         """Save the program shown (an archive's, or the selected export of a script) as a .pt2, atomically."""

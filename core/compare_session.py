@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from core.compare import NodeMapping, guess_program_mapping, read_mapping
@@ -145,9 +146,11 @@ def session_from_decomposition(result: dict[str, Any], before: Program, after: P
     mapping = read_mapping(result["mapping"])
     non_core = dict(result.get("non_core_ops") or {})
     target = result.get("target", "")
-    right_title = f"{target} ATen" if target in ("core", "functional") else f"table {result.get('table') or ''}"
+    right_title = f"{target} ATen" if target in ("core", "functional") else \
+        f"table {Path(str(result.get('table') or '')).name}"
+    left_title = f"{Path(str(result.get('program', ''))).name} [{before.name}]"
     return CompareSession(before, after, mapping, rows_from_job(result.get("op_diff") or [], non_core), non_core,
-                          "decomposition", left_title=before.name, right_title=right_title.strip())
+                          "decomposition", left_title=left_title, right_title=right_title.strip())
 
 
 def session_from_programs(left: Program, right: Program, left_title: str = "", right_title: str = "",
