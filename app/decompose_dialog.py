@@ -73,6 +73,35 @@ def file_row(edit: QLineEdit, button: QPushButton) -> QWidget:
     return row
 
 
+class FailureBox(QWidget):
+    """A job's failure: the message in bold red, and below it torch's detail and the job's output, hidden until
+    there is a failure to show."""
+
+    def __init__(self, detail_height: int = 180, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b3261e; font-weight: bold")
+        self.detail = QPlainTextEdit(readOnly=True)
+        self.detail.setMaximumHeight(detail_height)
+        v = QVBoxLayout(self)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.addWidget(self.error)
+        v.addWidget(self.detail)
+        self.clear()
+
+    def clear(self) -> None:
+        self.error.setVisible(False)
+        self.detail.setVisible(False)
+
+    def show_failure(self, message: str, detail: str, log: list[str]) -> None:
+        self.error.setText(message)
+        self.error.setVisible(True)
+        text = "\n".join(part for part in (detail, "\n".join(log[-200:])) if part)
+        self.detail.setPlainText(text)
+        self.detail.setVisible(bool(text))
+
+
 class DecomposeDialog(QDialog):
     """Emits `decomposed(result, archive)` when the job succeeded and its `.pt2` was read; `failed(message)` when it
     did not (the message also stays on show in the dialog)."""
@@ -118,13 +147,8 @@ class DecomposeDialog(QDialog):
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setVisible(False)
-        self.error = QLabel()
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #b3261e; font-weight: bold")
-        self.error.setVisible(False)
-        self.detail = QPlainTextEdit(readOnly=True)
-        self.detail.setVisible(False)
-        self.detail.setMaximumHeight(180)
+        self.failure = FailureBox(180)
+        self.error = self.failure.error
         self.start_button = QPushButton("Decompose")
         self.start_button.setDefault(True)
         self.cancel_button = QPushButton("Close")
@@ -138,8 +162,7 @@ class DecomposeDialog(QDialog):
         v.addLayout(form)
         v.addWidget(self.stage)
         v.addWidget(self.progress)
-        v.addWidget(self.error)
-        v.addWidget(self.detail)
+        v.addWidget(self.failure)
         v.addLayout(buttons)
         self.resize(640, 360)
 
@@ -207,8 +230,7 @@ class DecomposeDialog(QDialog):
         out_dir = Path(tempfile.mkdtemp(prefix="pt2v-decompose-"))
         stem = Path(self.program_path).stem
         request["output"] = str(out_dir / f"{stem}.{Path(str(request.get('table') or request['to'])).stem}.pt2")
-        self.error.setVisible(False)
-        self.detail.setVisible(False)
+        self.failure.clear()
         self.progress.setValue(0)
         self.progress.setVisible(True)
         self.stage.setText("Starting the worker…")
@@ -255,9 +277,5 @@ class DecomposeDialog(QDialog):
     def _fail(self, message: str, detail: str) -> None:
         self.start_button.setEnabled(True)
         self.stage.setText("")
-        self.error.setText(message)
-        self.error.setVisible(True)
-        text = "\n".join(part for part in (detail, "\n".join(self.log[-200:])) if part)
-        self.detail.setPlainText(text)
-        self.detail.setVisible(bool(text))
+        self.failure.show_failure(message, detail, self.log)
         self.failed.emit(message)

@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -40,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.decompose_dialog import PY_FILTER, confirm_code, file_row
+from app.decompose_dialog import PY_FILTER, FailureBox, confirm_code, file_row
 from app.worker_driver import WorkerDriver
 from core.program import Program
 from core.run_session import (
@@ -192,13 +191,8 @@ class RunPanel(QScrollArea):
         v.addWidget(self.progress)
 
         # results
-        self.error = QLabel()
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #b3261e; font-weight: bold")
-        self.error.setVisible(False)
-        self.detail = QPlainTextEdit(readOnly=True)
-        self.detail.setVisible(False)
-        self.detail.setMaximumHeight(160)
+        self.failure = FailureBox(160)
+        self.error = self.failure.error
         self.latency = QLabel("")
         self.latency.setWordWrap(True)
         self.latency.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -215,7 +209,7 @@ class RunPanel(QScrollArea):
         self.hot = QListWidget()
         self.hot.setMinimumHeight(120)
         self.hot.setToolTip("Slowest nodes (least of 3 runs); click one to show it in the graph")
-        for w in (self.error, self.detail, self.latency, self.comparisons, QLabel("<b>Outputs</b>"), self.outputs,
+        for w in (self.failure, self.latency, self.comparisons, QLabel("<b>Outputs</b>"), self.outputs,
                   QLabel("<b>Hottest nodes</b>"), self.hot):
             v.addWidget(w)
         v.addStretch(1)
@@ -316,8 +310,7 @@ class RunPanel(QScrollArea):
             self.stage.setText(str(event.get("message", "")))
 
     def _clear_results(self) -> None:
-        self.error.setVisible(False)
-        self.detail.setVisible(False)
+        self.failure.clear()
         self.latency.setText("")
         self.comparisons.setText("")
         self.outputs.setRowCount(0)
@@ -369,8 +362,4 @@ class RunPanel(QScrollArea):
             self.heat_changed.emit(heat_values(result["node_times"]))
 
     def _show_failure(self, message: str, detail: str) -> None:
-        self.error.setText(message)
-        self.error.setVisible(True)
-        text = "\n".join(part for part in (detail, "\n".join(self.log[-200:])) if part)
-        self.detail.setPlainText(text)
-        self.detail.setVisible(bool(text))
+        self.failure.show_failure(message, detail, self.log)
