@@ -27,14 +27,6 @@ TIMEOUT = 60_000
 JOB_TIMEOUT = 180_000  # a worker imports torch and decomposes; the test machine's CPUs are shared
 
 
-@pytest.fixture
-def window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
-    w = MainWindow(interactive=False)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    return w
-
 
 def open_and_wait(qtbot, window: MainWindow, path: Path) -> DocumentWidget:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:

@@ -20,13 +20,6 @@ EXAMPLE = REPO_ROOT / "resources" / "examples" / "example.pt2"
 TIMEOUT = 60_000
 
 
-@pytest.fixture
-def window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
-    w = MainWindow(interactive=False)
-    qtbot.addWidget(w)
-    w.show()
-    return w
-
 
 def open_and_wait(qtbot, window: MainWindow, path: Path, **kw) -> DocumentWidget:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:

@@ -54,14 +54,6 @@ def mlp(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture
-def window(qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
-    w = MainWindow(interactive=False)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    return w
-
 
 def open_run_tab(qtbot, window: MainWindow, path: Path) -> tuple[DocumentWidget, RunPanel]:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
