@@ -32,6 +32,8 @@ from torch.export import Dim, ExportedProgram
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CACHE_ROOT = REPO_ROOT / ".cache" / "test-programs"
+# The torch.export tutorial, the map of what users meet; it lies in shared/ beside the checkout (also in CI).
+SEED_TUTORIAL = REPO_ROOT.parent / "shared" / "seed" / "torch_export_tutorial.py"
 
 Programs = dict[str, ExportedProgram]  # model name in the archive -> program
 

@@ -16,11 +16,12 @@ from core.failures import (CONSTRAINT_VIOLATION, DATA_DEPENDENT_GUARD, GRAPH_BRE
 from core.reader import read_archive
 from core.worker import protocol
 from core.worker.client import run_job
+from tests.programs import SEED_TUTORIAL
 from tests.test_failures import line_in
 
 SCRIPTS = Path(__file__).parent / "scripts"
 SEVERAL = SCRIPTS / "several_exports.py"
-TUTORIAL = Path("/work/shared/seed/torch_export_tutorial.py")
+TUTORIAL = SEED_TUTORIAL
 ENV = {"OMP_NUM_THREADS": "1"}
 
 

@@ -24,13 +24,13 @@ from app.trust_dialog import TITLE as TRUST_TITLE
 from core.failures import CONSTRAINT_VIOLATION, DATA_DEPENDENT_GUARD, GRAPH_BREAK, SPECIALIZED_VALUE
 from core.reader import read_archive
 from core.script_session import NAMED, OK
-from tests.programs import REPO_ROOT
+from tests.programs import REPO_ROOT, SEED_TUTORIAL
 from tests.test_failures import line_in
 
 SCRIPTS = Path(__file__).parent / "scripts"
 SEVERAL = SCRIPTS / "several_exports.py"
 CONVENTION = SCRIPTS / "convention.py"
-TUTORIAL = Path("/work/shared/seed/torch_export_tutorial.py")
+TUTORIAL = SEED_TUTORIAL
 EXAMPLE = REPO_ROOT / "resources" / "examples" / "example.pt2"
 TIMEOUT = 240_000
 
