@@ -3,6 +3,7 @@ window, and implement `--screenshot` (open, wait until the graph is laid out and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -14,7 +15,18 @@ EXAMPLE = RESOURCES / "examples" / "example.pt2"
 SCREENSHOT_TIMEOUT_MS = 180_000
 
 
+def _has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) or sys.platform in ("darwin", "win32")
+
+
 def run_gui(args: argparse.Namespace) -> int:
+    if not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
+        if not args.screenshot:
+            print("pt2-viewer: no display to open a window on (DISPLAY is not set). Run it in a desktop session or "
+                  "under xvfb-run; for pictures without a display use --screenshot or `pt2-viewer render`.",
+                  file=sys.stderr)
+            return 1
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("PT2 Viewer")
     app.setOrganizationName("pt2-viewer")
