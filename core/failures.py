@@ -25,6 +25,7 @@ CONSTRAINT_VIOLATION = "constraint_violation"
 SPECIALIZED_VALUE = "specialized_value"
 DATA_DEPENDENT_GUARD = "data_dependent_guard"
 GRAPH_BREAK = "graph_break"
+UNTRACEABLE_DATA = "untraceable_data"
 OTHER = "other"
 
 TITLES = {
@@ -32,6 +33,7 @@ TITLES = {
     SPECIALIZED_VALUE: "Needs a concrete value from tensor data (specialized value)",
     DATA_DEPENDENT_GUARD: "Branch or check on tensor data (data-dependent guard)",
     GRAPH_BREAK: "Graph break or unsupported Python in strict mode",
+    UNTRACEABLE_DATA: "Tensor data changed outside the traced operations (.data, in-place writes to inputs' storage)",
     OTHER: "Export failed",
 }
 
@@ -55,6 +57,12 @@ HINTS = {
         "Strict export traces Python bytecode with TorchDynamo, which cannot follow this construct. Rewrite it "
         "(data-dependent `if` -> torch.cond; Python builtins such as id() -> tensor code), or export with "
         "strict=False, which runs your Python as-is and records only the tensor operations."
+    ),
+    UNTRACEABLE_DATA: (
+        "Non-strict export runs your Python as-is and records only tensor operations; a write through `.data` (or a "
+        "tensor made outside those operations) escapes the trace and ends up as a fake constant. Use ordinary tensor "
+        "ops instead (x = x.clone(); x[0, 0] = 3), keep state in registered buffers, or export with strict=True to "
+        "see the exact construct as a graph break."
     ),
     OTHER: "Read the message and the traceback below. If it comes from strict tracing, try strict=False.",
 }
@@ -200,6 +208,8 @@ def _kind(types: str, text: str) -> str:
         return DATA_DEPENDENT_GUARD
     if "torch._dynamo.exc.Unsupported" in types or "graph break" in text.lower():
         return GRAPH_BREAK
+    if "found a fake tensor in the exported program constant" in text:
+        return UNTRACEABLE_DATA
     return OTHER
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from app.cli import main as cli_main
 from core.failures import (CONSTRAINT_VIOLATION, DATA_DEPENDENT_GUARD, GRAPH_BREAK, OTHER, SPECIALIZED_VALUE,
-                           apply_changes, failure_from_json)
+                           UNTRACEABLE_DATA, apply_changes, failure_from_json)
 from core.reader import read_archive
 from core.worker import protocol
 from core.worker.client import run_job
@@ -191,6 +191,9 @@ def test_seed_tutorial_runs_as_one_script_and_stops_at_export_for_training(tmp_p
     kinds = [c["failure"]["kind"] if c["failure"] else "ok" for c in calls]
     assert kinds.count("ok") == 16
     assert {DATA_DEPENDENT_GUARD, CONSTRAINT_VIOLATION, SPECIALIZED_VALUE} <= set(kinds)
+    bad2 = next(c for c in calls if c["model"] == "Bad2")  # `x.data[0, 0] = 3`, non-strict by default in 2.13
+    assert bad2["failure"]["kind"] == UNTRACEABLE_DATA and ".data" in bad2["failure"]["hint"]
+    assert "other" not in kinds, "every failure of the tutorial gets an explanation"
     lines = [c["line"]["line"] for c in calls]
     assert lines == sorted(lines) and lines[0] == line_in(str(TUTORIAL), "exported_mod = export(mod,")
     assert calls[-1]["model"] == "CustomOpExample" and calls[-1]["ok"]
