@@ -9,13 +9,14 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QCursor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -151,6 +152,7 @@ class DocumentWidget(QWidget):
         self.view.node_clicked.connect(self.select)
         self.view.hub_clicked.connect(self.select)
         self.view.group_toggled.connect(self.toggle_group)
+        self.view.node_double_clicked.connect(self.open_subgraph_of)
         self.view.background_clicked.connect(lambda: self.select(None))
         self.breadcrumb.level_clicked.connect(self.go_to_level)
         self.cancel_button.clicked.connect(self.cancel_layout)
@@ -166,6 +168,7 @@ class DocumentWidget(QWidget):
         self.run_panel.heat_changed.connect(self.view.set_heat)
         self.run_panel.node_requested.connect(self.reveal)
         self._stale_panels: set[str] = set()
+        self.subgraph_menu: QMenu | None = None
         self.panels.currentChanged.connect(lambda _i: self._refresh_current_panel())
         self._show_level()
 
@@ -275,6 +278,19 @@ class DocumentWidget(QWidget):
     def enter_subgraph(self, node: str, subgraph: str) -> None:
         if self.model.enter_subgraph(node, subgraph):
             self._show_level()
+
+    def open_subgraph_of(self, node: str) -> None:
+        """Double-click on a HOP (cond, map, while_loop ...) or on one of its subgraph nodes: go inside. A HOP with
+        several subgraphs (cond's two branches) offers them in a menu."""
+        targets = self.model.subgraphs_of(node)
+        if len(targets) == 1:
+            self.enter_subgraph(*targets[0])
+        elif targets:
+            menu = QMenu(self)
+            for hop, sub in targets:
+                menu.addAction(f"Open {sub}", lambda h=hop, g=sub: self.enter_subgraph(h, g))
+            menu.popup(QCursor.pos())
+            self.subgraph_menu = menu  # kept for tests and so it is not collected while shown
 
     def select(self, item: str | None) -> None:
         self.model.select(item)

@@ -286,6 +286,7 @@ class GraphView(QGraphicsView):
     background_clicked = Signal()
     view_changed = Signal()
     scene_shown = Signal()  # a new layout is in the scene
+    node_double_clicked = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -444,6 +445,9 @@ class GraphView(QGraphicsView):
         item = self._item_at(event.position().toPoint())
         if isinstance(item, GroupItem):
             self.group_toggled.emit(item.path)
+            return
+        if isinstance(item, NodeItem):
+            self.node_double_clicked.emit(item.name)
             return
         super().mouseDoubleClickEvent(event)
 

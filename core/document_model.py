@@ -71,6 +71,17 @@ class DocumentModel:
                 return True
         return False
 
+    def subgraphs_of(self, node: str) -> list[tuple[str, str]]:
+        """The (HOP node, subgraph) pairs a node leads into: a HOP's own subgraphs, or for a `get_attr` of a
+        subgraph, the HOP that runs it."""
+        graph = self.level.graph
+        n = graph.node_by_name.get(node)
+        if n is None:
+            return []
+        if n.subgraphs:
+            return [(n.name, sg.name) for sg in n.subgraphs]
+        return [(hop.name, sg.name) for hop in graph.nodes for sg in hop.subgraphs if sg.name == node]
+
     def go_to_level(self, depth: int) -> None:
         del self.levels[max(1, depth + 1):]
         self.selection = None

@@ -107,6 +107,32 @@ def test_drill_into_cond_branch_and_back(qtbot, window: MainWindow) -> None:  # 
     assert cond.name in doc.view.nodes and len(doc.model.levels) == 1
 
 
+def _double_click(qtbot, doc: DocumentWidget, node: str) -> None:  # type: ignore[no-untyped-def]
+    doc.view.center_on_item(node)
+    item = doc.view.nodes[node]
+    pos = doc.view.mapFromScene(item.sceneBoundingRect().center())
+    qtbot.mouseDClick(doc.view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_double_click_goes_into_subgraphs(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, EXAMPLE)
+    cond = next(n for n in doc.model.program.graph.nodes if n.target.endswith("higher_order.cond"))
+    # A subgraph's own node leads straight into it.
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        _double_click(qtbot, doc, "true_graph_0")
+    assert doc.model.level.graph.name == "true_graph_0"
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        doc.go_to_level(0)
+    # The cond itself has two branches: a menu offers both.
+    _double_click(qtbot, doc, cond.name)
+    assert doc.subgraph_menu is not None
+    actions = doc.subgraph_menu.actions()
+    assert [a.text() for a in actions] == ["Open true_graph_0", "Open false_graph_0"]
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        actions[1].trigger()
+    assert doc.model.level.graph.name == "false_graph_0"
+
+
 def test_selecting_a_node_highlights_neighbours_and_edges(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     doc = open_and_wait(qtbot, window, EXAMPLE)
     doc.select("softmax")
