@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.document import DocumentWidget
 from app.graph_view import GraphView
 from app.layout_client import LayoutClient
+from app.widgets import splitter
 from core.compare_session import (
     LEFT,
     RIGHT,
@@ -115,12 +116,7 @@ class CompareView(QWidget):
         bv.addWidget(self.link_text)
         bv.addWidget(self.non_core)
         bv.addWidget(self.table, 1)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(sides)
-        split.addWidget(bottom)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
-        split.setSizes([620, 260])
+        split = splitter(Qt.Orientation.Vertical, sides, bottom, sizes=(620, 260), stretch=(3, 1))
         v = QVBoxLayout(self)
         v.setContentsMargins(4, 4, 4, 4)
         v.addLayout(top)

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QSplitter,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
@@ -36,6 +35,7 @@ from app.panels.summary import SummaryPanel
 from app.panels.symbols import SymbolsPanel
 from app.run_panel import RunPanel
 from app.source_view import open_source
+from app.widgets import splitter
 from core.document_model import DocumentModel, GraphLevel
 from core.layout.records import LayoutError, LayoutResult
 
@@ -134,12 +134,7 @@ class DocumentWidget(QWidget):
         self.run_panel = RunPanel(model.archive.path, model.program)
         self.panels.addTab(self.run_panel, "Run")
 
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(self.panels)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
-        split.setSizes([940, 460])
+        split = splitter(Qt.Orientation.Horizontal, left, self.panels, sizes=(940, 460), stretch=(3, 1))
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(split)

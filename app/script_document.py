@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
-    QSplitter,
     QStackedWidget,
     QTabWidget,
     QToolButton,
@@ -50,6 +49,7 @@ from app.loader import ArchiveLoader
 from app.panels import fixed_font
 from app.panels.symbols import ROW_ROLE, SymbolsPanel
 from app.source_view import open_source
+from app.widgets import splitter
 from app.worker_driver import WorkerDriver
 from core.document_model import DocumentModel
 from core.failures import SourceLine
@@ -289,12 +289,7 @@ class ScriptDocument(QWidget):
         self.views.addTab(self.guards, "Guards")
         self.views.addTab(self.log_view, "Log")
 
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(self.views)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 3)
-        split.setSizes([430, 970])
+        split = splitter(Qt.Orientation.Horizontal, left, self.views, sizes=(430, 970), stretch=(1, 3))
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(split)
