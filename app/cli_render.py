@@ -66,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
     view = GraphView()
     composed = scene.compose()
     looks = model.looks(n.node for n in composed.nodes)
-    view.show_layout(composed, looks, model.edge_labels(composed))
+    view.show_layout(composed, looks, model.edge_labeller())
     try:
         export_scene(view.scene(), args.output)
     except OSError as e:

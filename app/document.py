@@ -227,7 +227,7 @@ class DocumentWidget(QWidget):
         self.busy_row.setVisible(False)
         layout = self.model.level.scene.compose()
         looks = self.model.looks(n.node for n in layout.nodes)
-        self.view.show_layout(layout, looks, self.model.edge_labels(layout), keep_view=self._keep_view)
+        self.view.show_layout(layout, looks, self.model.edge_labeller(), keep_view=self._keep_view)
         self.depth.blockSignals(True)
         self.depth.setValue(self.model.level.scene.expanded_depth())
         self.depth.blockSignals(False)

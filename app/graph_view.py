@@ -6,6 +6,8 @@ what core computed and reports clicks as signals.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
@@ -215,10 +217,11 @@ class EdgeLayer(QGraphicsItem):
     """Every edge, batched: one path (and one arrowhead path) per scene tile, so painting costs the same whether the
     view shows ten edges or ten thousand; highlighted edges in a separate path on top."""
 
-    def __init__(self, layout: SceneLayout, labels: dict[tuple[str, str], str]) -> None:
+    def __init__(self, layout: SceneLayout, label_of: Callable[[EdgeLine], str]) -> None:
         super().__init__()
         self.layout = layout
-        self.labels = labels
+        self.label_of = label_of
+        self.labels: dict[int, str] = {}  # edge index -> label, computed the first time it is drawn
         tiles: dict[tuple[int, int], tuple[QPainterPath, QPainterPath]] = {}
         for e in layout.edges:
             key = (int(min(e.p0[0], e.p1[0]) // TILE), int(min(e.p0[1], e.p1[1]) // TILE))
@@ -265,10 +268,12 @@ class EdgeLayer(QGraphicsItem):
         if lod >= LABEL_LOD:
             p.setFont(_SUB_FONT)
             p.setPen(theme.text_color())
-            for e in self.layout.edges:
+            for i, e in enumerate(self.layout.edges):
                 mid = QPointF((e.p0[0] + e.p1[0]) / 2 + 4, (e.p0[1] + e.p1[1]) / 2)
                 if exposed.contains(mid):
-                    label = self.labels.get((e.src, e.dst))
+                    label = self.labels.get(i)
+                    if label is None:
+                        label = self.labels[i] = self.label_of(e)
                     if label:
                         p.drawText(mid, label)
 
@@ -315,7 +320,7 @@ class GraphView(QGraphicsView):
 
     # -- content -----------------------------------------------------------------------------------------------
     def show_layout(self, layout: SceneLayout, looks: dict[str, Look],
-                    edge_labels: dict[tuple[str, str], str], keep_view: bool = False) -> None:
+                    edge_label: Callable[[EdgeLine], str], keep_view: bool = False) -> None:
         scene = self.scene()
         center = self.mapToScene(self.viewport().rect().center())
         scene.clear()
@@ -327,7 +332,7 @@ class GraphView(QGraphicsView):
             item = GroupItem(g)
             scene.addItem(item)
             self.groups[g.path] = item
-        self.edges = EdgeLayer(layout, edge_labels)
+        self.edges = EdgeLayer(layout, edge_label)
         scene.addItem(self.edges)
         for n in layout.nodes:
             item = NodeItem(n, looks[n.node])

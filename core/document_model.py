@@ -4,13 +4,13 @@ view paints. No Qt: the document widget mirrors this model.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from core.graph_index import GraphIndex
 from core.node_kinds import input_kinds, node_kind
 from core.program import Archive, Graph, Program
-from core.scene_model import SceneLayout, SceneModel, group_id, node_label, node_subtitle
+from core.scene_model import EdgeLine, SceneModel, group_id, node_label, node_subtitle
 
 SELECTED, NEIGHBOUR, MATCH = 2, 1, 3
 
@@ -94,14 +94,18 @@ class DocumentModel:
         nodes = graph.nodes if names is None else [graph.node_by_name[n] for n in names]
         return {n.name: Look(node_label(n), node_subtitle(n, graph), node_kind(n, self._kinds)) for n in nodes}
 
-    def edge_labels(self, layout: SceneLayout) -> dict[tuple[str, str], str]:
+    def edge_labeller(self) -> Callable[[EdgeLine], str]:
+        """What an edge of the current level carries, e.g. `f32[s77, 3]` (`+2` when it bundles more values). Asked
+        for only by edges drawn close enough to read, so a 10k-node program does not parse every shape up front."""
         values = self.level.graph.values
-        out = {}
-        for e in layout.edges:
-            v = values.get(e.values[0])
-            if v is not None:
-                out[(e.src, e.dst)] = v.type_text + (f" +{len(e.values) - 1}" if len(e.values) > 1 else "")
-        return out
+
+        def label(edge: EdgeLine) -> str:
+            v = values.get(edge.values[0])
+            if v is None:
+                return ""
+            return v.type_text + (f" +{len(edge.values) - 1}" if len(edge.values) > 1 else "")
+
+        return label
 
     # -- selection ---------------------------------------------------------------------------------------------
     def select(self, item: str | None) -> None:

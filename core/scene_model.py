@@ -317,11 +317,12 @@ class SceneModel:
     def _edges(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
                routes: dict[tuple[str, str], tuple[tuple[float, float], ...]]) -> None:
         hubs = self.index.hubs
+        shown = self._visible_items()
         lines: dict[tuple[str, str], list[str]] = {}
         for e in self.graph.edges:
             if e.src in hubs:
                 continue  # drawn as proxies beside each consumer (see _place)
-            a, b = self.visible_item(e.src), self.visible_item(e.dst)
+            a, b = shown.get(e.src, e.src), shown.get(e.dst, e.dst)
             if a != b:
                 lines.setdefault((a, b), []).append(e.value)
         for (a, b), values in lines.items():
@@ -331,6 +332,20 @@ class SceneModel:
             route = routes.get((a, b), ())
             p0, p1 = (route[0], route[-1]) if route else ((ra[0] + ra[2] / 2, ra[1] + ra[3]), (rb[0] + rb[2] / 2, rb[1]))
             scene.edges.append(EdgeLine(a, b, tuple(dict.fromkeys(values)), p0, p1, route))
+
+    def _visible_items(self) -> dict[str, str]:
+        """`visible_item` for every node hidden in a collapsed group, in one walk of the module tree."""
+        out: dict[str, str] = {}
+        stack = [self.root]
+        while stack:
+            g = stack.pop()
+            if g.path in self.expanded:
+                stack.extend(g.children)
+                continue
+            gid = group_id(g.path)
+            for inner in g.walk():
+                out.update(dict.fromkeys(inner.nodes, gid))
+        return out
 
     def _node_w(self, name: str) -> float:
         w = self._widths.get(name)
