@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -477,7 +477,8 @@ class MiniMap(QWidget):
         self.source = QRectF()  # the scene rect the pixmap shows
         self.target = QRectF()  # where it sits in this widget
         main.view_changed.connect(self.update)
-        main.scene_shown.connect(self.refit)
+        # In a later turn of the event loop: the main view's first paint comes first.
+        main.scene_shown.connect(lambda: QTimer.singleShot(0, self.refit))
 
     def refit(self) -> None:
         scene = self.main.scene()
