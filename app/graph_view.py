@@ -278,10 +278,6 @@ class EdgeLayer(QGraphicsItem):
                         p.drawText(mid, label)
 
 
-class GraphScene(QGraphicsScene):
-    pass
-
-
 class GraphView(QGraphicsView):
     """Pan with the mouse, zoom with the wheel or Ctrl+=/-/0, click to select, double-click a group to toggle it."""
 
@@ -295,7 +291,7 @@ class GraphView(QGraphicsView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setScene(GraphScene(self))
+        self.setScene(QGraphicsScene(self))
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
         self.setRenderHint(QPainter.RenderHint.TextAntialiasing)
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)

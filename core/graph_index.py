@@ -117,14 +117,6 @@ class GraphIndex:
                 target.nodes.insert(0, name)
         return root
 
-    @lazy
-    def group_of(self) -> dict[str, ModuleGroup]:
-        out: dict[str, ModuleGroup] = {}
-        for g in self.modules.walk():
-            for n in g.nodes:
-                out[n] = g
-        return out
-
     def search(self, pattern: str, limit: int = 5000) -> list[SearchHit]:
         """Regex (case-insensitive) over node names, targets and module paths. A bad regex matches literally."""
         if not pattern:

@@ -90,11 +90,7 @@ class Value:
 
     @lazy
     def meta(self) -> TensorMeta | None:
-        if self.meta_json is None:
-            return None
-        from core.reader import tensor_meta_or_none
-
-        return tensor_meta_or_none(self.meta_json)
+        return _parse_meta(self.meta_json)
 
     @property
     def type_text(self) -> str:
@@ -303,11 +299,16 @@ class StoredTensor:
 
     @lazy
     def meta(self) -> TensorMeta | None:
-        if self.meta_json is None:
-            return None
-        from core.reader import tensor_meta_or_none
+        return _parse_meta(self.meta_json)
 
-        return tensor_meta_or_none(self.meta_json)
+
+def _parse_meta(meta_json: Any) -> TensorMeta | None:
+    """Parse tensor metadata kept as the archive's JSON (see `Value.meta`)."""
+    if meta_json is None:
+        return None
+    from core.reader import tensor_meta_or_none  # the reader builds these classes: import it late
+
+    return tensor_meta_or_none(meta_json)
 
 
 @dataclass

@@ -100,8 +100,6 @@ def _read(files: zipfiles.ArchiveFiles) -> Archive:
         doc = files.read_json(member)
         try:
             program = _ProgramReader(model, doc, files, result.warnings).read()
-        except ArchiveError:
-            raise
         except (KeyError, TypeError, AttributeError, ValueError, IndexError, RecursionError) as e:
             raise ArchiveError(
                 f"The program '{model}' in '{name}' does not have the shape of a torch.export program "

@@ -79,14 +79,6 @@ class SceneLayout:
     width: float = 0.0
     height: float = 0.0
 
-    def item_rect(self, item: str) -> tuple[float, float, float, float] | None:
-        for n in self.nodes:
-            if n.node == item:
-                return (n.x, n.y, n.w, n.h)
-        for g in self.groups:
-            if f"group:{g.path}" == item:
-                return (g.x, g.y, g.w, g.h)
-        return None
 
 
 def node_label(n: Node) -> str:
@@ -382,4 +374,3 @@ def _chunk_large_groups(root: ModuleGroup, index: GraphIndex) -> None:
             chunks.append(chunk)
         g.nodes = keep
         g.children.extend(chunks)
-        index.__dict__.pop("group_of", None)
