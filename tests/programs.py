@@ -186,6 +186,89 @@ def _two_programs() -> Programs:
     }
 
 
+class TutorialDynamic(torch.nn.Module):
+    """The torch.export tutorial's DynamicModel (w [6, 5], x [4], y [8, 4], z [32])."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.l = torch.nn.Linear(5, 3)
+
+    def forward(self, w: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
+                z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.l(w), (x + y).flatten() + z
+
+
+def _tutorial_dims(spec: object) -> Programs:
+    """The tutorial's DynamicModel with its dims `spec` (Dim.AUTO or Dim.DYNAMIC): ranges with no upper end. w's
+    second dim feeds Linear(5, 3), so it is static (Dim.DYNAMIC would refuse to specialise it)."""
+    example = (torch.randn(6, 5), torch.randn(4), torch.randn(8, 4), torch.randn(32))
+    shapes = {"w": (spec, Dim.AUTO), "x": (spec,), "y": (spec, spec), "z": (spec,)}
+    return {"model": torch.export.export(TutorialDynamic(), example, dynamic_shapes=shapes)}
+
+
+class TutorialMixed(torch.nn.Module):
+    """The tutorial's mixed inputs and specs: (Dim.AUTO, None), None, an int and a bool."""
+
+    def forward(self, tensor_0: torch.Tensor, tensor_1: torch.Tensor, int_val: int, bool_val: bool) -> torch.Tensor:
+        out = tensor_0.sum(1) * int_val + tensor_1.sum()
+        return out.neg() if bool_val else out
+
+
+def _tutorial_mixed() -> Programs:
+    inputs = (torch.randn(4, 4), torch.randn(3, 3), 16, False)
+    shapes = {"tensor_0": (Dim.AUTO, None), "tensor_1": None, "int_val": None, "bool_val": None}
+    return {"model": torch.export.export(TutorialMixed(), inputs, dynamic_shapes=shapes)}
+
+
+class InputKinds(torch.nn.Module):
+    """Every kind of user input export takes: a nested pytree of tensors, a dynamic int, a float, a bool, a str,
+    None, and keyword inputs (a tensor and a None)."""
+
+    def forward(self, x: torch.Tensor, pair: dict, n: int, scale: float, flag: bool, mode: str, nothing: None, *,
+                bias: torch.Tensor, extra: None = None) -> tuple[torch.Tensor, dict]:
+        y = x * scale + pair["a"].sum() + pair["b"][0].sum() + n
+        y = y + 1 if flag else y
+        y = y * 2 if mode == "double" else y
+        return y + bias, {"n": n}
+
+
+def _input_kinds() -> Programs:
+    args = (torch.randn(3, 4), {"a": torch.randn(2), "b": [torch.randn(5)]}, 7, 0.5, True, "double", None)
+    kwargs = {"bias": torch.randn(4), "extra": None}
+    shapes = {"x": (Dim.AUTO, Dim.STATIC), "pair": {"a": None, "b": [None]}, "n": Dim.DYNAMIC, "scale": None,
+              "flag": None, "mode": None, "nothing": None, "bias": None, "extra": None}
+    return {"model": torch.export.export(InputKinds(), args, kwargs, dynamic_shapes=shapes)}
+
+
+def define_torchvision_schemas() -> None:
+    """Importing transformers' models imports torchvision, whose Python registers fake kernels for
+    torchvision::nms and ::qnms; with a torchvision whose C++ ops do not load for this CPU torch, those ops do not
+    exist and the import fails. Defining the two schemas first (only when missing) lets the import succeed."""
+    schemas = {"nms": "(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
+               "qnms": "(Tensor dets, Tensor scores, float iou_threshold) -> Tensor"}
+    for name, schema in schemas.items():
+        try:
+            torch._C._dispatch_find_schema_or_throw(f"torchvision::{name}", "")
+        except RuntimeError:
+            torch.library.define(f"torchvision::{name}", schema)
+
+
+def _hf_tiny_bert() -> Programs:
+    """A real HuggingFace BERT, built from its Config with small widths; it returns a transformers ModelOutput."""
+    define_torchvision_schemas()
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=37, max_position_embeddings=64)
+    model = BertModel(config).eval()
+    ids = torch.randint(0, 64, (2, 8))
+    seq = Dim("seq", min=2, max=64)
+    ep = torch.export.export(model, (ids,), {"attention_mask": torch.ones(2, 8, dtype=torch.int64)},
+                             dynamic_shapes={"input_ids": {1: seq}, "attention_mask": {1: seq}})
+    return {"model": ep}
+
+
 @dataclass(frozen=True)
 class ProgramCase:
     name: str  # file stem of the cached archive
@@ -203,6 +286,11 @@ HANDMADE: dict[str, Callable[[], Programs]] = {
     "batchnorm_train_decomposed": _batchnorm_train_decomposed,
     "split_chunks": _split_chunks,
     "two_programs": _two_programs,
+    "tutorial_auto_dims": lambda: _tutorial_dims(Dim.AUTO),
+    "tutorial_dynamic_dims": lambda: _tutorial_dims(Dim.DYNAMIC),
+    "tutorial_mixed": _tutorial_mixed,
+    "input_kinds": _input_kinds,
+    "hf_tiny_bert": _hf_tiny_bert,
 }
 
 

@@ -12,7 +12,14 @@ import torch
 
 from app.cli import main as cli_main
 from core.jobs.errors import JobFailure
-from core.jobs.inputs import check_inputs
+from core.jobs.inputs import (
+    DEFAULT_SIZE,
+    check_inputs,
+    generate_inputs,
+    pick_size,
+    range_end,
+    symbol_ranges,
+)
 from core.jobs.run_program import run_job
 from core.reader import read_archive
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
@@ -211,3 +218,97 @@ def test_picks_a_program_of_a_multi_program_archive(pt2_path: Callable[[str], Pa
     missing = run(path, tmp_path, program_name="nope")
     assert missing["error"]["kind"] == "load"
     assert "no program named 'nope'" in missing["error"]["message"] and "model, other" in missing["error"]["hint"]
+
+
+# --- programs as users export them: unbounded dims, and every kind of user input ---------------------------------
+
+def _eager(path: Path, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
+    """The loaded program's own outputs for these inputs, flattened: what the run job must report."""
+    import torch.utils._pytree as pytree
+
+    with torch.no_grad():
+        out = torch.export.load(path).module()(*args, **kwargs)
+    return [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
+
+
+@pytest.mark.parametrize("name", ["tutorial_auto_dims", "tutorial_dynamic_dims"])
+def test_unbounded_dims_run_with_sample_generated_and_overridden_sizes(
+        pt2_path: Callable[[str], Path], tmp_path: Path, name: str) -> None:
+    path = pt2_path(name)
+    ep = torch.export.load(path)
+    assert any(str(vr.upper) == "int_oo" for vr in ep.range_constraints.values())  # Dim.AUTO/DYNAMIC: no max
+    assert all(hi is None for _lo, hi in symbol_ranges(ep).values())
+    for request in ({"inputs": "sample"}, {"inputs": "generated"}):
+        result = run(path, tmp_path, **request)
+        assert result["ok"], result.get("error")
+        # the traced sizes (w [6, 5], x [4], y [8, 4], z [32]) are inside every range, so generated inputs use them
+        assert [o["shape"] for o in result["outputs"]] == [[6, 3], [32]]
+    result = run(path, tmp_path, inputs="generated", dims={"w.shape[0]": 9, "x.shape[0]": 3, "y.shape[0]": 5})
+    assert result["ok"], result.get("error")
+    assert [o["shape"] for o in result["outputs"]] == [[9, 3], [15]]  # z follows as y.shape[0] * y.shape[1]
+    z = result["inputs"]["values"][3]
+    assert z["name"] == "z" and z["shape"] == [15]
+    low = run(path, tmp_path, inputs="generated", dims={"x.shape[0]": 1})
+    assert low["error"]["kind"] == "constraint"
+    assert "x.shape[0] is 1, outside the range [2, inf]" in low["error"]["message"]
+
+
+def test_a_size_with_no_traced_value_is_picked_inside_its_range() -> None:
+    assert pick_size(None, 2, None, floor=2) == DEFAULT_SIZE
+    assert pick_size(None, 8, None, floor=2) == 8
+    assert pick_size(None, 2, 3, floor=2) == 3
+    assert pick_size(6, 2, None) == 6 and pick_size(100, 2, 64) == 64 and pick_size(1, None, None, floor=2) == 2
+    import sympy
+    from torch.utils._sympy.numbers import int_oo
+
+    assert [range_end(v) for v in (int_oo, -int_oo, sympy.oo, sympy.Symbol("s0"), sympy.Integer(7), 3)] == \
+        [None, None, None, None, 7, 3]
+
+
+@pytest.mark.parametrize("name", ["tutorial_mixed", "input_kinds"])
+def test_every_kind_of_user_input_runs(pt2_path: Callable[[str], Path], tmp_path: Path, name: str) -> None:
+    path = pt2_path(name)
+    ep = torch.export.load(path)
+    names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    for mode in ("sample", "generated"):
+        result = run(path, tmp_path, inputs=mode, preview=64)
+        assert result["ok"], result.get("error")
+        assert [v["name"] for v in result["inputs"]["values"]] == names
+    generated = generate_inputs(ep, seed=0)
+    expected = _eager(path, generated.args, generated.kwargs)
+    tensors = [o for o in result["outputs"] if o["kind"] == "tensor"]
+    assert [o["shape"] for o in tensors] == [list(t.shape) for t in expected]
+    assert tensors[0]["preview"] == pytest.approx(expected[0].reshape(-1).tolist(), rel=1e-5, abs=1e-6)
+
+
+def test_constant_and_int_inputs_are_passed_back_and_checked(pt2_path: Callable[[str], Path],
+                                                             tmp_path: Path) -> None:
+    path = pt2_path("input_kinds")
+    ep = torch.export.load(path)
+    inputs = generate_inputs(ep, {"n": 11})
+    x, pair, n, scale, flag, mode, nothing = inputs.args
+    assert (n, scale, flag, mode, nothing) == (11, 0.5, True, "double", None)
+    assert set(pair) == {"a", "b"} and inputs.kwargs["extra"] is None and inputs.kwargs["bias"].shape == (4,)
+    assert check_inputs(ep, inputs.args, inputs.kwargs) == inputs.sizes
+    with pytest.raises(JobFailure) as info:
+        check_inputs(ep, (x, pair, True, 0.7, flag, mode, nothing), inputs.kwargs)
+    message = info.value.failure.message
+    assert "'n' should be an int but is a bool" in message
+    assert "'scale' is 0.7 but the program was exported with the constant 0.5" in message
+    result = run(path, tmp_path, inputs="generated", dims={"n": 11})
+    assert result["ok"], result.get("error")
+    assert result["outputs"][1] == {"name": "out[1]['n']", "kind": "int", "value": 11}
+
+    mixed = torch.export.load(pt2_path("tutorial_mixed"))
+    t0, t1, int_val, bool_val = generate_inputs(mixed).args
+    assert (int_val, bool_val) == (16, False)
+    with pytest.raises(JobFailure, match="'int_val' is 17 but the program was exported with the constant 16"):
+        check_inputs(mixed, (t0, t1, 17, False), {})
+
+
+def test_cli_runs_a_program_with_unbounded_dims(pt2_path: Callable[[str], Path],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    path = pt2_path("tutorial_auto_dims")
+    assert cli_main(["run", str(path), "--inputs", "generated", "--dim", "w.shape[0]=7", "--runs", "1", "-q"]) == 0
+    out = capsys.readouterr()
+    assert "7x3" in out.out and "Traceback" not in out.err
