@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.program import Program
+from core.program import InputKind, Program
 
 INPUT_MODES = ("auto", "sample", "generated")
 MIN_DYNAMIC = 2  # export specialises sizes 0 and 1, so a dynamic dim starts at 2
 UNBOUNDED_MAX = 1 << 20  # what the form allows when the program sets no upper bound
+SPIN_LIMIT = 2**31 - 1  # a Qt spin box holds a C int
+DEFAULT_SIZE = 4  # a size with no traced value: as core/jobs/inputs.py picks
 
 # What the user can do, by failure kind, beyond the job's own hint.
 ADVICE = {
@@ -30,13 +32,14 @@ ADVICE = {
 
 @dataclass
 class DimField:
-    """One dynamic dimension in the inputs form."""
+    """One dynamic size in the inputs form: a dim of a tensor input, or a dynamic int input."""
 
     symbol: str  # "s77"
-    sources: list[str]  # ["x.shape[0]", "y.shape[0]"]
+    sources: list[str]  # ["x.shape[0]", "y.shape[0]"], or ["n"] for an int input
     minimum: int
-    maximum: int  # UNBOUNDED_MAX when the program sets none
+    maximum: int  # what the form allows: the program's max, UNBOUNDED_MAX when it sets none, at most SPIN_LIMIT
     default: int
+    upper: int | None = None  # the program's own max; None when unbounded (Dim.AUTO, Dim.DYNAMIC, no max)
 
     @property
     def label(self) -> str:
@@ -44,21 +47,45 @@ class DimField:
 
     @property
     def range_text(self) -> str:
-        top = "∞" if self.maximum >= UNBOUNDED_MAX else str(self.maximum)
+        top = "∞" if self.upper is None else str(self.upper)
         return f"{self.symbol} in [{self.minimum}, {top}]"
 
 
+def _int_inputs(program: Program) -> dict[str, tuple[str, int | None]]:
+    """symbol -> (input name, traced value) for the program's dynamic int inputs (`n: int` exported as Dim.DYNAMIC)."""
+    user = {s.name for s in program.signature.inputs if s.kind is InputKind.USER_INPUT}
+    out: dict[str, tuple[str, int | None]] = {}
+    for name in program.graph.inputs:
+        v = program.graph.values.get(name or "")
+        if name in user and v is not None and v.kind == "sym_int" and v.expr is not None and \
+                v.expr.symbols == (v.expr.text,):
+            out.setdefault(v.expr.text, (name, v.expr.hint if isinstance(v.expr.hint, int) else None))
+    return out
+
+
 def dim_fields(program: Program) -> list[DimField]:
-    """A form field for every backed dynamic size of the program's inputs, with its range and traced size."""
-    fields = []
+    """A form field for every backed symbol a user input sets (a tensor dim, or an int input), with its range and
+    traced size, in input order then dim order. Symbols that are expressions of others (`s17*s77`) follow from
+    those and get no field; an unbounded or huge range end is capped at what a spin box holds."""
+    order = {name: i for i, name in enumerate(program.graph.inputs)}
+    ints = _int_inputs(program)
+    fields: list[tuple[tuple[int, int], DimField]] = []
     for s in program.symbols:
-        if s.unbacked:
+        if s.unbacked or not s.name.isidentifier():
             continue
-        low = max(s.min if s.min is not None else MIN_DYNAMIC, MIN_DYNAMIC)
-        high = s.max if s.max is not None else UNBOUNDED_MAX
-        hint = s.hint if s.hint is not None else low
-        fields.append(DimField(s.name, list(s.sources), low, max(high, low), min(max(hint, low), max(high, low))))
-    return fields
+        sources, hint, floor = list(s.sources), s.hint, MIN_DYNAMIC
+        if not sources and s.name in ints:
+            name, hint = ints[s.name]
+            sources, floor = [name], 0  # an int input is not a size: 0 and 1 are not specialised
+        if not sources:
+            continue  # no input sets it
+        low = min(max(s.min if s.min is not None else floor, floor), SPIN_LIMIT)
+        high = max(min(s.max if s.max is not None else UNBOUNDED_MAX, SPIN_LIMIT), low)
+        default = min(max(hint if hint is not None else max(low, DEFAULT_SIZE), low), high)
+        first, _, dim = sources[0].partition(".shape[")
+        key = (order.get(first, len(order)), int(dim.rstrip("]")) if dim.rstrip("]").isdigit() else -1)
+        fields.append((key, DimField(s.name, sources, low, high, default, s.max)))
+    return [f for _key, f in sorted(fields, key=lambda kf: kf[0])]
 
 
 @dataclass

@@ -141,3 +141,32 @@ def test_missing_custom_op_is_explained_and_import_first_fixes_it(qtbot, window:
     assert result["ok"], result.get("error")
     assert not panel.error.isVisible() and panel.outputs.rowCount() == 1
     panel.grab().save("/tmp/run_custom_op.png")
+
+
+def test_unbounded_dims_are_listed_in_input_order_and_run(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                          pt2_path: Callable[[str], Path]) -> None:  # noqa: F811
+    _, panel = open_run_tab(qtbot, window, pt2_path("tutorial_auto_dims"))  # every dim Dim.AUTO: no upper end
+    spins = list(panel.dims.values())
+    form = spins[0].parentWidget().layout()
+    assert [form.labelForField(s).text() for s in spins] == ["w.shape[0]", "x.shape[0], y.shape[1]", "y.shape[0]"]
+    assert [s.toolTip().split(" in ")[1] for s in spins] == ["[2, ∞]"] * 3
+    assert [s.value() for s in spins] == [6, 4, 8]  # the sizes the program was traced with
+    panel.input_mode.setCurrentIndex(panel.input_mode.findData("generated"))
+    spins[0].setValue(9)
+    with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
+        qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
+    assert blocker.args[0]["ok"], blocker.args[0].get("error")
+    assert [panel.outputs.item(r, 2).text() for r in range(panel.outputs.rowCount())] == ["[9, 3]", "[32]"]
+    assert not panel.error.isVisible()
+
+
+def test_mixed_none_int_bool_inputs_run(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                        pt2_path: Callable[[str], Path]) -> None:  # noqa: F811
+    _, panel = open_run_tab(qtbot, window, pt2_path("tutorial_mixed"))
+    with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
+        qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
+    result = blocker.args[0]
+    assert result["ok"], result.get("error")
+    assert [(v["name"], v.get("value")) for v in result["inputs"]["values"][2:]] == [("int_val", 16),
+                                                                                       ("bool_val", False)]
+    assert panel.outputs.rowCount() == 1 and panel.outputs.item(0, 2).text() == "[4]"

@@ -11,7 +11,9 @@ import torch
 
 from core.jobs.run_program import run_job
 from core.reader import read_archive
+from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 from core.run_session import (
+    UNBOUNDED_MAX,
     RunOptions,
     build_request,
     comparison_lines,
@@ -121,3 +123,27 @@ def test_cuda_status_is_read_from_any_result(ran: dict[str, Any]) -> None:
     assert cuda_status_of({"ok": False}) is None
     assert format_seconds(0.0123) == "12.30 ms" and format_seconds(2.5) == "2.50 s"
     assert format_seconds(4e-6) == "4.0 µs" and format_seconds(None) == "–"
+
+
+def test_dim_fields_follow_input_order_and_show_unbounded_ranges(pt2_path: Any) -> None:
+    fields = dim_fields(read_archive(pt2_path("dynamic_shapes")).program())
+    # x.shape[0] is Dim("batch", max=1024); the rest are Dim.AUTO: no upper end
+    assert [f.label for f in fields] == ["x.shape[0]", "x.shape[1], y.shape[0]", "y.shape[1]"]
+    assert [f.range_text.split(" in ")[1] for f in fields] == ["[2, 1024]", "[2, ∞]", "[2, ∞]"]
+    assert [(f.minimum, f.maximum, f.default) for f in fields] == [(2, 1024, 4), (2, UNBOUNDED_MAX, 5),
+                                                                  (2, UNBOUNDED_MAX, 6)]
+
+
+def test_dim_fields_skip_derived_symbols_and_name_int_inputs(pt2_path: Any, tmp_path: Path) -> None:
+    program = read_archive(pt2_path("tutorial_auto_dims")).program()
+    assert any(not s.name.isidentifier() for s in program.symbols)  # z's size is s17*s77 in range_constraints
+    fields = dim_fields(program)
+    assert [f.label for f in fields] == ["w.shape[0]", "x.shape[0], y.shape[1]", "y.shape[0]"]
+    options = RunOptions(inputs="generated", dims={f.symbol: f.default + 1 for f in fields}, warmup=0, runs=1)
+    result = run_job(build_request(str(pt2_path("tutorial_auto_dims")), None, options), tmp_path, lambda e: None)
+    assert result["ok"], result.get("error")
+    assert [o["shape"] for o in result["outputs"]] == [[7, 3], [45]]
+
+    (x, n) = dim_fields(read_archive(pt2_path("input_kinds")).program())
+    assert (x.label, n.label) == ("x.shape[0]", "n")
+    assert (n.minimum, n.default, n.range_text) == (0, 7, f"{n.symbol} in [0, ∞]")  # an int, not a size: from 0
