@@ -34,6 +34,7 @@ from app.document import DocumentWidget
 from app.graph_view import GraphView
 from app.layout_client import LayoutClient
 from app.widgets import splitter
+from core import temp_dirs
 from core.compare_session import (
     LEFT,
     RIGHT,
@@ -149,6 +150,11 @@ class CompareView(QWidget):
         titles = [f"{Path(a.path).name} [{p.name}]" for a, p in (left, right)]
         session = session_from_programs(left[1], right[1], *titles)
         return cls(session, left[0], right[0], layouts)
+
+    def release(self) -> None:
+        """The tab is closing: the decomposed program's temporary folder goes with it."""
+        if self.decomposed_path is not None:
+            temp_dirs.remove(Path(self.decomposed_path).parent)
 
     @property
     def left(self) -> DocumentWidget:

@@ -8,7 +8,6 @@ file and press Decompose again.
 """
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import (
 from app.loader import ArchiveLoader
 from app.trust_dialog import confirm_run
 from app.worker_driver import WorkerDriver
+from core import temp_dirs
 from core.program import Archive
 from core.trust import TrustStore
 from core.worker.client import JobOutcome
@@ -122,6 +122,7 @@ class DecomposeDialog(QDialog):
         self.driver.output.connect(lambda _stream, line: self.log.append(line))
         self.driver.finished.connect(self._finished)
         self.result: dict[str, Any] | None = None
+        self.out_dir: Path | None = None  # the running job's temporary folder; the compare tab owns it after
         self.log: list[str] = []
 
         self.target_buttons = QButtonGroup(self)
@@ -227,7 +228,8 @@ class DecomposeDialog(QDialog):
         if isinstance(request, str):
             self._fail(request, "")
             return
-        out_dir = Path(tempfile.mkdtemp(prefix="pt2v-decompose-"))
+        out_dir = temp_dirs.new_dir("decompose")
+        self.out_dir = out_dir
         stem = Path(self.program_path).stem
         request["output"] = str(out_dir / f"{stem}.{Path(str(request.get('table') or request['to'])).stem}.pt2")
         self.failure.clear()
@@ -271,10 +273,13 @@ class DecomposeDialog(QDialog):
     def _read(self, _path: str, archive: Archive) -> None:
         assert self.result is not None
         self.stage.setText(f"Decomposed: {self.result['nodes_before']} nodes became {self.result['nodes_after']}.")
+        self.out_dir = None  # now the comparison's (removed when its tab closes)
         self.decomposed.emit(self.result, archive)
         self.accept()
 
     def _fail(self, message: str, detail: str) -> None:
+        temp_dirs.remove(self.out_dir)
+        self.out_dir = None
         self.start_button.setEnabled(True)
         self.stage.setText("")
         self.failure.show_failure(message, detail, self.log)

@@ -40,6 +40,7 @@ from core.document_model import DocumentModel, GraphLevel
 from core.layout.records import LayoutError, LayoutResult
 
 PROGRESS_AFTER_MS = 500
+from core.find_pattern import find_status, regex_problem
 
 
 class Breadcrumb(QWidget):
@@ -156,7 +157,6 @@ class DocumentWidget(QWidget):
         self.results.itemActivated.connect(lambda it: self.reveal(it.data(Qt.ItemDataRole.UserRole)))
         self.results.itemClicked.connect(lambda it: self.reveal(it.data(Qt.ItemDataRole.UserRole)))
         self.depth.valueChanged.connect(self.expand_to_depth)
-        QShortcut(QKeySequence.StandardKey.Find, self, self.find.setFocus)
         QShortcut(QKeySequence("Escape"), self.find, lambda: self.find.clear())
         for panel in self.panel_widgets.values():
             _connect_panel(panel, self)
@@ -346,7 +346,10 @@ class DocumentWidget(QWidget):
             it.setData(Qt.ItemDataRole.UserRole, h.node)
             self.results.addItem(it)
         self.results.setVisible(bool(text))
-        self.status.emit(f"{len(hits)} matches for '{text}'" if text else "")
+        problem = regex_problem(text) if text else None  # said in the find bar itself
+        self.find.setStyleSheet("QLineEdit { background: #fde2e2; }" if problem else "")
+        self.find.setToolTip(f"Not a valid regex: {problem}. Matching the text literally." if problem else "")
+        self.status.emit(find_status(text, len(hits)) if text else "")
         self._apply_highlight()
 
     def _next_match(self) -> None:

@@ -14,12 +14,10 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetricsF,
-    QKeySequence,
     QPainter,
     QPainterPath,
     QPen,
     QPixmap,
-    QShortcut,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QStyleOptionGraphicsItem, QWidget
@@ -306,11 +304,7 @@ class GraphView(QGraphicsView):
         self.layout: SceneLayout | None = None
         self.heat: dict[str, float] = {}  # per-node time overlay, kept across re-layouts
         self.painted = 0  # frames painted since the last scene; tests and --screenshot wait on it
-        for keys, slot in ((QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1.25)),
-                           (QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(0.8)),
-                           ("Ctrl+=", lambda: self.zoom(1.25)),
-                           ("Ctrl+0", self.fit)):
-            QShortcut(QKeySequence(keys), self, slot, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        # Ctrl+=/-/0 belong to the main window's View menu (one owner per shortcut, or Qt calls them ambiguous)
         self.horizontalScrollBar().valueChanged.connect(self.view_changed)
         self.verticalScrollBar().valueChanged.connect(self.view_changed)
 

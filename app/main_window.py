@@ -7,10 +7,12 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QInputDialog,
     QMainWindow,
     QMessageBox,
+    QStackedWidget,
     QTabWidget,
     QTextBrowser,
 )
@@ -22,8 +24,10 @@ from app.export_image import export_scene
 from app.layout_client import LayoutClient
 from app.loader import ArchiveLoader
 from app.script_document import ScriptDocument
+from app.start_page import StartPage
 from app.trust_dialog import confirm_run, not_trusted_message
 from core.document_model import DocumentModel
+from core import temp_dirs
 from core.jobs.atomic import write_atomically
 from core.program import Archive, Program
 from core.trust import TrustStore
@@ -60,43 +64,66 @@ class MainWindow(QMainWindow):
         self.tabs.setTabsClosable(True)
         self.tabs.setDocumentMode(True)
         self.tabs.tabCloseRequested.connect(self.close_tab)
-        self.setCentralWidget(self.tabs)
+        self.tabs.currentChanged.connect(lambda _i: self._update_actions())
+        self.start_page = StartPage()
+        self.start_page.open_requested.connect(self.open_dialog)
+        self.start_page.path_requested.connect(self.open_path)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.start_page)
+        self.stack.addWidget(self.tabs)
+        self.setCentralWidget(self.stack)
+        # Programs the app wrote (a script's export opened in its own tab) live as long as a tab shows them.
+        self._pending_copies: dict[str, Path] = {}  # copied .pt2 being read -> its temporary folder
+        self._owned_dirs: dict[object, Path] = {}  # tab widget -> the temporary folder it keeps alive
+        temp_dirs.sweep_stale()  # folders left by an app that crashed
         self.statusBar().showMessage("Open a .pt2 archive (File > Open, or drop it here)")
         self._build_menus()
+        self._update_actions()
         geometry = self.settings.value("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
 
     # -- menus -------------------------------------------------------------------------------------------------
     def _build_menus(self) -> None:
+        # The window owns every shortcut (the document and graph views define none), so Qt never finds two
+        # owners for one key and the keys work wherever the focus is.
         file_menu = self.menuBar().addMenu("&File")
         self._add(file_menu, "&Open…", QKeySequence.StandardKey.Open, self.open_dialog)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self._fill_recent()
-        self._add(file_menu, "Export Graph as &SVG or PNG…", "Ctrl+Shift+E", self.export_dialog)
-        self._add(file_menu, "Save Program &As…", QKeySequence.StandardKey.SaveAs, self.save_program_dialog)
+        self.export_action = self._add(file_menu, "Export Graph as &SVG or PNG…", "Ctrl+Shift+E", self.export_dialog)
+        self.save_action = self._add(file_menu, "Save Program &As…", QKeySequence.StandardKey.SaveAs,
+                                     self.save_program_dialog)
         file_menu.addSeparator()
-        self._add(file_menu, "&Close Tab", QKeySequence.StandardKey.Close, lambda: self.close_tab(self.tabs.currentIndex()))
+        self.close_action = self._add(file_menu, "&Close Tab", QKeySequence.StandardKey.Close,
+                                      lambda: self.close_tab(self.tabs.currentIndex()))
         self._add(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
-        self._add(view, "Zoom &In", QKeySequence.StandardKey.ZoomIn, lambda: self._doc_call(lambda d: d.view.zoom(1.25)))
-        self._add(view, "Zoom &Out", QKeySequence.StandardKey.ZoomOut, lambda: self._doc_call(lambda d: d.view.zoom(0.8)))
-        self._add(view, "&Fit", "Ctrl+0", lambda: self._doc_call(lambda d: d.view.fit()))
+        self.view_actions = [
+            self._add(view, "Zoom &In", [QKeySequence.StandardKey.ZoomIn, "Ctrl+="],
+                      lambda: self._view_call(lambda d: d.view.zoom(1.25))),
+            self._add(view, "Zoom &Out", QKeySequence.StandardKey.ZoomOut,
+                      lambda: self._view_call(lambda d: d.view.zoom(0.8))),
+            self._add(view, "&Fit", "Ctrl+0", lambda: self._view_call(lambda d: d.view.fit()))]
         view.addSeparator()
-        self._add(view, "&Expand All Groups", "Ctrl+E", lambda: self._doc_call(lambda d: d.expand_all()))
-        self._add(view, "&Collapse All Groups", "Ctrl+Shift+C", lambda: self._doc_call(lambda d: d.collapse_all()))
-        self._add(view, "&Find…", QKeySequence.StandardKey.Find, lambda: self._doc_call(lambda d: d.find.setFocus()))
+        self.view_actions += [
+            self._add(view, "&Expand All Groups", "Ctrl+E", lambda: self._view_call(lambda d: d.expand_all())),
+            self._add(view, "&Collapse All Groups", "Ctrl+Shift+C", lambda: self._view_call(lambda d: d.collapse_all())),
+            self._add(view, "&Find…", QKeySequence.StandardKey.Find, lambda: self._view_call(_focus_find))]
         program = self.menuBar().addMenu("&Program")
-        self._add(program, "&Decompose…", "Ctrl+Shift+D", self.decompose_dialog)
-        self._add(program, "&Compare With…", None, self.compare_dialog)
-        self._add(program, "&Run…", "Ctrl+R", lambda: self._doc_call(lambda d: d.show_run_panel()))
-        self._add(program, "&Save Decomposed As…", None, self.save_decomposed_dialog)
+        self.program_actions = [
+            self._add(program, "&Decompose…", "Ctrl+Shift+D", self.decompose_dialog),
+            self._add(program, "&Compare With…", None, self.compare_dialog),
+            self._add(program, "&Run…", "Ctrl+R", lambda: self._doc_call(lambda d: d.show_run_panel()))]
+        self.save_decomposed_action = self._add(program, "&Save Decomposed As…", None, self.save_decomposed_dialog)
         help_menu = self.menuBar().addMenu("&Help")
         self._add(help_menu, "&About PT2 Viewer", None, self.about)
 
     def _add(self, menu, text, shortcut, slot) -> QAction:  # type: ignore[no-untyped-def]
         action = QAction(text, self)
-        if shortcut is not None:
+        if isinstance(shortcut, list):
+            action.setShortcuts([QKeySequence(k) for k in shortcut])
+        elif shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
         action.triggered.connect(slot)
         menu.addAction(action)
@@ -106,6 +133,41 @@ class MainWindow(QMainWindow):
         doc = self.current_document()
         if doc is not None:
             fn(doc)
+
+    def _view_call(self, fn) -> None:  # type: ignore[no-untyped-def]
+        doc = self.view_document()
+        if doc is not None:
+            fn(doc)
+
+    def view_document(self) -> DocumentWidget | None:
+        """The graph that View menu keys act on: the one holding the focus in the current tab (a comparison has
+        two), else the current tab's program."""
+        tab = self.tabs.currentWidget()
+        w = QApplication.focusWidget()
+        while w is not None and tab is not None and w is not tab:
+            if isinstance(w, DocumentWidget):
+                return w
+            w = w.parentWidget()
+        if isinstance(tab, CompareView):
+            return tab.left
+        return self.current_document()
+
+    def _update_actions(self) -> None:
+        """Menu entries that need a program are enabled only when the current tab shows one."""
+        tab = self.tabs.currentWidget()
+        doc = self.current_document()
+        self.stack.setCurrentWidget(self.tabs if self.tabs.count() else self.start_page)
+        if not self.tabs.count():
+            self.start_page.set_recent(self.recent())
+        for action in self.program_actions:
+            action.setEnabled(doc is not None)
+        viewable = self.view_document() is not None
+        for action in self.view_actions:
+            action.setEnabled(viewable)
+        self.export_action.setEnabled(viewable)
+        self.save_action.setEnabled(doc is not None or isinstance(tab, ScriptDocument))
+        self.save_decomposed_action.setEnabled(isinstance(tab, CompareView) and bool(tab.decomposed_path))
+        self.close_action.setEnabled(tab is not None)
 
     def current_document(self) -> DocumentWidget | None:
         w = self.tabs.currentWidget()
@@ -149,6 +211,7 @@ class MainWindow(QMainWindow):
                 picked, ok = QInputDialog.getItem(self, "Choose a program",
                                                   f"{Path(path).name} holds {len(names)} programs:", names, 0, False)
                 if not ok:
+                    self._drop_pending_copy(path)
                     self.statusBar().clearMessage()
                     return
                 name = picked
@@ -162,8 +225,12 @@ class MainWindow(QMainWindow):
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
         several = len(model.archive.programs) > 1
         title = Path(path).name + (f" [{model.program.name}]" if several else "")
+        folder = self._pending_copies.pop(path, None)
+        if folder is not None:
+            self._owned_dirs[doc] = folder
         index = self.tabs.addTab(doc, title)
-        self.tabs.setTabToolTip(index, path)
+        self.tabs.setTabToolTip(index, path if folder is None else f"{path}\n(a copy kept while this tab is open; "
+                                "File > Save Program As… to keep it)")
         self.tabs.setCurrentIndex(index)
         self.setWindowTitle(f"{title} — PT2 Viewer")
 
@@ -185,7 +252,8 @@ class MainWindow(QMainWindow):
         doc.status.connect(self.statusBar().showMessage)
         doc.document_ready.connect(self.document_ready.emit)
         doc.open_failed.connect(lambda message: self._open_failed(str(path), message))
-        doc.open_in_new_tab.connect(self.open_path)
+        doc.open_in_new_tab.connect(self.open_copy)
+        doc.document_ready.connect(lambda _d: self._update_actions())
         index = self.tabs.addTab(doc, path.name)
         self.tabs.setTabToolTip(index, str(path))
         self.tabs.setCurrentIndex(index)
@@ -193,7 +261,25 @@ class MainWindow(QMainWindow):
         doc.start()
         return doc
 
+    def open_copy(self, path: str) -> None:
+        """Open a program the app produced (a script's export) in its own tab, from a copy that lives as long as
+        that tab: the script's run folders go when the script's tab closes or runs again."""
+        folder = temp_dirs.new_dir("program")
+        copy = folder / Path(path).name
+        try:
+            shutil.copyfile(path, copy)
+        except OSError as e:
+            temp_dirs.remove(folder)
+            self._open_failed(path, f"Could not copy '{Path(path).name}' to open it: {e.strerror or e}.")
+            return
+        self._pending_copies[str(copy)] = folder
+        self.open_path(str(copy))
+
+    def _drop_pending_copy(self, path: str) -> None:
+        temp_dirs.remove(self._pending_copies.pop(path, None))
+
     def _open_failed(self, path: str, message: str) -> None:
+        self._drop_pending_copy(path)
         self.statusBar().showMessage(f"Could not open {Path(path).name}")
         self.open_failed.emit(message)
         self._warn("Cannot open file", message)
@@ -209,18 +295,29 @@ class MainWindow(QMainWindow):
 
     def close_tab(self, index: int) -> None:
         w = self.tabs.widget(index)
-        if isinstance(w, ScriptDocument):
-            w.shutdown()  # stop its worker, remove its run folders
         if w is not None:
+            self._release(w)
             self.tabs.removeTab(index)
             w.deleteLater()
+        self._update_actions()
+
+    def _release(self, w: object) -> None:
+        """A tab is going: stop its jobs and remove the temporary folders only it used."""
+        if isinstance(w, ScriptDocument):
+            w.shutdown()  # stop its worker, remove its run folders
+        elif isinstance(w, CompareView):
+            w.release()
+        temp_dirs.remove(self._owned_dirs.pop(w, None))
 
     # -- recent files ------------------------------------------------------------------------------------------
     def recent(self) -> list[str]:
         value = self.settings.value("recent", [])
-        return [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
+        items = [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
+        return [p for p in items if not temp_dirs.is_temporary(p)]
 
     def _remember(self, path: str) -> None:
+        if temp_dirs.is_temporary(path):  # a program the app wrote: gone once its tab closes
+            return
         items = [path] + [p for p in self.recent() if p != path]
         self.settings.setValue("recent", items[:MAX_RECENT])
         self._fill_recent()
@@ -231,6 +328,7 @@ class MainWindow(QMainWindow):
             action = self.recent_menu.addAction(path)
             action.triggered.connect(lambda _=False, p=path: self.open_path(p))
         self.recent_menu.setEnabled(bool(self.recent()))
+        self.start_page.set_recent(self.recent())
 
     # -- drag and drop -----------------------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -328,10 +426,15 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # type: ignore[no-untyped-def]
         self.settings.setValue("window/geometry", self.saveGeometry())
         for i in range(self.tabs.count()):
-            if isinstance(w := self.tabs.widget(i), ScriptDocument):
-                w.shutdown()
+            self._release(self.tabs.widget(i))
         self.layouts.close()
         super().closeEvent(event)
+
+
+def _focus_find(doc: DocumentWidget) -> None:
+    doc.find.setVisible(True)
+    doc.find.setFocus()
+    doc.find.selectAll()
 
 
 def _aoti_text(archive: Archive) -> str:

@@ -11,7 +11,6 @@ the first time a run panel is shown, and remembers the answer for the whole proc
 """
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from app.decompose_dialog import PY_FILTER, FailureBox, confirm_code, file_row
 from app.worker_driver import WorkerDriver
+from core import temp_dirs
 from core.program import Program
 from core.run_session import (
     CUDA_PROBE_REQUEST,
@@ -88,7 +88,7 @@ class CudaProbe(QObject):
         if self.status is not None:
             return self.status
         if not self.driver.running:
-            self.driver.start("run_program", CUDA_PROBE_REQUEST, tempfile.mkdtemp(prefix="pt2v-cuda-probe-"))
+            self.driver.start("run_program", CUDA_PROBE_REQUEST, temp_dirs.new_dir("cuda-probe"))
         return None
 
     def _answered(self, outcome: JobOutcome) -> None:
@@ -288,7 +288,7 @@ class RunPanel(QScrollArea):
         self.progress.setVisible(True)
         self._set_running(True)
         self.log = []
-        self.driver.start("run_program", request, tempfile.mkdtemp(prefix="pt2v-run-"))
+        self.driver.start("run_program", request, temp_dirs.new_dir("run"))
 
     def _interactive(self) -> bool:
         if self.interactive is not None:

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import html
 import os
-import shutil
-import tempfile
 import weakref
 from pathlib import Path
 
@@ -51,6 +49,7 @@ from app.panels.symbols import ROW_ROLE, SymbolsPanel
 from app.source_view import open_source
 from app.widgets import splitter
 from app.worker_driver import WorkerDriver
+from core import temp_dirs
 from core.document_model import DocumentModel
 from core.failures import SourceLine
 from core.program import Archive
@@ -201,8 +200,8 @@ class ScriptDocument(QWidget):
         self.layouts = layouts
         self.memory_limit_mb = memory_limit_mb or default_memory_limit_mb()
         self.timeout_s = timeout_s
-        self.runs_root = Path(tempfile.mkdtemp(prefix=f"pt2v-{self.session.script.stem}-"))
-        self._cleanup = weakref.finalize(self, shutil.rmtree, str(self.runs_root), True)
+        self.runs_root = temp_dirs.new_dir(self.session.script.stem)
+        self._cleanup = weakref.finalize(self, temp_dirs.remove, str(self.runs_root))
         self.driver = WorkerDriver(self)
         self.driver.event.connect(self._event)
         self.driver.output.connect(self._output)
