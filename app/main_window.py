@@ -23,6 +23,7 @@ from app.document import DocumentWidget
 from app.export_image import export_scene
 from app.layout_client import LayoutClient
 from app.loader import ArchiveLoader
+from app.preferences_dialog import add_preferences_action
 from app.script_document import ScriptDocument
 from app.start_page import StartPage
 from app.trust_dialog import confirm_run, not_trusted_message
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self.close_action = self._add(file_menu, "&Close Tab", QKeySequence.StandardKey.Close,
                                       lambda: self.close_tab(self.tabs.currentIndex()))
+        self.preferences_action = add_preferences_action(self, file_menu)
         self._add(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
         self.view_actions = [

@@ -99,6 +99,11 @@ class CudaProbe(QObject):
         self.status = status
         self.known.emit(status)
 
+    def forget(self) -> None:
+        """Ask again next time (the worker's Python was changed in Preferences)."""
+        if not self.driver.running:
+            self.status = None
+
 
 class RunPanel(QScrollArea):
     """Emits `heat_changed({node: 0..1})` after a run with per-node times, `node_requested(name)` when a hottest

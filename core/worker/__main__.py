@@ -118,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         if isinstance(e, MemoryError):
             message = "The job ran out of memory" + (f" (limit {args.max_memory_mb} MB)" if args.max_memory_mb else "")
+        if isinstance(e, ModuleNotFoundError) and e.name == "torch":  # the chosen worker Python lacks torch
+            from core.worker.python_env import missing_torch_message
+
+            message = missing_torch_message(sys.executable)
         emit({"type": ERROR, "message": message, "traceback": traceback.format_exc()})
         _flush_std()
         return 1

@@ -14,7 +14,6 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +21,8 @@ from typing import Any, Callable
 
 from core.worker import protocol
 from core.worker.protocol import describe_exit, write_json_atomic
+from core.worker.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STDOUT = "stdout"
 STDERR = "stderr"
 EVENTS = "events"
@@ -72,7 +71,8 @@ class WorkerJob:
         self.out_dir = Path(out_dir).resolve()
         self.timeout_s = timeout_s
         self.memory_limit_mb = memory_limit_mb
-        self.python = python or sys.executable
+        # PT2V_WORKER_PYTHON, else the Preferences choice, else this Python (core/worker/python_env.py)
+        self.python = python or choose_worker_python().path
         self.extra_env = dict(env or {})
         self.cwd = cwd
         self.on_event = on_event
@@ -106,9 +106,9 @@ class WorkerJob:
         read_fd, write_fd = os.pipe()
         env = dict(os.environ)
         env.update(self.extra_env)
+        env = worker_environment(env)  # core on PYTHONPATH; a bundle's LD_LIBRARY_PATH put back
         env[protocol.EVENTS_FD_ENV] = str(write_fd)
         env["PYTHONUNBUFFERED"] = "1"  # the script's prints reach the log panel as they happen
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
         try:
             self._proc = subprocess.Popen(
                 self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -117,7 +117,8 @@ class WorkerJob:
         except OSError as e:
             os.close(read_fd)
             os.close(write_fd)
-            self._finish(protocol.START_FAILED, f"Could not start the worker ({self.python}): {e.strerror or e}.")
+            self._finish(protocol.START_FAILED, f"Could not start the worker's Python {self.python}: "
+                         f"{e.strerror or e}. {HOW_TO_FIX}")
             return
         os.close(write_fd)
         assert self._proc.stdout is not None and self._proc.stderr is not None
