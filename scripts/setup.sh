@@ -11,6 +11,8 @@ SYSTEM_PACKAGES=(
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0
   libxcb-render-util0 libxcb-image0             # Qt's xcb platform plugin
   xdg-utils shared-mime-info desktop-file-utils # desktop integration (.desktop, MIME type for .pt2)
+  libglib2.0-bin                                # gio: tests ask shared-mime-info what desktops see for a .pt2
+  python3-venv                                  # python3 -m venv for .venv (and the tests' torch-less venv)
 )
 
 missing=()

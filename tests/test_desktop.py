@@ -1,12 +1,15 @@
 """`pt2-viewer --install-desktop` / `--uninstall-desktop` (core/desktop.py) against the real freedesktop tools.
 
 Everything is installed into a temporary XDG_DATA_HOME / XDG_CONFIG_HOME, then checked the way a desktop would:
-`desktop-file-validate` on the entry, `xdg-mime query filetype` on a real archive saved by torch.export.save, and
-`xdg-mime query default application/x-pytorch-pt2`.
+`desktop-file-validate` on the entry, and what GNOME, KDE and file managers ask, GLib's shared-mime-info lookup through
+`gio` (Debian's libglib2.0-bin): `gio info -a standard::content-type` on a real archive saved by torch.export.save,
+and `gio mime application/x-pytorch-pt2` for the default application. Not `xdg-mime query filetype`: with a generic
+desktop and no libfile-mimeinfo-perl it falls back to `file(1)`, which answers application/zip for any .pt2.
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,10 +22,10 @@ from core.desktop import DESKTOP_ID, MIME_TYPE, XdgDirs
 from tests.programs import pt2_path  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOLS = ("xdg-mime", "update-mime-database", "update-desktop-database", "desktop-file-validate")
+TOOLS = ("gio", "xdg-mime", "update-mime-database", "update-desktop-database", "desktop-file-validate")
 needs_tools = pytest.mark.skipif(
     any(shutil.which(t) is None for t in TOOLS),
-    reason="needs xdg-utils, shared-mime-info and desktop-file-utils (scripts/setup.sh installs them)",
+    reason="needs libglib2.0-bin, xdg-utils, shared-mime-info and desktop-file-utils (scripts/setup.sh installs them)",
 )
 
 
@@ -32,7 +35,9 @@ def xdg(tmp_path, monkeypatch) -> XdgDirs:
     dirs = XdgDirs(tmp_path / "data", tmp_path / "config")
     monkeypatch.setenv("XDG_DATA_HOME", str(dirs.data_home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(dirs.config_home))
-    monkeypatch.setenv("XDG_CURRENT_DESKTOP", "X-Generic")
+    monkeypatch.setenv("XDG_CURRENT_DESKTOP", "X-Generic")  # no desktop-specific mimeapps.list of the host
+    monkeypatch.setenv("GIO_USE_VFS", "local")  # plain files: no gvfs daemon, no D-Bus session needed
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")  # gio's messages untranslated
     return dirs
 
 
@@ -40,16 +45,26 @@ def run(*command: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
 
 
-def query(*args: str) -> str:
-    done = run("xdg-mime", "query", *args)
-    return done.stdout.strip()
+def filetype(path: Path) -> str:
+    """The MIME type a desktop (GLib, shared-mime-info) gives the file."""
+    done = run("gio", "info", "-a", "standard::content-type", str(path))
+    found = re.search(r"standard::content-type: (\S+)", done.stdout)
+    assert found, done.stdout + done.stderr
+    return found.group(1)
+
+
+def default_app(mime_type: str) -> str:
+    """The desktop entry a desktop opens `mime_type` with; "" when none."""
+    done = run("gio", "mime", mime_type)
+    found = re.search(r"^Default application for .*: (\S+)$", done.stdout, re.MULTILINE)
+    return found.group(1) if found else ""
 
 
 @needs_tools
 def test_install_registers_pt2_type_and_default_app_then_uninstall_removes_them(xdg, pt2_path, tmp_path):
     archive = tmp_path / "tiny model.pt2"
     shutil.copyfile(pt2_path("topk_cond"), archive)
-    assert query("filetype", str(archive)) == "application/zip"  # before: just a zip
+    assert filetype(archive) == "application/zip"  # before: just a zip
 
     done = run(sys.executable, "-m", "app", "--install-desktop")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -68,16 +83,16 @@ def test_install_registers_pt2_type_and_default_app_then_uninstall_removes_them(
     for name, installed in xdg.icon_files().items():
         assert installed.read_bytes() == (ROOT / "resources" / "icons" / name).read_bytes()
 
-    assert query("filetype", str(archive)) == MIME_TYPE
-    assert query("default", MIME_TYPE) == DESKTOP_ID
+    assert filetype(archive) == MIME_TYPE
+    assert default_app(MIME_TYPE) == DESKTOP_ID
     assert DESKTOP_ID in (xdg.data_home / "applications" / "mimeinfo.cache").read_text()
 
     done = run(sys.executable, "-m", "app", "--uninstall-desktop")
     assert done.returncode == 0, done.stdout + done.stderr
     assert not xdg.desktop_file.exists() and not xdg.mime_package.exists()
     assert not any(path.exists() for path in xdg.icon_files().values())
-    assert query("filetype", str(archive)) == "application/zip"
-    assert query("default", MIME_TYPE) == ""
+    assert filetype(archive) == "application/zip"
+    assert default_app(MIME_TYPE) == ""
 
 
 @needs_tools
