@@ -44,6 +44,7 @@ from core.compare_session import (
     session_from_programs,
 )
 from core.program import Archive, Program
+from core.words import plural
 
 OP_COLUMNS = ("op", "before", "after", "change", "core ATen")
 NON_CORE_BRUSH = QBrush(QColor("#fde2c4"))
@@ -230,7 +231,7 @@ class CompareView(QWidget):
             nodes = self.session.nodes_for_op(side, op)
             doc.mark(nodes)
             counts.append(len(nodes))
-        self.link_text.setText(f"{op}: {counts[0]} nodes on the left, {counts[1]} on the right (marked)")
+        self.link_text.setText(f"{op}: {plural(counts[0], 'node')} on the left, {counts[1]} on the right (marked)")
 
     # -- linked zoom and pan -------------------------------------------------------------------------------------
     def _sync_view(self, src: GraphView, dst: GraphView) -> None:

@@ -35,6 +35,7 @@ from core import temp_dirs
 from core.program import Archive
 from core.trust import TrustStore
 from core.worker.client import JobOutcome
+from core.words import plural
 
 TARGETS = (("functional", "Functional ATen (empty table: no in-place ops, nothing decomposed)"),
            ("core", "Core ATen (torch.export.default_decompositions)"),
@@ -272,7 +273,7 @@ class DecomposeDialog(QDialog):
 
     def _read(self, _path: str, archive: Archive) -> None:
         assert self.result is not None
-        self.stage.setText(f"Decomposed: {self.result['nodes_before']} nodes became {self.result['nodes_after']}.")
+        self.stage.setText(f"Decomposed: {plural(self.result['nodes_before'], 'node')} became {self.result['nodes_after']}.")
         self.out_dir = None  # now the comparison's (removed when its tab closes)
         self.decomposed.emit(self.result, archive)
         self.accept()

@@ -41,6 +41,7 @@ from core.layout.records import LayoutError, LayoutResult
 
 PROGRESS_AFTER_MS = 500
 from core.find_pattern import find_status, regex_problem
+from core.words import plural
 
 
 class Breadcrumb(QWidget):
@@ -235,7 +236,7 @@ class DocumentWidget(QWidget):
         self.minimap.move(8, 8)
         self.ready = True
         elapsed = time.perf_counter() - self._started if self._started else 0.0
-        self.status.emit(f"{len(layout.nodes)} nodes and {len(layout.groups)} groups shown"
+        self.status.emit(f"{plural(len(layout.nodes), 'node')} and {plural(len(layout.groups), 'group')} shown"
                          + (f" (laid out in {elapsed:.2f} s)" if elapsed else ""))
         self._started = 0.0
         self.graph_ready.emit()

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidgetItem, QVBoxLayout, Q
 from app.panels import fixed_font, link_color, make_table
 from core.failures import SourceLine
 from core.guards import GuardLog
+from core.words import plural
 
 SYMBOL_COLUMNS = ["symbol", "stands for", "example", "range", "user line"]
 GUARD_COLUMNS = ["guard", "kind", "user line", "added by"]
@@ -80,7 +81,7 @@ class GuardsPanel(QWidget):
             self.header.setText(f"{title}: no shape symbols and no guards (all shapes static)." if title
                                 else "Select an export call to see its symbols and guards.")
         else:
-            self.header.setText(f"{title}: {len(log.symbols)} symbols, {len(log.guards)} guards. Click a line to "
+            self.header.setText(f"{title}: {plural(len(log.symbols), 'symbol')}, {plural(len(log.guards), 'guard')}. Click a line to "
                                 "open it; click a symbol to find it in the exported program.")
 
     def _symbol_clicked(self, item: QTreeWidgetItem, column: int = 0) -> None:

@@ -61,10 +61,10 @@ from core.script_session import (
     ExportEntry,
     Rerun,
     ScriptSession,
+    fix_lines,
     input_ranks,
+    program_facts,
     program_input_ranks,
-    spec_change_lines,
-    spec_lines,
 )
 from core.worker.client import JobOutcome
 
@@ -72,6 +72,7 @@ STATUS_COLOR = {OK: "#2e8b3a", FAILED: "#c0392b", RUNNING: "#7f7f7f"}
 STATUS_MARK = {OK: "✔", FAILED: "✘", RUNNING: "…"}
 LOG_MAX_LINES = 20000
 ENTRY_ROLE = Qt.ItemDataRole.UserRole
+SCRIPT_ERROR_ROLE = Qt.ItemDataRole.UserRole + 1  # the row of the script's own error (its ENTRY_ROLE is None)
 
 
 def default_memory_limit_mb() -> int:
@@ -160,7 +161,7 @@ class Explanation(QWidget):
         if failure is None:
             if entry.ok:
                 self.show_text(f"{entry.title} exported ({mode}, {entry.duration_s:.2f} s)",
-                               "\n".join(f"{k}: {v}" for k, v in (entry.program or {}).items()),
+                               "\n".join(program_facts(entry.program)),
                                "" if entry.pt2 else f"The program could not be saved: {entry.save_error}",
                                entry.line)
             else:
@@ -169,10 +170,7 @@ class Explanation(QWidget):
         self.show_text(f"{entry.title} failed ({mode}): {failure.title}", failure.message, failure.hint,
                        failure.user_line or entry.line, failure.traceback)
         if failure.suggested_fixes_text or fixed is not None:
-            lines = ["export suggests:"] + [f"  {t}" for t in failure.suggested_fixes_text]
-            if fixed is not None:
-                lines += ["", "dynamic_shapes becomes:"] + spec_change_lines(entry.spec, fixed)
-            self.fix.setText("\n".join(lines))
+            self.fix.setText("\n".join(fix_lines(failure.suggested_fixes_text, entry.spec, fixed)))
             self.apply_fix.setEnabled(fixed is not None)
             self.fix_box.setVisible(True)
 
@@ -235,7 +233,7 @@ class ScriptDocument(QWidget):
         self.exports.setWordWrap(True)
         self.exports.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.exports.currentItemChanged.connect(lambda cur, _prev: self._selected(cur))
-        self.exports.itemActivated.connect(lambda it: self.open_entry(it.data(ENTRY_ROLE)))
+        self.exports.itemActivated.connect(lambda it: it.data(ENTRY_ROLE) and self.open_entry(it.data(ENTRY_ROLE)))
 
         self.strict = QCheckBox("strict (trace Python with TorchDynamo)")
         self.editor = DynamicShapesEditor()
@@ -349,6 +347,7 @@ class ScriptDocument(QWidget):
         self.exports.clear()
         for entry in self.session.entries:
             self._show_entry_item(entry)
+        self._show_script_error_item()
         if outcome.status == "start_failed":
             self.open_failed.emit(outcome.message)
             return
@@ -378,9 +377,30 @@ class ScriptDocument(QWidget):
         self.views.setCurrentWidget(self.explanation)
 
     # -- the Exports list --------------------------------------------------------------------------------------
+    def _show_script_error_item(self) -> None:
+        """The script's own error (after its export calls) is a row too: selecting it explains it, with its line
+        as a link."""
+        error = self.session.script_error
+        if error is None:
+            return
+        where = f"line {error.line.line}" if error.line else "?"
+        item = QListWidgetItem(f"{STATUS_MARK[FAILED]} the script stopped  ({where})\n     {error.type}: "
+                               f"{error.message.splitlines()[0] if error.message else ''}")
+        item.setForeground(QBrush(QColor(STATUS_COLOR[FAILED])))
+        item.setToolTip(error.message)
+        item.setData(SCRIPT_ERROR_ROLE, True)
+        self.exports.addItem(item)
+
+    def _entry_row(self, index: int) -> int | None:
+        for i in range(self.exports.count()):
+            entry = self.exports.item(i).data(ENTRY_ROLE)
+            if entry is not None and entry.index == index:
+                return i
+        return None
+
     def _show_entry_item(self, entry: ExportEntry) -> None:
-        item = next((self.exports.item(i) for i in range(self.exports.count())
-                     if self.exports.item(i).data(ENTRY_ROLE).index == entry.index), None)
+        row = self._entry_row(entry.index)
+        item = self.exports.item(row) if row is not None else None
         if item is None:
             item = QListWidgetItem()
             self.exports.addItem(item)
@@ -397,18 +417,20 @@ class ScriptDocument(QWidget):
 
     def select(self, index: int) -> None:
         """Select call `index` in the list: a successful one shows its program, a failed one its explanation."""
-        for i in range(self.exports.count()):
-            if self.exports.item(i).data(ENTRY_ROLE).index == index:
-                if self.exports.currentRow() == i:
-                    self._selected(self.exports.item(i))
-                else:
-                    self.exports.setCurrentRow(i)
-                return
+        i = self._entry_row(index)
+        if i is None:
+            return
+        if self.exports.currentRow() == i:
+            self._selected(self.exports.item(i))
+        else:
+            self.exports.setCurrentRow(i)
 
     def _selected(self, item: QListWidgetItem | None) -> None:
         entry: ExportEntry | None = item.data(ENTRY_ROLE) if item is not None else None
         self._show_controls(entry)
         if entry is None:
+            if item is not None and item.data(SCRIPT_ERROR_ROLE):
+                self._explain_run()
             return
         self.guards.set_log(entry.guards, entry.title)
         self.explanation.show_entry(entry, self.session.fixed_spec(entry))

@@ -16,6 +16,7 @@ from typing import Any
 from core.compare import NodeMapping, guess_program_mapping, read_mapping
 from core.document_model import SELECTED, DocumentModel, Highlight
 from core.program import Archive, NodeOp, Program
+from core.words import plural
 
 LEFT, RIGHT = "left", "right"
 OP_PREFIX = "torch.ops."
@@ -138,7 +139,7 @@ class CompareSession:
         if not self.non_core_ops:
             return "Every op on the right is in the core ATen opset."
         ops = ", ".join(f"{op} ×{n}" for op, n in self.non_core_ops.items())
-        return f"{self.non_core_total} calls outside the core ATen opset: {ops}"
+        return f"{plural(self.non_core_total, 'call')} outside the core ATen opset: {ops}"
 
 
 def session_from_decomposition(result: dict[str, Any], before: Program, after: Program) -> CompareSession:

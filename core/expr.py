@@ -90,3 +90,37 @@ def _fmt(node: ast.AST, symbols: list[str], depth: int) -> str:
 def _wrap(text: str) -> str:
     """Parenthesise a sub-expression that contains a low-precedence operator."""
     return f"({text})" if (" " in text and not text.startswith(("max(", "min("))) else text
+
+
+# -- value ranges ------------------------------------------------------------------------------------------------
+# torch prints a symbol's range as `VR[2, int_oo]` (range_constraints) or `[2, int_oo]` (its logs); the archive has
+# numbers or none. Everything the app shows goes through `range_text`, so a range always reads `[2, ∞]`.
+_UNBOUNDED = {"int_oo": "∞", "oo": "∞", "inf": "∞", "-int_oo": "-∞", "-oo": "-∞", "-inf": "-∞"}
+
+
+def range_text(low: int | float | str | None, high: int | float | str | None) -> str:
+    """`[2, ∞]`: None (or torch's int_oo) is an unbounded end."""
+    return f"[{_end(low, '-∞')}, {_end(high, '∞')}]"
+
+
+def torch_range_text(text: str) -> str:
+    """torch's spelling (`VR[2, int_oo]`, `[-int_oo, 5]`, `ValueRanges(lower=0, upper=oo, ...)`) as `range_text`
+    writes it; anything else is returned unchanged."""
+    t = text.strip()
+    if t.startswith("ValueRanges("):
+        parts = dict(p.strip().split("=", 1) for p in t[len("ValueRanges("):-1].split(",") if "=" in p)
+        if "lower" in parts and "upper" in parts:
+            return range_text(parts["lower"], parts["upper"])
+        return text
+    t = t.removeprefix("VR")
+    if t.startswith("[") and t.endswith("]") and t.count(",") == 1:
+        low, high = (p.strip() for p in t[1:-1].split(","))
+        return range_text(low, high)
+    return text
+
+
+def _end(value: int | float | str | None, unbounded: str) -> str:
+    if value is None:
+        return unbounded
+    text = str(value).strip()
+    return _UNBOUNDED.get(text, text)

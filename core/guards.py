@@ -18,6 +18,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
+from core.expr import range_text, torch_range_text
 from core.failures import SourceLine, is_library_file, readable_input, same_file, with_code
 
 # The loggers that carry TORCH_LOGS="dynamic" output in torch 2.13.
@@ -47,7 +48,7 @@ class SymbolInfo:
     input: str | None = None  # the input it describes, e.g. "x" or "pair[0]"
     axis: int | None = None  # its dimension
     hint: str | None = None  # the example value it was created from
-    range: str = ""  # e.g. "[2, int_oo]"
+    range: str = ""  # as core.expr.range_text writes it, e.g. "[2, ∞]"
     unbacked: bool = False
     user_line: SourceLine | None = None
 
@@ -84,7 +85,8 @@ def guard_log_from_json(d: dict[str, Any]) -> GuardLog:
         return SourceLine(**v) if v else None
 
     return GuardLog(
-        symbols=[SymbolInfo(**{**s, "user_line": line(s.get("user_line"))}) for s in d.get("symbols", [])],
+        symbols=[SymbolInfo(**{**s, "user_line": line(s.get("user_line")), "range": torch_range_text(s.get("range", ""))})
+                 for s in d.get("symbols", [])],
         guards=[GuardInfo(**{**g, "user_line": line(g.get("user_line"))}) for g in d.get("guards", [])],
         raw=list(d.get("raw", [])),
     )
@@ -95,7 +97,7 @@ def parse_symbol(message: str) -> SymbolInfo | None:
     m = _CREATE.match(message)
     if m:
         info = SymbolInfo(name=m.group(1), hint=m.group(2), source=m.group(3),
-                          range=f"[{m.group(4)}, {m.group(5)}]")
+                          range=range_text(m.group(4), m.group(5)))
         size = _SIZE_SOURCE.match(info.source)
         if size:
             info.input, info.axis = readable_input(size.group(1), size.group(2)), int(size.group(3))
@@ -103,7 +105,7 @@ def parse_symbol(message: str) -> SymbolInfo | None:
     m = _UNBACKED.match(message)
     if m:
         sloc = _split_sloc(m.group(4))
-        return SymbolInfo(name=m.group(1), source=sloc["code"] or sloc["fw"], range=f"[{m.group(2)}, {m.group(3)}]",
+        return SymbolInfo(name=m.group(1), source=sloc["code"] or sloc["fw"], range=range_text(m.group(2), m.group(3)),
                           unbacked=True, user_line=sloc["line"])
     return None
 

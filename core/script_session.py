@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from core.failures import Failure, SourceLine, apply_changes
+from core.expr import torch_range_text
 from core.guards import GuardLog
 from core.program import InputKind, Program
+from core.words import plural
 from core.worker.export_report import (CONVENTION, REPORT_FILE, ExportCall, ExportReport, Rerun, ScriptError,
                                        read_report)
 
@@ -82,7 +84,7 @@ class ExportEntry:
             return "did not finish (the worker stopped)"
         if self.ok:
             nodes = (self.program or {}).get("nodes")
-            shown = f"{nodes} nodes" if nodes is not None else "exported"
+            shown = plural(nodes, "node") if isinstance(nodes, int) else "exported"
             if self.pt2 is None:
                 shown += f"; not saved: {self.save_error or 'no .pt2'}"
             return f"{shown}, {self.duration_s:.1f} s"
@@ -190,7 +192,8 @@ class ScriptSession:
         if status == "ok":
             self.outcome_message = self._summary_text()
         else:
-            kept = f" {len(self.entries)} export call(s) seen before it stopped are listed." if self.entries else ""
+            kept = (f" {plural(len(self.entries), 'export call')} seen before it stopped "
+                    f"{'is' if len(self.entries) == 1 else 'are'} listed." if self.entries else "")
             self.outcome_message = message + kept
         self.progress = self.outcome_message
         self.log.append(LogLine("worker", f"--- {self.outcome_message} ---"))
@@ -198,7 +201,7 @@ class ScriptSession:
     def _summary_text(self) -> str:
         ok = sum(1 for e in self.entries if e.ok)
         failed = sum(1 for e in self.entries if e.status == FAILED)
-        text = f"{len(self.entries)} export call(s): {ok} exported, {failed} failed."
+        text = f"{plural(len(self.entries), 'export call')}: {ok} exported, {failed} failed."
         if not self.entries and self.script_error is None:
             text = ("The script ran but made no torch.export.export call, and defines no module-level `model` with "
                     "`example_args` to export. Call torch.export.export in the script, or define those names.")
@@ -380,6 +383,33 @@ def _entry_from_row(row: DimRow, dims: dict[str, dict[str, int]]) -> Any:
 
 
 # --- showing a spec and a change to it --------------------------------------------------------------------------
+
+def program_facts(program: dict[str, Any] | None) -> list[str]:
+    """The report's summary of an exported program as lines a user reads: counts in words, inputs, symbol ranges as
+    `[2, ∞]` (torch writes `VR[2, int_oo]`)."""
+    if not program:
+        return []
+    if "error" in program:
+        return [f"(no summary: {program['error']})"]
+    lines = []
+    if isinstance(program.get("nodes"), int):
+        ops = program.get("ops")
+        lines.append(plural(program["nodes"], "node") + (f", {plural(ops, 'op call')}" if isinstance(ops, int) else ""))
+    if program.get("user_inputs"):
+        lines.append("inputs: " + ", ".join(str(i) for i in program["user_inputs"]))
+    ranges = program.get("range_constraints") or {}
+    if ranges:
+        lines.append("symbol ranges: " + ", ".join(f"{k} in {torch_range_text(str(v))}" for k, v in ranges.items()))
+    return lines
+
+
+def fix_lines(suggested: list[str], before: dict[str, Any] | None, fixed: dict[str, Any] | None) -> list[str]:
+    """The suggested-change box: what export suggests (if it said anything) and what dynamic_shapes becomes."""
+    lines = ["export suggests:"] + [f"  {t}" for t in suggested] if suggested else []
+    if fixed is not None:
+        lines += ([""] if lines else []) + ["dynamic_shapes becomes:"] + spec_change_lines(before, fixed)
+    return lines
+
 
 def spec_lines(spec: dict[str, Any] | None) -> list[str]:
     """The JSON spec as the Python a user would write: named Dims first, then one line per input."""

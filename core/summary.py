@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from core.expr import range_text as format_range
 from core.graph_index import GraphIndex
 from core.node_kinds import node_kind
 from core.program import Archive, Graph, NodeOp, Program
@@ -105,9 +106,7 @@ class SymbolRow:
 
     @property
     def range_text(self) -> str:
-        lo = "-∞" if self.min is None else str(self.min)
-        hi = "∞" if self.max is None else str(self.max)
-        return f"[{lo}, {hi}]"
+        return format_range(self.min, self.max)
 
 
 def program_summary(archive: Archive | None, program: Program) -> ProgramSummary:

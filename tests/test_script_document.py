@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from app.document import DocumentWidget
 from app.main_window import MainWindow
 from app.panels.symbols import ROW_ROLE, SymbolsPanel
-from app.script_document import ENTRY_ROLE, ScriptDocument
+from app.script_document import ENTRY_ROLE, SCRIPT_ERROR_ROLE, ScriptDocument
 from app.source_view import SourceView
 from app.trust_dialog import TITLE as TRUST_TITLE
 from core.failures import CONSTRAINT_VIOLATION, DATA_DEPENDENT_GUARD, GRAPH_BREAK, SPECIALIZED_VALUE
@@ -61,7 +61,7 @@ def open_script(qtbot, window: MainWindow, script: Path) -> tuple[ScriptDocument
 
 
 def entries(doc: ScriptDocument) -> list:  # type: ignore[type-arg]
-    return [doc.exports.item(i).data(ENTRY_ROLE) for i in range(doc.exports.count())]
+    return [e for i in range(doc.exports.count()) if (e := doc.exports.item(i).data(ENTRY_ROLE)) is not None]
 
 
 def test_exports_fill_in_order_and_a_program_opens_in_the_scripts_tab(qtbot, window: MainWindow,
@@ -83,7 +83,7 @@ def test_exports_fill_in_order_and_a_program_opens_in_the_scripts_tab(qtbot, win
     assert set(program_doc.view.nodes) == {n.name for n in program_doc.model.program.graph.nodes}
     assert window.current_document() is program_doc  # View menu actions reach it
     assert "all done" in shown.log_view.toPlainText() and "caught UserError" in shown.log_view.toPlainText()
-    assert shown.progress_label.text() == "9 export call(s): 5 exported, 4 failed."
+    assert shown.progress_label.text() == "9 export calls: 5 exported, 4 failed."
 
     # each failure is explained: kind, user line, message, hint; the traceback only on demand
     expect = {1: (GRAPH_BREAK, "# graph break in strict mode"), 2: (DATA_DEPENDENT_GUARD, "# data-dependent guard"),
@@ -257,3 +257,12 @@ def test_the_seed_tutorial_lists_all_its_exports_and_failures(qtbot, window: Mai
     stopped = doc.session.script_error
     assert stopped is not None and "export_for_training" in stopped.message
     assert f"The script stopped at line {stopped.line.line}" in doc.progress_label.text()
+    # The script's own error is a row of its own after the calls; selecting it explains it with a clickable line.
+    last = doc.exports.item(doc.exports.count() - 1)
+    assert last.data(SCRIPT_ERROR_ROLE) and f"line {stopped.line.line}" in last.text()
+    doc.exports.setCurrentItem(last)
+    assert doc.views.currentWidget() is doc.explanation and doc.selected_entry() is None
+    assert doc.explanation.where.isVisibleTo(doc) and "<a href" in doc.explanation.where.text()
+    with qtbot.waitSignal(doc.explanation.source_requested) as clicked:
+        doc.explanation.where.linkActivated.emit("source")
+    assert clicked.args == [stopped.line.file, stopped.line.line]

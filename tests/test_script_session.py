@@ -69,7 +69,7 @@ def test_events_and_report_give_every_call_in_order(several) -> None:
                                                   "Shapes", "Cond", "MapModule", "UsesGlobals"]
     assert [e.status for e in session.entries] == [OK, FAILED, FAILED, FAILED, FAILED, OK, OK, OK, OK]
     assert session.state == DONE and not session.running
-    assert session.outcome_message == "9 export call(s): 5 exported, 4 failed."
+    assert session.outcome_message == "9 export calls: 5 exported, 4 failed."
     small = session.entries[0]
     assert small.line is not None and small.line.code.startswith("ep = export(Small()")
     assert small.pt2 is not None and small.pt2.parent == session.out_dir
@@ -138,7 +138,7 @@ def test_an_unfinished_call_is_marked_when_the_worker_stops(tmp_path: Path) -> N
     assert session.entries[0].summary == "exporting…" and session.running
     session.finish("cancelled", "Cancelled: the worker and everything it started were stopped.")
     assert session.entries[0].status == UNFINISHED
-    assert session.outcome_message.startswith("Cancelled:") and "1 export call(s) seen" in session.outcome_message
+    assert session.outcome_message.startswith("Cancelled:") and "1 export call seen before it stopped is listed" in session.outcome_message
 
 
 def test_rows_round_trip_real_specs(several, convention) -> None:

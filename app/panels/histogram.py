@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from app import theme
 from app.panels import fixed_font
 from core.summary import OpCount
+from core.words import plural
 
 LABEL_MAX_PX = 200
 ROW_GAP = 4
@@ -80,7 +81,7 @@ class OpHistogram(QWidget):
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         row = self.row_at(event.position().y())
-        self.setToolTip(f"{self.counts[row].op}: {self.counts[row].count} calls (click to highlight)"
+        self.setToolTip(f"{self.counts[row].op}: {plural(self.counts[row].count, 'call')} (click to highlight)"
                         if row is not None else "")
         self.setCursor(Qt.CursorShape.PointingHandCursor if row is not None else Qt.CursorShape.ArrowCursor)
 

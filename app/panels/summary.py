@@ -16,6 +16,7 @@ from app.panels.histogram import OpHistogram
 from core.graph_index import GraphIndex
 from core.program import Archive, Graph, Program
 from core.summary import ProgramSummary, nodes_with_op, program_summary
+from core.words import plural
 
 WARNING_COLOUR = "#b3261e"
 
@@ -69,7 +70,7 @@ class SummaryPanel(QWidget):
         self.facts.setFixedHeight(rows * self.facts.sizeHintForRow(0) + 2 * self.facts.frameWidth() + 2)
         self.notes.setText(_notes_html(self.summary))
         self.notes.setVisible(bool(self.summary.warnings or self.summary.unknown_fields))
-        self.ops_title.setText(f"<b>Operators</b> &nbsp; {self.summary.op_count} calls, "
+        self.ops_title.setText(f"<b>Operators</b> &nbsp; {plural(self.summary.op_count, 'call')}, "
                                f"{len(self.summary.histogram)} distinct (every graph, subgraphs included)")
         self.histogram.set_counts(self.summary.histogram)
         self.body.layout().activate()

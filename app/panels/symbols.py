@@ -13,6 +13,7 @@ from app.panels import fixed_font, make_table
 from core.graph_index import GraphIndex
 from core.program import Graph, Program
 from core.summary import SymbolRow, symbol_rows
+from core.words import plural
 
 COLUMNS = ["symbol", "range", "kind", "stands for", "example", "asserts", "nodes"]
 ROW_ROLE = Qt.ItemDataRole.UserRole
@@ -47,7 +48,7 @@ class SymbolsPanel(QWidget):
             for col in (0, 1, 3, 4, 5):
                 item.setFont(col, mono)
             item.setTextAlignment(6, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            item.setToolTip(0, f"Click to highlight the {len(row.nodes)} nodes whose shapes use {row.name}")
+            item.setToolTip(0, f"Click to highlight the {plural(len(row.nodes), 'node')} whose shapes use {row.name}")
             item.setToolTip(5, "\n".join(row.asserts) or "no runtime assert mentions it")
             self.tree.addTopLevelItem(item)
         self.empty.setVisible(not self.rows)
