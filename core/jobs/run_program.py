@@ -4,7 +4,8 @@
 Request (JSON), all optional but `program`:
   program (.pt2 path), program_name, preload (a .py file to import first, e.g. a custom op's definition),
   device ("cpu" | "cuda" | "cuda:N"), inputs ("auto" | "sample" | "generated"; auto = sample when saved),
-  dims ({symbol or "x.shape[0]": size} for generated inputs), seed, warmup, runs, preview (values per output),
+  dims ({symbol, "x.shape[0]" or an int input's name: size} for generated inputs; an unbounded dim starts from its
+  traced size), seed, warmup, runs, preview (values per output),
   compile (bool: also run torch.compile(ep.module())), aoti (bool), aoti_package (where to save the package;
   default OUT/model.aoti.pt2), node_times (bool: per-node time).
 The result is described in docs/jobs.md. It always carries `cuda_available`, so the GUI can disable Run on CUDA
