@@ -109,7 +109,7 @@ class PythonProbe:
 def set_preferred(path: str | None) -> None:
     """The Python chosen in the window's Preferences (None or "" for none); the env variable still wins."""
     global _preferred
-    _preferred = path or None
+    _preferred = os.path.expanduser(path.strip()) if path and path.strip() else None
 
 
 def preferred() -> str | None:
