@@ -41,6 +41,9 @@ class ArchiveFiles:
     path: Path
     root: str
     entries: dict[str, ZipEntry] = field(default_factory=dict)
+    # Names the zip holds more than once, ignoring case (torch's zip reader matches names without case): a reader
+    # could see one member and torch another.
+    duplicates: list[str] = field(default_factory=list)
     _zip: zipfile.ZipFile | None = None
 
     def has(self, name: str) -> bool:
@@ -77,7 +80,9 @@ class ArchiveFiles:
         return data
 
     def read_text(self, name: str, limit: int = MAX_SMALL_BYTES) -> str:
-        return self.read_bytes(name, limit).decode("utf-8", errors="replace").strip()
+        """A small text member, with control characters shown as '?': it may end up in a message on a terminal."""
+        text = self.read_bytes(name, limit).decode("utf-8", errors="replace").strip()
+        return "".join(c if c.isprintable() else "?" for c in text)
 
     def read_json(self, name: str, limit: int = MAX_JSON_BYTES) -> Any:
         data = self.read_bytes(name, limit)
@@ -132,6 +137,12 @@ def open_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
     names = [i.filename for i in infos if not i.is_dir()]
     root = _root_folder(names)
     files = ArchiveFiles(path=p, root=root, _zip=zf)
+    seen: set[str] = set()
+    for info in infos:
+        key = info.filename.lower()
+        if key in seen:
+            files.duplicates.append(info.filename)
+        seen.add(key)
     prefix = f"{root}/" if root else ""
     for info in infos:
         if info.is_dir() or not info.filename.startswith(prefix):

@@ -2,6 +2,8 @@
 printing a failed job's message and hint.
 
 The command lines call the same `run_job` the worker calls, in-process: a terminal needs no separate process to cancel.
+The file is checked before torch sees it (core/jobs/archive_check.py); `--trust` lets a file the user trusts run the
+code it holds (pickled objects, imports).
 """
 from __future__ import annotations
 
@@ -9,6 +11,25 @@ import json
 import sys
 from pathlib import Path
 from typing import Any, Callable
+
+from core.jobs.errors import Failure, failed_result, first_line
+
+TRUST_HELP = ("load the file even if it holds code (pickled objects, modules to import): only for files you trust; "
+              "without it such a file is refused, saying what it holds")
+Job = Callable[[dict[str, Any], Path, Callable[[dict[str, Any]], None]], dict[str, Any]]
+
+
+def run_in_process(run_job: Job, request: dict[str, Any], out: Path, emit: Callable[[dict[str, Any]], None]
+                   ) -> dict[str, Any]:
+    """`run_job` here; an exception no job anticipated (a bug, or torch failing in a new way on a hostile file)
+    becomes a failed result with one line, never a traceback on the terminal."""
+    try:
+        return run_job(request, out, emit)
+    except Exception as e:  # noqa: BLE001
+        import traceback
+
+        return failed_result(Failure("internal", f"The job failed unexpectedly: {type(e).__name__}: {first_line(e)}",
+                                     "Please report it with the file that caused it.", traceback.format_exc()))
 
 
 def stderr_progress(quiet: bool) -> Callable[[dict[str, Any]], None]:
@@ -22,10 +43,15 @@ def stderr_progress(quiet: bool) -> Callable[[dict[str, Any]], None]:
 def report_failure(result: dict[str, Any]) -> int:
     """Print a failed job's error to stderr; the exit status: 2 for a bad request, 1 for everything else."""
     error = result.get("error") or {}
-    print(f"error: {error.get('message', 'the job failed')}", file=sys.stderr)
+    print(f"error: {_printable(str(error.get('message', 'the job failed')))}", file=sys.stderr)
     if error.get("hint"):
-        print(f"  {error['hint']}", file=sys.stderr)
+        print(f"  {_printable(str(error['hint']))}", file=sys.stderr)
     return 2 if error.get("kind") == "request" else 1
+
+
+def _printable(text: str) -> str:
+    """Text for a terminal: control characters from a hostile file's names shown as '?', never sent raw."""
+    return "".join(c if c.isprintable() or c == "\n" else "?" for c in text)
 
 
 def finish(result: dict[str, Any], as_json: bool, readable: Callable[[dict[str, Any]], str]) -> int:

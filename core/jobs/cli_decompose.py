@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from core.jobs.cli_common import finish, out_dir_for, stderr_progress, table
+from core.jobs.cli_common import TRUST_HELP, run_in_process, finish, out_dir_for, stderr_progress, table
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--import", dest="preload", type=Path, metavar="FILE.py",
                         help="a Python file to import first, e.g. the definition of a custom op")
     parser.add_argument("--json", action="store_true", help="print the job's result as one JSON object")
+    parser.add_argument("--trust", action="store_true", help=TRUST_HELP)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -36,8 +37,9 @@ def main(args: argparse.Namespace) -> int:
 
     output = args.output or default_output(args.file, args.to)
     request = {"program": str(args.file), "to": args.to, "output": str(output), "table_name": args.table_name,
-               "program_name": args.program, "preload": str(args.preload) if args.preload else None}
-    result = run_job(request, out_dir_for(output), stderr_progress(args.quiet or args.json))
+               "program_name": args.program, "preload": str(args.preload) if args.preload else None,
+               "trust": args.trust}
+    result = run_in_process(run_job, request, out_dir_for(output), stderr_progress(args.quiet or args.json))
     return finish(result, args.json, readable)
 
 

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from core.jobs.cli_common import finish, stderr_progress, table
+from core.jobs.cli_common import TRUST_HELP, run_in_process, finish, stderr_progress, table
 
 
 def _dim(text: str) -> tuple[str, int]:
@@ -40,6 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--program", help="which program of the archive (default: 'model')")
     parser.add_argument("--import", dest="preload", type=Path, metavar="FILE.py",
                         help="a Python file to import first, e.g. the definition of a custom op")
+    parser.add_argument("--trust", action="store_true", help=TRUST_HELP)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -53,9 +54,10 @@ def main(args: argparse.Namespace) -> int:
         "seed": args.seed, "warmup": args.warmup, "runs": args.runs, "node_times": args.node_times,
         "compile": args.compile, "aoti": args.aoti is not None, "aoti_package": str(args.aoti) if args.aoti else None,
         "program_name": args.program, "preload": str(args.preload) if args.preload else None,
+        "trust": args.trust,
     }
     with tempfile.TemporaryDirectory(prefix="pt2v-run-") as out:
-        result = run_job(request, Path(out), stderr_progress(args.quiet or args.json))
+        result = run_in_process(run_job, request, Path(out), stderr_progress(args.quiet or args.json))
     return finish(result, args.json, readable)
 
 

@@ -2,7 +2,8 @@
 
 Request (JSON): `program` (.pt2 path), `to` ("functional", "core" or "table"), `table` (a .py file, when `to` is
 "table"), optional `table_name`, `program_name` (which program of the archive), `preload` (a .py file to import first,
-e.g. a custom op's definition) and `output` (where to write the decomposed .pt2; default `OUT/decomposed.pt2`).
+e.g. a custom op's definition), `trust` (true: the user trusts the file to run code, see core/jobs/archive_check.py)
+and `output` (where to write the decomposed .pt2; default `OUT/decomposed.pt2`).
 Writes the decomposed `.pt2` and, beside it, `<output stem>.mapping.json` (see `core/compare.py`). Returns the
 result dict described in docs/jobs.md; on failure `ok` is false and `error` says what went wrong and what to do.
 """
@@ -95,7 +96,7 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, seconds: dict[str, floa
     t = time.perf_counter()
 
     progress(emit, "load", 0.0, f"Loading {src.name}")
-    loaded = load_program(src, request.get("program_name"), request.get("preload"))
+    loaded = load_program(src, request.get("program_name"), request.get("preload"), trusted=request.get("trust") is True)
     log += loaded.log
     seconds["load"] = time.perf_counter() - t
 

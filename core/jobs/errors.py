@@ -6,17 +6,18 @@ the command lines show one message that names the problem and says what to do, a
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass
 class Failure:
     """What went wrong, for people (`message`, `hint`) and for code (`kind`)."""
 
-    kind: str  # "load", "missing_op", "missing_type", "table", "decompose", "input", "constraint", "cuda", "oom", ...
+    kind: str  # "load", "untrusted", "missing_op", "missing_type", "table", "decompose", "input", "constraint", "cuda", "oom", ...
     message: str  # one or two sentences naming the problem
     hint: str = ""  # what the user can do about it
     detail: str = ""  # the original exception text or log lines, for the log panel
+    consent: list[str] = field(default_factory=list)  # kind "untrusted": what the user is asked to allow
 
     def to_json(self) -> dict[str, str]:
         return asdict(self)
@@ -29,9 +30,10 @@ class Failure:
 class JobFailure(Exception):
     """Raised inside a job; `run_job` reports `failure` in its result instead of letting the job crash."""
 
-    def __init__(self, kind: str, message: str, hint: str = "", detail: str = "") -> None:
+    def __init__(self, kind: str, message: str, hint: str = "", detail: str = "",
+                 consent: list[str] | None = None) -> None:
         super().__init__(message)
-        self.failure = Failure(kind=kind, message=message, hint=hint, detail=detail)
+        self.failure = Failure(kind=kind, message=message, hint=hint, detail=detail, consent=list(consent or []))
 
 
 def first_line(exc: BaseException, limit: int = 400) -> str:

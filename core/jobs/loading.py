@@ -1,49 +1,32 @@
-"""Load a `.pt2` program inside a worker job, and say exactly what is missing when it does not load.
+"""Load a `.pt2` program inside a worker job, safely, and say exactly what is missing when it does not load.
 
-`torch.export.load` needs every custom operator and every pytree type the program names to be registered first, and
-when one is missing it logs a long traceback and raises a generic error. So before loading we read the archive's
-JSON ourselves (no torch, no pickle) for the op namespaces and pytree type names, import the user's "import first"
-file and any installed module those names point at, and check that each op resolves. Only then is torch's loader
-called, with its loggers captured so their lines end up in the failure's detail rather than on the terminal.
-
-Sample inputs saved in the archive (`<root>/data/sample_inputs/<model>.pt`) are read with
-`torch.load(weights_only=True)`: never a full unpickle.
+A `.pt2` may come from anyone, and torch's loader trusts it (it unpickles, evaluates sizes as Python, imports modules
+the file names). So `core/jobs/archive_check.py` reads the archive first, without torch, and refuses what would run
+code unless the user trusts the file. `torch.export.load` also needs every custom operator and pytree type the program
+names to be registered first, and when one is missing it logs a long traceback and raises a generic error: so we import
+the user's "import first" file, and (trusted files only) the installed modules the program names, and check that each
+op resolves. Only then is torch's loader called, for the programs alone (never an AOTInductor part's native code), with
+unpickling forced to weights-only for untrusted files, and its loggers captured so their lines end up in the failure's
+detail rather than on the terminal. Sample inputs saved in the archive come from torch's own loader (weights-only).
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import io
-import json
 import logging
+import pickle
 import sys
 import warnings
-import zipfile
-from contextlib import contextmanager
+from contextlib import contextmanager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from core.jobs.archive_check import BUILTIN_NAMESPACES, ArchiveCheck, check_archive, require_trust
 from core.jobs.errors import JobFailure, first_line
 
-# Op namespaces that ship with torch itself: nothing to import for them.
-BUILTIN_NAMESPACES = frozenset(
-    {"aten", "prims", "higher_order", "_c10d_functional", "c10d_functional", "_dtensor", "c10d", "quantized",
-     "_quantized", "quantized_decomposed", "profiler", "inductor", "_inductor_test", "debugprims", "rngprims",
-     "fbgemm", "mkldnn", "onednn", "_onednn", "mkl", "xpu", "prepacked", "_prims", "symm_mem", "_c10d_functional_autograd",
-     "_test", "_export", "export"}
-)
 LOGGERS = ("torch.export", "torch._export")
-
-
-@dataclass
-class ArchiveScan:
-    """What one program in the archive names, read from its JSON without torch."""
-
-    root: str  # the archive's top folder ("model" for model.pt2)
-    models: list[str]  # program names in the archive ("model" for torch.export.save)
-    op_targets: dict[str, set[str]]  # model -> {"torch.ops.ns.op.overload", ...}
-    pytree_types: dict[str, set[str]]  # model -> {"transformers.modeling_outputs.BaseModelOutput", ...}
 
 
 @dataclass
@@ -54,72 +37,6 @@ class LoadedProgram:
     sample_inputs: tuple[tuple[Any, ...], dict[str, Any]] | None  # (args, kwargs) saved in the archive
     imported: list[str] = field(default_factory=list)  # modules imported so the program would load
     log: list[str] = field(default_factory=list)  # lines torch logged or warned while loading
-
-
-def scan_archive(path: Path) -> ArchiveScan:
-    """Read the program JSON members of a `.pt2` for names, op targets and pytree types. No torch."""
-    if not path.is_file():
-        raise JobFailure("load", f"'{path}' does not exist.", "Check the path, or save the program again.")
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as e:
-        raise JobFailure("load", f"'{path.name}' is not a .pt2 archive (not a zip file).",
-                         "Save the program with torch.export.save.", str(e)) from e
-    with zf:
-        models: dict[str, str] = {}
-        root = ""
-        for entry in zf.namelist():
-            parts = entry.split("/")
-            if len(parts) == 3 and parts[1] == "models" and parts[2].endswith(".json"):
-                root = parts[0]
-                models[parts[2][: -len(".json")]] = entry
-        if not models:
-            raise JobFailure("load", f"'{path.name}' holds no torch.export program (no models/*.json member).",
-                             "Is it an AOTInductor package or another kind of archive? Open it to see what it holds.")
-        scan = ArchiveScan(root=root, models=sorted(models), op_targets={}, pytree_types={})
-        for model, entry in models.items():
-            try:
-                doc = json.loads(zf.read(entry))
-            except (ValueError, zipfile.BadZipFile, OSError) as e:
-                raise JobFailure("load", f"The program '{model}' in '{path.name}' is damaged: {first_line(e)}",
-                                 "Save the program again.", str(e)) from e
-            targets: set[str] = set()
-            types: set[str] = set()
-            _walk_json(doc, targets, types)
-            scan.op_targets[model] = targets
-            scan.pytree_types[model] = types
-        return scan
-
-
-def _walk_json(v: Any, targets: set[str], types: set[str]) -> None:
-    if isinstance(v, dict):
-        for k, x in v.items():
-            if k == "target" and isinstance(x, str) and x.startswith("torch.ops."):
-                targets.add(x)
-            elif k in ("in_spec", "out_spec") and isinstance(x, str):
-                _spec_types(x, types)
-            else:
-                _walk_json(x, targets, types)
-    elif isinstance(v, list):
-        for x in v:
-            _walk_json(x, targets, types)
-
-
-def _spec_types(spec_text: str, types: set[str]) -> None:
-    """Collect the `type` names of a serialized pytree spec: `[protocol, {"type": ..., "children_spec": [...]}]`."""
-    try:
-        spec = json.loads(spec_text)
-    except ValueError:
-        return
-    stack = [spec[1] if isinstance(spec, list) and len(spec) == 2 else spec]
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        t = node.get("type")
-        if isinstance(t, str) and t:
-            types.add(t)
-        stack.extend(node.get("children_spec") or [])
 
 
 def import_file(path: Path, what: str = "file") -> str:
@@ -185,7 +102,7 @@ def resolve_op(target: str) -> Any | None:
     return obj
 
 
-def prepare_imports(scan: ArchiveScan, model: str) -> list[str]:
+def prepare_imports(scan: ArchiveCheck, model: str) -> list[str]:
     """Import the installed modules that the program's op namespaces and pytree types name. Returns what it imported."""
     import torch.utils._pytree as pytree
 
@@ -205,7 +122,7 @@ def prepare_imports(scan: ArchiveScan, model: str) -> list[str]:
     return imported
 
 
-def check_registered(scan: ArchiveScan, model: str, preload: Path | None) -> None:
+def check_registered(scan: ArchiveCheck, model: str, preload: Path | None) -> None:
     """Raise a `JobFailure` naming every op and pytree type the program needs that this process lacks."""
     import torch.utils._pytree as pytree
 
@@ -265,7 +182,7 @@ def captured_torch_logs(lines: list[str]) -> Iterator[None]:
             lg.propagate = p
 
 
-def pick_model(scan: ArchiveScan, path: Path, program: str | None) -> str:
+def pick_model(scan: ArchiveCheck, path: Path, program: str | None) -> str:
     if program is None:
         return "model" if "model" in scan.models else scan.models[0]
     if program not in scan.models:
@@ -274,49 +191,87 @@ def pick_model(scan: ArchiveScan, path: Path, program: str | None) -> str:
     return program
 
 
-def load_program(path: str | Path, program: str | None = None, preload: str | Path | None = None) -> LoadedProgram:
-    """Load one program of a `.pt2` with torch, or raise `JobFailure` saying what is missing."""
+def load_program(path: str | Path, program: str | None = None, preload: str | Path | None = None,
+                 trusted: bool = False) -> LoadedProgram:
+    """Check the archive, then load one program with torch, or raise `JobFailure` saying what is missing.
+
+    Unless `trusted`, nothing from the file runs: `check_archive` refuses what would (kind "untrusted"), no module it
+    names is imported, and torch's loader runs with every unpickle forced to weights-only as a second guard."""
     path = Path(path)
-    scan = scan_archive(path)
+    scan = check_archive(path)
+    require_trust(scan, trusted)
     model = pick_model(scan, path, program)
     imported: list[str] = []
     preload_path = Path(preload) if preload else None
     if preload_path is not None:
         imported.append(import_file(preload_path, "import-first file"))
-    imported += prepare_imports(scan, model)
+    if trusted:
+        imported += prepare_imports(scan, model)
     check_registered(scan, model, preload_path)
 
-    from torch.export.pt2_archive._package import load_pt2
-
     log: list[str] = []
+    if scan.has_aoti:
+        log.append("the archive's AOTInductor part was not loaded: only its programs are")
     try:
-        with captured_torch_logs(log):
-            contents = load_pt2(str(path))
+        with captured_torch_logs(log), ExitStack() as guards:
+            if not trusted:
+                guards.enter_context(_weights_only_unpickling())
+            programs = _load_programs(path)
     except Exception as e:
         raise JobFailure("load", f"torch could not load '{path.name}': {first_line(e)}",
                          "The log has torch's full message; a program saved by a newer torch may need that version.",
                          "\n".join(log + [_traceback_text(e)])) from e
-    ep = contents.exported_programs.get(model)
+    ep = programs.get(model)
     if ep is None:
         raise JobFailure("load", f"torch loaded '{path.name}' but found no program '{model}' in it.",
-                         f"It holds: {', '.join(contents.exported_programs) or 'none'}.")
-    return LoadedProgram(ep=ep, name=model, path=path, sample_inputs=read_sample_inputs(path, scan.root, model, log),
+                         f"It holds: {', '.join(programs) or 'none'}.")
+    return LoadedProgram(ep=ep, name=model, path=path, sample_inputs=read_sample_inputs(ep, log),
                          imported=imported, log=log)
 
 
-def read_sample_inputs(path: Path, root: str, model: str, log: list[str]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
-    """The (args, kwargs) saved beside the program, loaded with weights_only=True; None when absent or unreadable."""
-    import torch
+def _load_programs(path: Path) -> dict[str, Any]:
+    """torch's `load_pt2` without its AOTInductor part: only the exported programs (no native code is loaded)."""
+    from torch.export.pt2_archive._package import PT2ArchiveReader, _load_exported_programs
+    from torch.export.pt2_archive.constants import ARCHIVE_VERSION_PATH, ARCHIVE_VERSION_VALUE
 
-    entry = f"{root}/data/sample_inputs/{model}.pt"
+    with PT2ArchiveReader(str(path)) as reader:
+        version = reader.read_string(ARCHIVE_VERSION_PATH)
+        if version != ARCHIVE_VERSION_VALUE:
+            raise ValueError(f"the archive's version {version[:20]!r} is not {ARCHIVE_VERSION_VALUE!r}")
+        return _load_exported_programs(reader, reader.get_file_names(), None)
+
+
+@contextmanager
+def _weights_only_unpickling() -> Iterator[None]:
+    """While torch loads an untrusted file: `torch.load` is weights-only whatever its caller asks, and plain pickle
+    is refused, so that even a pickle `check_archive` missed cannot run a `__reduce__`."""
+    import torch
+    from torch.export.pt2_archive import _package
+
+    original = torch.load
+
+    def weights_only_load(f: Any, *args: Any, **kwargs: Any) -> Any:
+        kwargs["weights_only"] = True
+        return original(f, *args, **kwargs)
+
+    class _NoPickle:
+        def __getattr__(self, name: str) -> Any:
+            raise pickle.UnpicklingError("an untrusted archive may not be unpickled with Python's pickle")
+
+    saved_pickle = _package.pickle
+    torch.load = weights_only_load  # type: ignore[assignment]
+    _package.pickle = _NoPickle()  # type: ignore[assignment]
     try:
-        with zipfile.ZipFile(path) as zf:
-            if entry not in zf.namelist():
-                return None
-            data = zf.read(entry)
-        value = torch.load(io.BytesIO(data), weights_only=True)
-    except Exception as e:  # unreadable sample inputs are not fatal: inputs can be generated from the signature
-        log.append(f"sample inputs not usable: {first_line(e)}")
+        yield
+    finally:
+        torch.load = original  # type: ignore[assignment]
+        _package.pickle = saved_pickle
+
+
+def read_sample_inputs(ep: Any, log: list[str]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """The (args, kwargs) saved beside the program (torch loaded them, weights-only); None when absent."""
+    value = getattr(ep, "example_inputs", None)
+    if value is None:
         return None
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], tuple) and isinstance(value[1], dict):
         return value[0], value[1]

@@ -120,7 +120,8 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     preview = int(request.get("preview", 8))
 
     progress(emit, "load", 0.0, f"Loading {Path(request['program']).name}")
-    loaded = load_program(request["program"], request.get("program_name"), request.get("preload"))
+    loaded = load_program(request["program"], request.get("program_name"), request.get("preload"),
+                          trusted=request.get("trust") is True)
     report["log"] += loaded.log
     report.update(program=str(loaded.path), program_name=loaded.name, device=device, imported=loaded.imported)
 

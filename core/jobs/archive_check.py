@@ -1,0 +1,330 @@
+"""Check a `.pt2` from someone else before torch loads it: what in it would run code, and is it sound at all.
+
+torch's loader trusts the file. It unpickles pickled weights, constants and sample inputs (falling back to a full
+unpickle, which runs any `__reduce__`), evaluates every symbolic size as Python (`sympy.sympify`), imports the module
+named by a pytree type, an enum or a default factory, and loads the native library of an AOTInductor part. So the
+worker reads the archive itself first, through `core/archive.py` (the viewer's own zip checks: damaged zips, sizes,
+zip bombs) and without recursion (JSON nested 100,000 deep), and finds:
+
+- hard problems, refused whatever the user says: a damaged zip, a member that inflates out of proportion, member names
+  that point outside the archive, too many members, JSON nested absurdly deep, symbol ranges that are not whole
+  numbers or whose minimum exceeds the maximum;
+- code it would run, refused unless the user trusts the file (`--trust`, or the window's prompt): a pickle that does
+  not load under torch's weights-only unpickler, a TorchScript or opaque object, a size expression outside the
+  grammar torch writes (`core/jobs/expr_grammar.py`), and installed modules the program names (custom-op namespaces,
+  pytree types, enums, default factories) that would be imported.
+
+The AOTInductor part of an archive is never loaded by the jobs (`core/jobs/loading.py` loads only the programs).
+"""
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import pickle
+import re
+import sys
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.archive import AOTI_DIR, CONSTANTS_CONFIG, MODELS_DIR, SAMPLE_INPUTS, WEIGHTS_CONFIG, ArchiveFiles, \
+    open_archive
+from core.errors import ArchiveError
+from core.jobs.errors import JobFailure, first_line
+from core.jobs.expr_grammar import UnsafeExpression, check_expression
+
+MAX_MEMBERS = 100_000
+MAX_JSON_DEPTH = 200  # real programs nest about 10 levels, plus about 8 per level of nested subgraphs
+MAX_RATIO = 200  # torch stores members uncompressed; anything inflating more than this is a zip bomb
+RATIO_FLOOR = 64 * 1024 * 1024  # small members may compress well (JSON does): judge only big ones
+MAX_PICKLE_BYTES = 1 << 34
+TRUST_HINT = ("If you trust where the file came from, run it again with --trust (in the window: answer Yes when "
+              "asked); otherwise ask its author for a file saved by torch.export.save without custom objects.")
+# Op namespaces that ship with torch itself: nothing to import for them.
+BUILTIN_NAMESPACES = frozenset(
+    {"aten", "prims", "higher_order", "_c10d_functional", "c10d_functional", "_dtensor", "c10d", "quantized",
+     "_quantized", "quantized_decomposed", "profiler", "inductor", "_inductor_test", "debugprims", "rngprims",
+     "fbgemm", "mkldnn", "onednn", "_onednn", "mkl", "xpu", "prepacked", "_prims", "symm_mem", "_c10d_functional_autograd",
+     "_test", "_export", "export"}
+)
+SAFE_TYPE_MODULES = ("builtins", "collections", "torch")
+
+
+@dataclass
+class ArchiveCheck:
+    """What one archive holds and what of it would run code. `modules` and `code` need the user's trust."""
+
+    path: Path
+    root: str
+    models: list[str]
+    op_targets: dict[str, set[str]] = field(default_factory=dict)  # model -> {"torch.ops.ns.op.overload", ...}
+    pytree_types: dict[str, set[str]] = field(default_factory=dict)  # model -> {"mod.Type", ...}
+    modules: dict[str, str] = field(default_factory=dict)  # module it would import -> why
+    code: list[str] = field(default_factory=list)  # sentences: what would run code when torch loads it
+    has_aoti: bool = False
+
+    @property
+    def needs_trust(self) -> bool:
+        return bool(self.modules or self.code)
+
+    def consent_items(self) -> list[str]:
+        """One line per thing the user is asked to allow (the prompt lists them)."""
+        return [f"import the module '{m}' ({why})" for m, why in sorted(self.modules.items())] + list(self.code)
+
+
+def check_archive(path: str | Path) -> ArchiveCheck:
+    """Read and check every member torch would read; raise `JobFailure` for a file no one should load."""
+    path = Path(path)
+    try:
+        files = open_archive(path)
+    except ArchiveError as e:
+        raise JobFailure("load", str(e), "Check the path, or save or copy the program again.") from None
+    try:
+        return _check(files)
+    except ArchiveError as e:
+        raise JobFailure("load", str(e), "Save or copy the program again.") from None
+    finally:
+        files.close()
+
+
+def require_trust(check: ArchiveCheck, trusted: bool) -> None:
+    """Refuse (kind "untrusted", listing what was found) unless the file needs no trust or the user gave it."""
+    if trusted or not check.needs_trust:
+        return
+    items = check.consent_items()
+    shown = "; ".join(items[:4]) + (f"; and {len(items) - 4} more" if len(items) > 4 else "")
+    raise JobFailure("untrusted", f"'{check.path.name}' was not loaded: loading it would run code from the file "
+                     f"({shown}).", TRUST_HINT, "\n".join(items), consent=items)
+
+
+def _check(files: ArchiveFiles) -> ArchiveCheck:
+    name = files.path.name
+    if len(files.entries) > MAX_MEMBERS:
+        raise ArchiveError(f"'{name}' has {len(files.entries):,} members, more than the {MAX_MEMBERS:,} a "
+                           "torch.export archive could need: it is damaged or not a program.")
+    if files.duplicates:
+        raise ArchiveError(f"'{name}' holds the member '{_printable(files.duplicates[0])}' more than once (names "
+                           "compared without case): torch could load another copy than the one checked.")
+    for entry in files.entries.values():
+        parts = entry.name.replace("\\", "/").split("/")
+        if entry.name.startswith("/") or ".." in parts or "\x00" in entry.name:
+            raise ArchiveError(f"'{name}' has a member named '{_printable(entry.name)}', which points outside the "
+                               "archive: it was not written by torch.export.save.")
+        if entry.size > RATIO_FLOOR and entry.size > MAX_RATIO * max(entry.compressed_size, 1):
+            raise ArchiveError(f"In '{name}', the member '{_printable(entry.name)}' inflates from "
+                               f"{entry.compressed_size:,} to {entry.size:,} bytes: a zip bomb, or a damaged file.")
+    fmt = files.read_text("archive_format") if files.has("archive_format") else ""
+    if fmt != "pt2":
+        raise ArchiveError(f"'{name}' is not a torch.export archive: its archive_format is "
+                           f"'{fmt[:40]}', not 'pt2'." if fmt else f"'{name}' is not a torch.export archive: it has "
+                           "no archive_format member.")
+    # Every member under models/ is a program to torch's loader (it cuts ".json" off blindly): check each one.
+    model_members = files.names_under(MODELS_DIR)
+    if any(not n.endswith(".json") for n in model_members):
+        odd = next(n for n in model_members if not n.endswith(".json"))
+        raise ArchiveError(f"'{name}' has the member '{_printable(odd)}' among its programs, which is not a "
+                           "program's JSON: the file is damaged or was not written by torch.export.save.")
+    models = sorted(n[len(MODELS_DIR):-len(".json")] for n in model_members)
+    if not models:
+        raise ArchiveError(f"'{name}' holds no torch.export program (no models/*.json member). Is it an "
+                           "AOTInductor package or another kind of archive? Open it to see what it holds.")
+    check = ArchiveCheck(path=files.path, root=files.root, models=models,
+                         has_aoti=bool(files.names_under(AOTI_DIR)))
+    for model in models:
+        doc = files.read_json(f"{MODELS_DIR}{model}.json")
+        _check_program(check, model, doc)
+        _check_pickles(check, files, model)
+    _check_modules(check)
+    return check
+
+
+def _printable(text: str, limit: int = 80) -> str:
+    clean = "".join(c if c.isprintable() else "?" for c in text)
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
+# --- the program JSON ---------------------------------------------------------------------------------------------
+def _check_program(check: ArchiveCheck, model: str, doc: Any) -> None:
+    where = f"the program '{_printable(model)}' in '{check.path.name}'"
+    targets: set[str] = set()
+    specs: list[str] = []
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    bad_exprs: list[str] = []
+    while stack:
+        v, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ArchiveError(f"In {where}, the JSON is nested more than {MAX_JSON_DEPTH} levels deep: it is "
+                               "damaged, or not a program torch wrote.")
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k == "target" and isinstance(x, str) and x.startswith("torch.ops."):
+                    targets.add(x)
+                elif k in ("in_spec", "out_spec") and isinstance(x, str):
+                    specs.append(x)
+                elif k == "expr_str":
+                    try:
+                        check_expression(x)
+                    except UnsafeExpression as e:
+                        bad_exprs.append(f"{e} in {_printable(str(x), 60)!r}")
+                else:
+                    stack.append((x, depth + 1))
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v)
+    if bad_exprs:
+        check.code.append(f"evaluate {len(bad_exprs)} symbolic expression(s) outside the grammar torch writes, "
+                          f"e.g. {bad_exprs[0]}")
+    _check_ranges(where, doc.get("range_constraints") if isinstance(doc, dict) else None)
+    check.op_targets[model] = targets
+    types: set[str] = set()
+    for spec in specs:
+        _spec_names(spec, types, check.modules)
+    check.pytree_types[model] = types
+
+
+def _check_ranges(where: str, ranges: Any) -> None:
+    if ranges is None:
+        return
+    if not isinstance(ranges, dict):
+        raise ArchiveError(f"In {where}, range_constraints is not an object: the file is damaged.")
+    for symbol, r in ranges.items():
+        if not isinstance(r, dict):
+            raise ArchiveError(f"In {where}, the range of '{_printable(symbol, 40)}' is not an object.")
+        low, high = r.get("min_val"), r.get("max_val")
+        for end in (low, high):
+            if end is not None and (isinstance(end, bool) or not isinstance(end, int)):
+                raise ArchiveError(f"In {where}, the range of the symbol '{_printable(symbol, 40)}' has the bound "
+                                   f"{_printable(repr(end), 40)}, which is not a whole number: the file is damaged.")
+        if low is not None and high is not None and low > high:
+            raise ArchiveError(f"In {where}, the symbol '{_printable(symbol, 40)}' has the range [{low}, {high}], "
+                               "whose minimum exceeds its maximum: the file is damaged.")
+
+
+def _spec_names(spec_text: str, types: set[str], modules: dict[str, str]) -> None:
+    """Pytree type names of a serialized spec, and the modules its contexts would import (enums, default factories)."""
+    try:
+        spec = json.loads(spec_text)
+    except (ValueError, RecursionError):
+        return  # torch fails on it too, without running anything
+    stack = [spec[1] if isinstance(spec, list) and len(spec) == 2 else spec]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        t = node.get("type")
+        if isinstance(t, str) and t:
+            types.add(t)
+        context = node.get("context")
+        if isinstance(context, str) and ("__enum__" in context or "default_factory_module" in context):
+            _context_modules(context, modules)
+        children = node.get("children_spec")
+        if isinstance(children, list):
+            stack.extend(children)
+
+
+def _context_modules(text: str, modules: dict[str, str]) -> None:
+    try:
+        context = json.loads(text)
+    except (ValueError, RecursionError):
+        return
+    stack = [context]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if "__enum__" in v and isinstance(v.get("fqn"), str):
+                _maybe_module(v["fqn"].partition(":")[0], "an enum in a pytree context", modules)
+            if isinstance(v.get("default_factory_module"), str):
+                _maybe_module(v["default_factory_module"], "a default factory in a pytree context", modules)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+def _maybe_module(module: str, why: str, modules: dict[str, str]) -> None:
+    """Record `module` when importing it would run code not yet run: installed, and not imported yet."""
+    if module in sys.modules or not module:
+        return
+    top = module.split(".")[0]
+    if not top.isidentifier():
+        return
+    try:
+        installed = importlib.util.find_spec(top) is not None  # a top-level name: nothing is imported to find it
+    except (ValueError, ImportError):
+        installed = False
+    if installed:
+        modules.setdefault(module, why)
+
+
+def _check_modules(check: ArchiveCheck) -> None:
+    """The modules that `loading.prepare_imports` would import for unregistered op namespaces and pytree types."""
+    import torch.utils._pytree as pytree
+
+    from core.jobs.loading import resolve_op
+
+    for model in check.models:
+        for ns in sorted({t.split(".")[2] for t in check.op_targets[model] if t.count(".") >= 3}
+                         - BUILTIN_NAMESPACES):
+            if any(resolve_op(t) is None for t in check.op_targets[model] if t.split(".")[2] == ns):
+                _maybe_module(ns, f"the custom-op namespace '{ns}'", check.modules)
+        for type_name in sorted(check.pytree_types[model]):
+            if type_name in pytree.SERIALIZED_TYPE_TO_PYTHON_TYPE or type_name.startswith(
+                    tuple(m + "." for m in SAFE_TYPE_MODULES)):
+                continue
+            parts = type_name.split(".")
+            if len(parts) > 1:
+                _maybe_module(".".join(parts[:-1]), f"the pytree type '{_printable(type_name, 60)}'", check.modules)
+
+
+# --- pickled members ----------------------------------------------------------------------------------------------
+def _check_pickles(check: ArchiveCheck, files: ArchiveFiles, model: str) -> None:
+    members: list[tuple[str, str]] = []  # (member, what it is)
+    for config_name, folder, what in ((WEIGHTS_CONFIG, "data/weights/", "weight"),
+                                      (CONSTANTS_CONFIG, "data/constants/", "constant")):
+        legacy = f"{folder}{model}.pt"
+        if files.has(legacy):
+            members.append((legacy, f"the legacy-format {what}s"))
+        config = config_name.format(model)
+        if not files.has(config):
+            continue
+        doc = files.read_json(config)
+        entries = doc.get("config") if isinstance(doc, dict) else None
+        for fqn, meta in (entries.items() if isinstance(entries, dict) else ()):
+            if not isinstance(meta, dict) or not isinstance(meta.get("path_name"), str):
+                continue
+            path_name = meta["path_name"]
+            label = f"the {what} '{_printable(str(fqn), 60)}'"
+            if path_name.startswith("custom_obj_"):
+                check.code.append(f"load {label}, a TorchScript object, with torch's TorchScript unpickler")
+            elif path_name.startswith("opaque_obj_"):
+                check.code.append(f"unpickle {label}, an opaque object, with Python's pickle")
+            elif meta.get("use_pickle"):
+                members.append((folder + path_name, label))
+    sample = SAMPLE_INPUTS.format(model)
+    if files.has(sample):
+        members.append((sample, "the sample inputs"))
+    by_lower = {n.lower(): n for n in files.entries}  # torch's zip reader ignores case
+    for member, label in members:
+        member = by_lower.get(member.lower(), "")
+        if not member:
+            continue  # torch reports the missing member itself, without running anything
+        problem = weights_only_problem(files.read_bytes(member, MAX_PICKLE_BYTES))
+        if problem:
+            check.code.append(f"unpickle {label} ({member}), {problem}")
+
+
+def weights_only_problem(data: bytes) -> str | None:
+    """None when `data` loads under torch's weights-only unpickler; else what it would call when fully unpickled."""
+    import torch
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError as e:
+        found = re.search(r"(?:GLOBAL|global) ([\w.]+)", str(e))
+        return (f"which calls {found.group(1)} when loaded" if found
+                else "which holds more than tensors (torch's weights-only unpickler refuses it)")
+    except Exception as e:  # noqa: BLE001  damaged bytes: torch's own load reports it, nothing runs
+        return None if isinstance(e, (RuntimeError, EOFError, ValueError)) else f"which fails to load ({first_line(e, 80)})"
+    return None
