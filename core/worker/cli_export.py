@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from core.worker import protocol
-from core.worker.client import WorkerJob
+from core.worker.client import DEFAULT_TIMEOUT_S, WorkerJob
+from core.worker.export_report import REPORT_FILE
 
 EXIT_SCRIPT_ERROR = 1
 EXIT_WORKER_FAILED = 2
@@ -24,9 +27,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", help="the Python model script to run")
     parser.add_argument("-o", "--out", required=True, help="folder for the .pt2 files and report.json")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="stop the script after this many seconds")
+                        help=f"stop the script after this many seconds (default {DEFAULT_TIMEOUT_S:g}; 0: no limit)")
     parser.add_argument("--max-memory-mb", type=int, default=None, metavar="MB",
-                        help="limit the worker's address space (torch alone takes about 750 MB; use 1500 or more)")
+                        help="limit the worker's memory, its children's included (torch alone takes about 750 MB; "
+                        "use 1500 or more; default: three quarters of this machine's memory; 0: no limit)")
     parser.add_argument("--rerun", metavar="CALL", default=None,
                         help="export call to run with other options: its index in report.json, or 'convention'")
     strict = parser.add_mutually_exclusive_group()
@@ -92,7 +96,8 @@ def main(args: argparse.Namespace) -> int:
     job = WorkerJob("export_script", request, out, timeout_s=args.timeout, memory_limit_mb=args.max_memory_mb,
                     on_output=echo, on_event=progress)
     try:
-        outcome = job.wait()
+        with _signals_interrupt():
+            outcome = job.wait()
     except KeyboardInterrupt:
         job.cancel()
         print("pt2-viewer export: cancelled", file=sys.stderr)
@@ -103,9 +108,34 @@ def main(args: argparse.Namespace) -> int:
             print(outcome.error_traceback, file=sys.stderr)
         _print_partial(out)
         return EXIT_WORKER_FAILED
-    report = json.loads((out / outcome.result["report"]).read_text(encoding="utf-8"))
-    print(format_summary(report, out))
+    # Always DIR/report.json: the result (like every event) is written by the worker the script runs in, so a path
+    # it names is never followed.
+    try:
+        report = json.loads((out / REPORT_FILE).read_text(encoding="utf-8"))
+        summary = format_summary(report, out)
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError, IndexError) as e:
+        print(f"pt2-viewer export: the job's report ({out / REPORT_FILE}) is missing or malformed "
+              f"({type(e).__name__}); the script may have written over it.", file=sys.stderr)
+        return EXIT_WORKER_FAILED
+    print(summary)
     return 0 if report.get("ok") else EXIT_SCRIPT_ERROR
+
+
+class _Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: end the job like Ctrl+C does, so the worker does not outlive this command."""
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    def interrupt(signum: int, _frame: object) -> None:
+        raise _Interrupted(signal.Signals(signum).name)
+
+    saved = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 def _print_partial(out: Path) -> None:

@@ -12,13 +12,17 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
+import tempfile
+import uuid
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from core.jobs import process_tree
 from core.worker import protocol
 from core.worker.protocol import describe_exit, write_json_atomic
 from core.worker.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
@@ -28,6 +32,17 @@ STDERR = "stderr"
 EVENTS = "events"
 READ_CHUNK = 65536
 MAX_LINE = 1 << 20  # a "line" longer than this is delivered in pieces
+DEFAULT_TIMEOUT_S = 3600.0  # a job with no limit given stops after an hour (timeout_s=0: no limit)
+MEMORY_CHECK_S = 0.5  # how often the job's processes' memory is summed
+
+
+def default_memory_mb() -> int:
+    """Three quarters of the machine's memory: the default cap on a job's processes together."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    except (ValueError, OSError, AttributeError):
+        return 8192
+    return max(2048, total * 3 // 4)
 
 EventCallback = Callable[[dict[str, Any]], None]
 OutputCallback = Callable[[str, str], None]
@@ -69,8 +84,13 @@ class WorkerJob:
         self.job = job
         self.request = request
         self.out_dir = Path(out_dir).resolve()
-        self.timeout_s = timeout_s
-        self.memory_limit_mb = memory_limit_mb
+        # Limits: None is the default (an hour; three quarters of the memory), 0 is none.
+        self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else (timeout_s or None)
+        self.memory_limit_mb = memory_limit_mb  # also the worker's address-space limit, when given
+        self.tree_memory_mb = default_memory_mb() if memory_limit_mb is None else (memory_limit_mb or None)
+        self.marker = uuid.uuid4().hex  # in the worker's environment, inherited by all it starts (process_tree)
+        self._tmp: Path | None = None  # the worker's TMPDIR, removed with the job (torch litters it)
+        self._next_memory_check = 0.0
         # PT2V_WORKER_PYTHON, else the Preferences choice, else this Python (core/worker/python_env.py)
         self.python = python or choose_worker_python().path
         self.extra_env = dict(env or {})
@@ -108,6 +128,9 @@ class WorkerJob:
         env.update(self.extra_env)
         env = worker_environment(env)  # core on PYTHONPATH; a bundle's LD_LIBRARY_PATH put back
         env[protocol.EVENTS_FD_ENV] = str(write_fd)
+        env[process_tree.MARKER_ENV] = self.marker
+        self._tmp = Path(tempfile.mkdtemp(prefix="pt2v-job-tmp-"))
+        env["TMPDIR"] = str(self._tmp)
         env["PYTHONUNBUFFERED"] = "1"  # the script's prints reach the log panel as they happen
         try:
             self._proc = subprocess.Popen(
@@ -117,6 +140,7 @@ class WorkerJob:
         except OSError as e:
             os.close(read_fd)
             os.close(write_fd)
+            self._remove_tmp()
             self._finish(protocol.START_FAILED, f"Could not start the worker's Python {self.python}: "
                          f"{e.strerror or e}. {HOW_TO_FIX}")
             return
@@ -149,6 +173,11 @@ class WorkerJob:
         if self._deadline is not None and time.monotonic() > self._deadline:
             self._kill(protocol.TIMED_OUT)
             return False
+        if self.tree_memory_mb and time.monotonic() >= self._next_memory_check:
+            self._next_memory_check = time.monotonic() + MEMORY_CHECK_S
+            if process_tree.usage(self.marker).rss_bytes > self.tree_memory_mb * 1024 * 1024:
+                self._kill(protocol.OUT_OF_MEMORY)
+                return False
         assert self._proc is not None
         if self._proc.poll() is not None:
             self._read_available()  # what it wrote before exiting is still in the pipes
@@ -198,11 +227,18 @@ class WorkerJob:
         self._conclude()
 
     def _kill_group(self) -> None:
+        """The worker's process group, then whatever carries its marker (daemons that left the group)."""
         assert self._proc is not None
         try:
             os.killpg(self._proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        process_tree.kill_marked(self.marker)
+
+    def _remove_tmp(self) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
     def _read_available(self) -> None:
         for fd, stream in list(self._streams.items()):
@@ -264,6 +300,7 @@ class WorkerJob:
                     pipe.close()
                 except OSError:
                     pass
+        self._remove_tmp()
         rc = self._proc.returncode
         final = self._final or {}
         if self._stop_reason == protocol.CANCELLED:
@@ -271,6 +308,9 @@ class WorkerJob:
         elif self._stop_reason == protocol.TIMED_OUT:
             self._finish(protocol.TIMED_OUT, f"Stopped after the time limit of {self.timeout_s:g} s: the script "
                          "was still running (an endless loop, or work too big for the limit).", rc)
+        elif self._stop_reason == protocol.OUT_OF_MEMORY:
+            self._finish(protocol.OUT_OF_MEMORY, f"Stopped: the job's processes used more than the memory limit of "
+                         f"{self.tree_memory_mb:,} MB (raise it with --max-memory-mb, or give the job less work).", rc)
         elif final.get("type") == protocol.DONE and rc == 0:
             self._finish(protocol.OK, "Finished.", rc, result=self._load_result())
         elif final.get("type") == protocol.ERROR:

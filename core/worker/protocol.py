@@ -37,6 +37,7 @@ FAILED = "failed"  # the job raised (`error` event) or exited non-zero after its
 CRASHED = "crashed"  # the process ended without `done`/`error`: a signal, os._exit, a native crash
 CANCELLED = "cancelled"  # the user cancelled it
 TIMED_OUT = "timed_out"  # it ran past its time limit and was killed
+OUT_OF_MEMORY = "out_of_memory"  # its processes together grew past the memory limit and were killed
 START_FAILED = "start_failed"  # the process could not be started at all
 
 _SIGNAL_WORDS = {
@@ -67,11 +68,32 @@ def decode_event(line: bytes | str) -> dict[str, Any]:
     text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
     try:
         event = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"type": "garbled", "text": text.rstrip("\n")}
-    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str) or not _well_formed(event):
         return {"type": "garbled", "text": text.rstrip("\n")}
     return event
+
+
+# Fields the client and the GUI act on, with the types they must have: the events channel is untrusted input (a
+# script or a decomposition table runs in the worker and can write to it).
+_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    PROGRESS: {"stage": (str,), "message": (str,), "fraction": (int, float)},
+    DONE: {"result": (str,)},
+    ERROR: {"message": (str,), "traceback": (str,)},
+    STARTED: {"job": (str,), "pid": (int,)},
+}
+
+
+def _well_formed(event: dict[str, Any]) -> bool:
+    for key, types in _FIELDS.get(event["type"], {}).items():
+        value = event.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            return False
+    if event["type"] == DONE and event.get("result", RESULT_FILE) != RESULT_FILE:
+        return False  # the result is always result.json in the job's folder: never a path the channel names
+    fraction = event.get("fraction")
+    return not (event["type"] == PROGRESS and fraction is not None and not 0.0 <= fraction <= 1.0)
 
 
 def describe_exit(returncode: int | None, *, got_result: bool = False) -> str:
