@@ -11,6 +11,7 @@ the first time a run panel is shown, and remembers the answer for the whole proc
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,15 @@ from core.worker.client import JobOutcome
 BAD_BRUSH = QBrush(QColor("#f9d0cc"))
 INPUT_CHOICES = (("auto", "Sample inputs when saved, else generated"), ("sample", "Sample inputs saved with the "
                  "program"), ("generated", "Generated inputs (sizes below)"))
+
+
+def spin_int(value: object, fallback: int) -> int:
+    """What a QSpinBox takes (a C int) from a range read from a file: NaN, infinities and text from a damaged or
+    hostile archive become `fallback`, huge values are clamped (a QSpinBox given them raises)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float)
+                                                                          and not math.isfinite(value)):
+        return fallback
+    return int(max(-(2**31), min(2**31 - 1, value)))
 
 
 class CudaProbe(QObject):
@@ -142,7 +152,9 @@ class RunPanel(QScrollArea):
         form.addRow("Use", self.input_mode)
         self.dims: dict[str, QSpinBox] = {}
         for f in dim_fields(program):
-            spin = QSpinBox(minimum=f.minimum, maximum=f.maximum, value=f.default)
+            low = spin_int(f.minimum, 0)
+            high = max(spin_int(f.maximum, low), low)
+            spin = QSpinBox(minimum=low, maximum=high, value=min(max(spin_int(f.default, low), low), high))
             spin.setToolTip(f.range_text)
             self.dims[f.symbol] = spin
             form.addRow(f.label, spin)

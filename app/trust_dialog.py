@@ -3,6 +3,10 @@
 The first time a file is opened (per path AND content, `core.trust.TrustStore`), the user sees its path and a clear
 warning and must say yes; the yes is remembered until the file changes. Without dialogs (tests, `--screenshot`) a
 script runs only if it was trusted before or the caller says the user asked for it explicitly (`trust_scripts`).
+
+A `.pt2` is data, but one can hold code torch would run when loading it (pickled objects, modules to import); the
+worker refuses such a file (core/jobs/archive_check.py) and `confirm_program` asks, listing what was found, with the
+same memory per path and content.
 """
 from __future__ import annotations
 
@@ -33,12 +37,35 @@ def confirm_run(parent: QWidget | None, path: str | Path, store: TrustStore, *, 
     path = Path(path).expanduser().resolve()
     if trust_scripts or store.is_trusted(path):
         return True
-    if not interactive:
-        return False
-    answer = QMessageBox.warning(parent, TITLE, warning_text(path),
-                                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+    return interactive and _ask(parent, TITLE, warning_text(path), store, path)
+
+
+def _ask(parent: QWidget | None, title: str, text: str, store: TrustStore, path: Path) -> bool:
+    """Ask Yes/No (No by default); remember a yes for the file's current content."""
+    answer = QMessageBox.warning(parent, title, text, QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                  QMessageBox.StandardButton.No)
     if answer != QMessageBox.StandardButton.Yes:
         return False
     store.trust(path)
     return True
+
+
+PROGRAM_TITLE = "Load code from this program?"
+
+
+def program_warning_text(path: Path, items: list[str]) -> str:
+    shown = "\n".join(f"  • {item}" for item in items[:12]) + (f"\n  • and {len(items) - 12} more" if len(items) > 12
+                                                                  else "")
+    return (f"Loading this program would run code from the file, with your permissions:\n\n{path}\n\nTo load it, "
+            f"PT2 Viewer would:\n{shown}\n\nA program saved by torch.export.save from plain tensors needs none of "
+            "this. Say yes only if you trust where the file came from.\n\nYour answer is remembered until the file "
+            "changes.")
+
+
+def confirm_program(parent: QWidget | None, path: str | Path, store: TrustStore, items: list[str], *,
+                    interactive: bool) -> bool:
+    """True if the user trusts this `.pt2` to run the code listed in `items` (asked at most once per content)."""
+    path = Path(path).expanduser().resolve()
+    if store.is_trusted(path):
+        return True
+    return interactive and _ask(parent, PROGRAM_TITLE, program_warning_text(path, items), store, path)

@@ -5,7 +5,12 @@ limit and notices the exit when a grandchild keeps a pipe open). Every wake-up c
 what is already there. The job's callbacks run inside `poll()` and are turned into Qt signals:
 `event(dict)`, `output(str, str)` (stream, line) and `finished(object)` (the JobOutcome).
 
-`cancel()` kills the job's whole process group and returns within a second. Called from a slot while `poll()` is
+A `.pt2` job the worker refused because the file holds code (error kind "untrusted": pickled objects, modules to
+import; core/jobs/archive_check.py) is not reported at once: the driver asks the user, listing what was found
+(app/trust_dialog.py, remembered per file content), and on a yes runs the same job again with `trust`. Without dialogs
+(tests, `--screenshot`) only a file trusted before is run again; otherwise the refusal is reported as it came.
+
+`cancel()` kills the job's whole process tree and returns within a second. Called from a slot while `poll()` is
 delivering (a user clicking Cancel cannot, but code reacting to an event can), it waits until `poll()` has returned.
 """
 from __future__ import annotations
@@ -14,7 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
+from PySide6.QtWidgets import QWidget
 
+from app.trust_dialog import confirm_program
+from core.trust import TrustStore
 from core.worker.client import JobOutcome, WorkerJob
 
 POLL_INTERVAL_MS = 30
@@ -36,6 +44,7 @@ class WorkerDriver(QObject):
         self._timer.timeout.connect(self._poll)
         self._polling = False
         self._cancel_requested = False
+        self._started: tuple[str, dict[str, Any], str | Path, dict[str, Any]] | None = None
 
     @property
     def running(self) -> bool:
@@ -46,6 +55,7 @@ class WorkerDriver(QObject):
         if self.running:
             raise RuntimeError("a job is already running; cancel it or wait for `finished` first")
         self._cancel_requested = False
+        self._started = (job, request, out_dir, options)
         self.job = WorkerJob(job, request, out_dir, on_event=self.event.emit, on_output=self.output.emit,
                              on_finished=self._on_finished, **options)
         self.job.start()  # a start failure calls on_finished at once
@@ -104,4 +114,34 @@ class WorkerDriver(QObject):
 
     def _on_finished(self, outcome: JobOutcome) -> None:
         self._unwatch()  # the pipes are closed now
+        if self._rerun_if_trusted(outcome):
+            return
         self.finished.emit(outcome)
+
+    def _rerun_if_trusted(self, outcome: JobOutcome) -> bool:
+        """The job refused an untrusted file: ask (or look up) the user's trust and start it again with `trust`."""
+        error = (outcome.result or {}).get("error") if outcome.ok else None
+        if not isinstance(error, dict) or error.get("kind") != "untrusted" or self._started is None:
+            return False
+        job, request, out_dir, options = self._started
+        program = request.get("program")
+        if request.get("trust") or not isinstance(program, str):
+            return False
+        parent = self.parent()
+        widget = parent if isinstance(parent, QWidget) else None
+        store = getattr(parent, "trust", None)
+        store = store if isinstance(store, TrustStore) else TrustStore.default()
+        items = [str(item) for item in error.get("consent") or []]
+        if not confirm_program(widget, program, store, items, interactive=self._interactive(widget)):
+            return False
+        self.start(job, {**request, "trust": True}, out_dir, **options)
+        return True
+
+    @staticmethod
+    def _interactive(widget: QWidget | None) -> bool:
+        """Whether a dialog may be shown: the owner's `interactive`, else its window's (False in tests)."""
+        for owner in (widget, widget.window() if widget is not None else None):
+            value = getattr(owner, "interactive", None)
+            if isinstance(value, bool):
+                return value
+        return widget is not None
