@@ -136,7 +136,8 @@ class DocumentWidget(QWidget):
         self.run_panel = RunPanel(model.archive.path, model.program)
         self.panels.addTab(self.run_panel, "Run")
 
-        split = splitter(Qt.Orientation.Horizontal, left, self.panels, sizes=(940, 460), stretch=(3, 1))
+        split = splitter(Qt.Orientation.Horizontal, left, self.panels, sizes=(860, 540), stretch=(3, 1),
+                         remember="document")
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(split)
@@ -367,7 +368,7 @@ def _make_panels() -> dict[str, QWidget]:
 
 
 def _set_panel_program(panel: QWidget, model: DocumentModel, level: GraphLevel) -> None:
-    if isinstance(panel, SummaryPanel):
+    if isinstance(panel, (SummaryPanel, DetailsPanel)):
         panel.set_program(model.program, level.graph, level.index, archive=model.archive)  # type: ignore[attr-defined]
     else:
         panel.set_program(model.program, level.graph, level.index)  # type: ignore[attr-defined]

@@ -47,7 +47,7 @@ from app.loader import ArchiveLoader
 from app.panels import fixed_font
 from app.panels.symbols import ROW_ROLE, SymbolsPanel
 from app.source_view import open_source
-from app.widgets import splitter
+from app.widgets import fit_tabs, splitter
 from app.worker_driver import WorkerDriver
 from core import temp_dirs
 from core.document_model import DocumentModel
@@ -281,12 +281,14 @@ class ScriptDocument(QWidget):
         self.log_view.setFont(fixed_font())
         self.log_view.setMaximumBlockCount(LOG_MAX_LINES)
         self.views = QTabWidget()
+        fit_tabs(self.views)
         self.views.addTab(self.program_stack, "Program")
         self.views.addTab(self.explanation, "Explanation")
         self.views.addTab(self.guards, "Guards")
         self.views.addTab(self.log_view, "Log")
 
-        split = splitter(Qt.Orientation.Horizontal, left, self.views, sizes=(430, 970), stretch=(1, 3))
+        split = splitter(Qt.Orientation.Horizontal, left, self.views, sizes=(340, 1060), stretch=(1, 3),
+                         remember="script")
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(split)
@@ -516,6 +518,7 @@ class ScriptDocument(QWidget):
         doc.status.connect(self.status)
         doc.layout_failed.connect(lambda msg: self.status.emit(f"Layout failed: {msg}"))
         doc.graph_ready.connect(lambda d=doc: self._graph_ready(d))
+        fit_tabs(doc.panels)  # the program's panels share this tab's width with the Exports column
         self.program_document = doc
         self.document_entry = entry
         self.program_stack.addWidget(doc)

@@ -1,17 +1,46 @@
 """Small widget helpers shared by the views."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QSplitter, QWidget
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QSplitter, QTabWidget, QWidget
+
+SETTINGS = ("pt2-viewer", "PT2 Viewer")  # the app's QSettings (organization, application)
 
 
 def splitter(orientation: Qt.Orientation, first: QWidget, second: QWidget, sizes: tuple[int, int],
-             stretch: tuple[int, int]) -> QSplitter:
-    """Two panes side by side (or stacked), with their starting sizes and how extra space is shared."""
+             stretch: tuple[int, int], remember: str | None = None) -> QSplitter:
+    """Two panes side by side (or stacked), with their starting sizes and how extra space is shared. With
+    `remember`, the sizes the user last dragged to (QSettings `splitters/<remember>`) replace `sizes`, in every new
+    view of that kind."""
     split = QSplitter(orientation)
     split.addWidget(first)
     split.addWidget(second)
     split.setStretchFactor(0, stretch[0])
     split.setStretchFactor(1, stretch[1])
-    split.setSizes(list(sizes))
+    split.setSizes(list(remembered_sizes(remember) or sizes))
+    if remember is not None:
+        split.splitterMoved.connect(lambda _pos, _i: QSettings(*SETTINGS).setValue(f"splitters/{remember}",
+                                                                                   split.sizes()))
     return split
+
+
+def remembered_sizes(name: str | None) -> list[int] | None:
+    if name is None:
+        return None
+    value = QSettings(*SETTINGS).value(f"splitters/{name}")
+    try:
+        sizes = [int(v) for v in value] if isinstance(value, list) else None
+    except (TypeError, ValueError):
+        return None
+    return sizes if sizes and len(sizes) == 2 and all(s >= 0 for s in sizes) and sum(sizes) > 0 else None
+
+
+def fit_tabs(tabs: QTabWidget) -> None:
+    """Every tab stays in view in a narrow pane: titles elide (their tooltips have them whole) instead of hiding
+    tabs behind scroll arrows."""
+    bar = tabs.tabBar()
+    bar.setUsesScrollButtons(False)
+    bar.setElideMode(Qt.TextElideMode.ElideRight)
+    bar.setExpanding(False)
+    for i in range(tabs.count()):
+        tabs.setTabToolTip(i, tabs.tabToolTip(i) or tabs.tabText(i))

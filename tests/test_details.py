@@ -127,3 +127,32 @@ def test_unknown_node_is_a_clear_error(panels_program: PanelsProgram) -> None:
     program = panels_program.program()
     with pytest.raises(KeyError, match="no node named 'nope' in program 'model'"):
         node_details(program, program.graph, "nope")
+
+
+def test_program_properties_match_what_torch_says(panels_program: PanelsProgram) -> None:
+    """Details with nothing selected: the program's properties, checked against torch's own ExportedProgram."""
+    import torch
+
+    from core.expr import range_text
+    from core.program_properties import program_properties
+    from core.reader import read_archive
+    from core.summary import human_count
+
+    archive = read_archive(panels_program.path)
+    program = archive.programs[0]
+    ep = torch.export.load(panels_program.path)
+    props = program_properties(archive, program)
+    assert props.kind == "program" and props.title == panels_program.path.name
+    facts = {r.label: r.text for r in props.section("Program").rows}
+    assert facts["torch"] == torch.__version__ and facts["dialect"] == ep.dialect
+    inputs = [r for r in props.section("Inputs").rows if r.link is not None]
+    assert [r.label for r in inputs] == list(ep.graph_signature.user_inputs)
+    assert all(r.link == NodeLink(r.label) for r in inputs)  # a click selects the placeholder
+    outputs = [r for r in props.section("Outputs").rows if r.link is not None]
+    assert [r.label for r in outputs] == list(ep.graph_signature.user_outputs)
+    params = sum(ep.state_dict[name].numel() for name in ep.graph_signature.parameters)
+    weights = {r.label: r.text for r in props.section("Weights").rows}
+    assert f"{len(ep.graph_signature.parameters)} tensors, {human_count(params)} values" in weights["parameters"]
+    symbols = {r.label: r.text for r in props.section("Symbols").rows}
+    assert symbols == {str(s): range_text(int(v.lower), None if v.upper.is_infinite else int(v.upper))
+                       for s, v in ep.range_constraints.items()}

@@ -143,3 +143,24 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_the_side_panel_width_the_user_drags_to_is_remembered(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QMouseEvent
+    from PySide6.QtWidgets import QSplitter
+
+    doc = open_and_wait(qtbot, window, EXAMPLE)
+    split = doc.findChild(QSplitter)
+    assert split.sizes()[1] >= 460  # room for Details' three columns at 1400 px
+    handle = split.handle(1)
+    start = QPointF(handle.rect().center())
+    for kind, pos, buttons in ((QMouseEvent.Type.MouseButtonPress, start, Qt.MouseButton.LeftButton),
+                               (QMouseEvent.Type.MouseMove, start - QPointF(150, 0), Qt.MouseButton.LeftButton),
+                               (QMouseEvent.Type.MouseButtonRelease, start - QPointF(150, 0), Qt.MouseButton.NoButton)):
+        QApplication.sendEvent(handle, QMouseEvent(kind, pos, handle.mapToGlobal(pos), Qt.MouseButton.LeftButton,
+                                                   buttons, Qt.KeyboardModifier.NoModifier))
+    dragged = split.sizes()
+    assert dragged[1] > 600
+    second = open_and_wait(qtbot, window, EXAMPLE)
+    assert second.findChild(QSplitter).sizes() == dragged

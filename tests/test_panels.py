@@ -146,8 +146,14 @@ def test_details_links_and_user_frame_first(qtbot, loaded) -> None:  # type: ign
     # clicking a row without a link sends nothing; an unknown node clears the panel
     with qtbot.assertNotEmitted(panel.node_requested), qtbot.assertNotEmitted(panel.subgraph_requested):
         _click_item(qtbot, panel.tree, panel.row_items("Operator")[0], column=1)
+    # nothing selected (or an unknown node): the program's properties, its inputs linking to their nodes
     panel.show_node("no_such_node")
-    assert panel.tree.topLevelItemCount() == 0 and "Select a node" in panel.title.text()
+    sections = [panel.tree.topLevelItem(i).text(0) for i in range(panel.tree.topLevelItemCount())]
+    assert sections[:4] == ["Program", "Inputs", "Outputs", "Weights"] and "Select a node" in panel.title.text()
+    first_input = panel.row_items("Inputs")[0]
+    with qtbot.waitSignal(panel.node_requested) as sig:
+        _click_item(qtbot, panel.tree, first_input, column=1)
+    assert sig.args == [first_input.text(0)] and first_input.text(0) in program.graph.node_by_name
 
 
 def test_source_view_opens_at_the_frame_line(qtbot, loaded) -> None:  # type: ignore[no-untyped-def]

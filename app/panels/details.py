@@ -7,6 +7,8 @@ out.
 """
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QResizeEvent
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidgetItem, QVBoxLayout, QWidget
@@ -15,10 +17,11 @@ from app import theme
 from app.panels import fixed_font, link_color, make_table, muted_color
 from core.details import DetailRow, Link, NodeDetails, NodeLink, SourceLink, SubgraphLink, node_details
 from core.graph_index import GraphIndex
-from core.program import Graph, Program
+from core.program import Archive, Graph, Program
+from core.program_properties import program_properties
 
 LINK_ROLE = Qt.ItemDataRole.UserRole
-VALUE_SHARE = 0.55  # of the panel's width, at most, for the value column
+VALUE_SHARE = 0.7  # of the room beside the labels, at least, for values when the notes do not fit too
 
 
 class DetailsPanel(QWidget):
@@ -32,6 +35,7 @@ class DetailsPanel(QWidget):
         self.graph: Graph | None = None
         self.index: GraphIndex | None = None
         self.details: NodeDetails | None = None
+        self.archive: Archive | None = None
         self.title = QLabel()
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.title.setWordWrap(True)
@@ -40,6 +44,8 @@ class DetailsPanel(QWidget):
         self.tree.setRootIsDecorated(True)
         self.tree.setAlternatingRowColors(False)
         self.tree.setUniformRowHeights(False)
+        self.tree.setWordWrap(True)  # a narrow panel wraps long values (code lines, shapes) instead of cutting them
+        self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         self.tree.itemClicked.connect(self._clicked)
         self.tree.itemActivated.connect(self._clicked)
@@ -49,25 +55,32 @@ class DetailsPanel(QWidget):
         layout.addWidget(self.tree, 1)
         self.show_node(None)
 
-    def set_program(self, program: Program, graph: Graph, index: GraphIndex) -> None:
-        self.program, self.graph, self.index = program, graph, index
-        keep = self.details.name if self.details and self.details.name in graph.node_by_name else None
+    def set_program(self, program: Program, graph: Graph, index: GraphIndex, archive: Archive | None = None) -> None:
+        self.program, self.graph, self.index, self.archive = program, graph, index, archive
+        keep = (self.details.name if self.details and self.details.kind != "program"
+                and self.details.name in graph.node_by_name else None)
         self.show_node(keep)
 
     def show_node(self, name: str | None) -> None:
         self.tree.clear()
-        if name is None or self.program is None or self.graph is None or name not in self.graph.node_by_name:
+        if self.program is None or self.graph is None:
             self.details = None
             self.title.setText("<span style='color:gray'>Select a node to see its details.</span>")
             self.tree.setVisible(False)
             return
         self.tree.setVisible(True)
-        self.details = node_details(self.program, self.graph, name, self.index)
-        colour = theme.kind_color(self.details.kind).name()
-        self.title.setText(
-            f"<span style='background:{colour}'>&nbsp;{self.details.kind}&nbsp;</span> "
-            f"<b style='font-family:monospace; font-size:large'>{name}</b><br>"
-            f"<span style='font-family:monospace'>{self.details.title}</span>")
+        if name is None or name not in self.graph.node_by_name:
+            # nothing selected: the program's own properties (core/program_properties.py)
+            self.details = program_properties(self.archive, self.program)
+            self.title.setText(f"<b style='font-size:large'>{html.escape(self.details.title)}</b><br>"
+                               "<span style='color:gray'>The program. Select a node to see its details.</span>")
+        else:
+            self.details = node_details(self.program, self.graph, name, self.index)
+            colour = theme.kind_color(self.details.kind).name()
+            self.title.setText(
+                f"<span style='background:{colour}'>&nbsp;{self.details.kind}&nbsp;</span> "
+                f"<b style='font-family:monospace; font-size:large'>{name}</b><br>"
+                f"<span style='font-family:monospace'>{html.escape(self.details.title)}</span>")
         for section in self.details.sections:
             self._add_section(section.title, section.rows)
         self.tree.expandAll()
@@ -78,10 +91,22 @@ class DetailsPanel(QWidget):
         self._fit_columns()
 
     def _fit_columns(self) -> None:
-        """Values get their width up to a share of the panel (long code lines elide, the tooltip has them whole), so
-        the types and classes in the last column stay in view."""
-        room = int(self.tree.viewport().width() * VALUE_SHARE)
-        self.tree.setColumnWidth(1, min(self.tree.sizeHintForColumn(1) + 12, max(room, 120)))
+        """Values take what they need when the notes (types, classes, functions) still fit beside them; otherwise
+        values get most of the panel and wrap, and the notes column shrinks (each note is whole in its tooltip), so
+        no column is cut at the panel's edge."""
+        view = self.tree.viewport().width()
+        rest = max(view - self.tree.columnWidth(0), 160)
+        value = self.tree.sizeHintForColumn(1) + 12
+        note = self.tree.sizeHintForColumn(2) + 12 if self._has_notes() else 0
+        if value + note <= rest:
+            width = value
+        else:
+            width = max(int(rest * VALUE_SHARE), rest - min(note, int(rest * (1 - VALUE_SHARE))), 120)
+        self.tree.setColumnWidth(1, min(value, width))
+        self.tree.doItemsLayout()  # wrapped rows get their new heights
+
+    def _has_notes(self) -> bool:
+        return self.details is not None and any(r.note for s in self.details.sections for r in s.rows)
 
     def row_items(self, section: str) -> list[QTreeWidgetItem]:
         """The rows shown under a section title (for tests and keyboard users)."""
