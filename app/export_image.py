@@ -1,4 +1,8 @@
-"""Save a graph scene as SVG or PNG (File > Export, and `--screenshot`'s sibling `render`)."""
+"""Save a graph scene as SVG or PNG (File > Export, and `pt2-viewer render`): the whole graph or the part in view.
+
+PNG sizes stay within what Qt can read back (core/image_limits.py); the file gets the user's usual permissions (the
+umask), not the 0600 of a temporary file.
+"""
 from __future__ import annotations
 
 import os
@@ -10,15 +14,19 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsScene
 
-MAX_PNG_SIDE = 16000
+from core.image_limits import PngSize, png_size
 
 
-def export_scene(scene: QGraphicsScene, path: str) -> None:
-    """Render the whole scene to `path` (.svg or .png), written atomically."""
+def export_scene(scene: QGraphicsScene, path: str, region: QRectF | None = None) -> PngSize | None:
+    """Render `region` of the scene (default: all of it) to `path` (.svg or .png), written atomically. Returns the
+    PNG's size (None for SVG), so the caller can say when it was scaled down."""
     target = Path(path)
-    rect = scene.sceneRect()
+    rect = scene.sceneRect() if region is None else region.intersected(scene.sceneRect())
+    if rect.isEmpty():
+        rect = scene.sceneRect()
     fd, tmp = tempfile.mkstemp(suffix=target.suffix, dir=str(target.parent or "."))
     os.close(fd)
+    size: PngSize | None = None
     try:
         if target.suffix.lower() == ".svg":
             gen = QSvgGenerator()
@@ -30,8 +38,10 @@ def export_scene(scene: QGraphicsScene, path: str) -> None:
             scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
             painter.end()
         else:
-            scale = min(2.0, MAX_PNG_SIDE / max(rect.width(), rect.height(), 1))
-            image = QImage(int(rect.width() * scale), int(rect.height() * scale), QImage.Format.Format_ARGB32)
+            size = png_size(rect.width(), rect.height())
+            image = QImage(size.width, size.height, QImage.Format.Format_ARGB32)
+            if image.isNull():
+                raise OSError(f"not enough memory for a {size.width}x{size.height} image")
             image.fill(QColor(Qt.GlobalColor.white))
             painter = QPainter(image)
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -39,7 +49,22 @@ def export_scene(scene: QGraphicsScene, path: str) -> None:
             painter.end()
             if not image.save(tmp, "PNG"):
                 raise OSError(f"could not encode PNG ({image.width()}x{image.height()})")
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it 0600
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    return size
+
+
+def _umask() -> int:
+    """The process umask, read without changing it (os.umask would, for a moment, for every thread)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

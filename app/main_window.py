@@ -93,6 +93,8 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self._fill_recent()
         self.export_action = self._add(file_menu, "Export Graph as &SVG or PNG…", "Ctrl+Shift+E", self.export_dialog)
+        self.export_visible_action = self._add(file_menu, "Export &Visible Area as SVG or PNG…", None,
+                                               lambda: self.export_dialog(visible_only=True))
         self.save_action = self._add(file_menu, "Save Program &As…", QKeySequence.StandardKey.SaveAs,
                                      self.save_program_dialog)
         file_menu.addSeparator()
@@ -167,6 +169,7 @@ class MainWindow(QMainWindow):
         for action in self.view_actions:
             action.setEnabled(viewable)
         self.export_action.setEnabled(viewable)
+        self.export_visible_action.setEnabled(viewable)
         self.save_action.setEnabled(doc is not None or isinstance(tab, ScriptDocument))
         self.save_decomposed_action.setEnabled(isinstance(tab, CompareView) and bool(tab.decomposed_path))
         self.close_action.setEnabled(tab is not None)
@@ -344,18 +347,28 @@ class MainWindow(QMainWindow):
         event.acceptProposedAction()
 
     # -- other -------------------------------------------------------------------------------------------------
-    def export_dialog(self) -> None:
-        doc = self.current_document()
+    def export_dialog(self, visible_only: bool = False) -> None:
+        """Save the whole graph, or only the part in view, as SVG or PNG."""
+        doc = self.view_document()
         if doc is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export graph", "graph.svg", "SVG (*.svg);;PNG (*.png)")
-        if path:
-            try:
-                export_scene(doc.view.scene(), path)
-            except OSError as e:
-                self._warn("Export failed", f"Could not write '{path}': {e}")
-            else:
-                self.statusBar().showMessage(f"Saved {path}")
+        what = "visible area" if visible_only else "graph"
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {what}", "graph.svg", "SVG (*.svg);;PNG (*.png)")
+        if not path:
+            return
+        view = doc.view
+        region = view.mapToScene(view.viewport().rect()).boundingRect() if visible_only else None
+        try:
+            size = export_scene(view.scene(), path, region)
+        except OSError as e:
+            self._warn("Export failed", f"Could not write '{path}': {e.strerror or e}")
+            return
+        if size is not None and size.capped:
+            self.statusBar().showMessage(f"Saved {path}: {size.width} x {size.height} px, drawn at {size.scale:.0%} "
+                                         "to stay within what image viewers open. For more detail, zoom in and use "
+                                         "Export Visible Area, or save as SVG.")
+        else:
+            self.statusBar().showMessage(f"Saved {path}")
 
     # -- program menu: decompose, compare (app/decompose_dialog.py, app/compare_view.py) -------------------------
     def decompose_dialog(self) -> DecomposeDialog | None:

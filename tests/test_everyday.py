@@ -164,3 +164,30 @@ def test_the_side_panel_width_the_user_drags_to_is_remembered(qtbot, window: Mai
     assert dragged[1] > 600
     second = open_and_wait(qtbot, window, EXAMPLE)
     assert second.findChild(QSplitter).sizes() == dragged
+
+
+def test_exported_images_open_again_with_the_users_permissions(qtbot, window: MainWindow, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                               monkeypatch) -> None:
+    from PySide6.QtGui import QImage, QImageReader
+
+    from core.image_limits import MAX_BYTES, MAX_SIDE, png_size
+
+    doc = open_and_wait(qtbot, window, EXAMPLE)
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        doc.expand_all()
+    whole, visible, svg = tmp_path / "whole.png", tmp_path / "visible.png", tmp_path / "graph.svg"
+    for target, action in ((whole, "Export Graph as &SVG or PNG…"), (visible, "Export &Visible Area as SVG or PNG…"),
+                           (svg, "Export Graph as &SVG or PNG…")):
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, t=target, **k: (str(t), ""))
+        menu_action(window, "&File", action).trigger()
+        assert (target.stat().st_mode & 0o777) == 0o666 & ~_umask()
+    big, small = QImage(str(whole)), QImage(str(visible))
+    assert not big.isNull() and not small.isNull()
+    scene = doc.view.scene().sceneRect()
+    assert big.width() == png_size(scene.width(), scene.height()).width
+    assert small.width() * small.height() < big.width() * big.height()
+    assert "<svg" in svg.read_text()[:2000]
+    # A graph as tall as the big ones (5,497 x 16,000 scene units) stays within what Qt reads back.
+    size = png_size(5497, 16000)
+    assert size.capped and max(size.width, size.height) <= MAX_SIDE and size.width * size.height * 4 <= MAX_BYTES
+    assert QImageReader.allocationLimit() * 1024 * 1024 >= size.width * size.height * 4
