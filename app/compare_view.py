@@ -33,6 +33,8 @@ from PySide6.QtWidgets import (
 from app.document import DocumentWidget
 from app.graph_view import GraphView
 from app.layout_client import LayoutClient
+from app.panels.details import DetailsPanel
+from app.source_view import open_source
 from app.widgets import splitter
 from core import temp_dirs
 from core.compare_session import (
@@ -100,8 +102,19 @@ class CompareView(QWidget):
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)  # compact rows
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setWordWrap(False)
         self._fill_table()
+        # Each side's Details, beside the table: what the selected node (or its counterpart) is.
+        self.details = {side: DetailsPanel() for side in (LEFT, RIGHT)}
+        for side, archive in ((LEFT, left_archive), (RIGHT, right_archive)):
+            doc, panel = self.docs[side], self.details[side]
+            level = doc.model.level
+            panel.set_program(doc.model.program, level.graph, level.index, archive=archive)
+            panel.node_requested.connect(doc.reveal)
+            panel.subgraph_requested.connect(doc.enter_subgraph)
+            panel.source_requested.connect(lambda f, line, d=doc: open_source(f, line, d))
 
         top = QHBoxLayout()
         top.addWidget(self.caption, 1)
@@ -117,8 +130,13 @@ class CompareView(QWidget):
         bv.setContentsMargins(0, 0, 0, 0)
         bv.addWidget(self.link_text)
         bv.addWidget(self.non_core)
-        bv.addWidget(self.table, 1)
-        split = splitter(Qt.Orientation.Vertical, sides, bottom, sizes=(620, 260), stretch=(3, 1))
+        row = QHBoxLayout()
+        row.addWidget(self.details[LEFT], 1)
+        row.addWidget(self.table, 0)
+        row.addWidget(self.details[RIGHT], 1)
+        bv.addLayout(row, 1)
+        split = splitter(Qt.Orientation.Vertical, sides, bottom, sizes=(560, 320), stretch=(3, 1),
+                         remember="compare")
         v = QVBoxLayout(self)
         v.setContentsMargins(4, 4, 4, 4)
         v.addLayout(top)
@@ -185,6 +203,9 @@ class CompareView(QWidget):
                     item.setToolTip(f"{row.op} is outside the core ATen opset")
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
+        # as wide as its columns (the rest is for the two Details), never the whole width
+        frame = 2 * self.table.frameWidth() + self.table.verticalScrollBar().sizeHint().width()
+        self.table.setFixedWidth(min(self.table.horizontalHeader().length() + frame, 560))
 
     def _side_ready(self, side: str) -> None:
         if side in self._pending:
@@ -207,6 +228,8 @@ class CompareView(QWidget):
         theirs.model.select(None)
         mine.mark([])
         theirs.mark([])
+        self.details[side].show_node(node)
+        self.details[other].show_node(linked[0] if linked else None)
         if node is not None:
             self.link_text.setText(self.session.describe_link(side, node))
             if linked and not self.link.isChecked():

@@ -87,6 +87,9 @@ def test_decomposition_opens_beside_the_original_with_synced_selection(qtbot, de
     assert view.right.view.nodes["convolution"].state == SELECTED
     assert view.left.view.nodes["conv2d"].state == SELECTED
     assert view.link_text.text() == "conv2d became convolution (from_node)"
+    # each side's Details shows its node: the one clicked, and what it became
+    assert view.details[LEFT].details.name == "conv2d" and view.details[RIGHT].details.name == "convolution"
+    assert view.details[RIGHT].title.text().count("convolution") >= 1 and view.details[RIGHT].isVisible()
 
     click_node(qtbot, view.right.view, "_native_batch_norm_legit_functional")
     assert view.selected(LEFT) == ["batch_norm"]
@@ -94,6 +97,10 @@ def test_decomposition_opens_beside_the_original_with_synced_selection(qtbot, de
     assert view.left.view.nodes["conv2d"].state != SELECTED  # the earlier link is gone
     assert view.right.view.nodes["convolution"].state != SELECTED
 
+    assert view.details[LEFT].details.name == "batch_norm"
+    # the op table is as wide as its columns, leaving the rest to the two Details
+    assert view.table.width() < view.width() // 2
+    assert view.table.rowHeight(0) <= view.table.fontMetrics().height() + 8
     view.left.view.grab().save("/tmp/compare_left.png")
     window.grab().save("/tmp/compare_view.png")
 

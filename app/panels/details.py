@@ -46,6 +46,7 @@ class DetailsPanel(QWidget):
         self.tree.setUniformRowHeights(False)
         self.tree.setWordWrap(True)  # a narrow panel wraps long values (code lines, shapes) instead of cutting them
         self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         self.tree.itemClicked.connect(self._clicked)
         self.tree.itemActivated.connect(self._clicked)
@@ -95,6 +96,8 @@ class DetailsPanel(QWidget):
         values get most of the panel and wrap, and the notes column shrinks (each note is whole in its tooltip), so
         no column is cut at the panel's edge."""
         view = self.tree.viewport().width()
+        # labels (long library file names in stack traces) take at most a third
+        self.tree.setColumnWidth(0, min(self.tree.sizeHintForColumn(0) + 8, max(view // 3, 90)))
         rest = max(view - self.tree.columnWidth(0), 160)
         value = self.tree.sizeHintForColumn(1) + 12
         note = self.tree.sizeHintForColumn(2) + 12 if self._has_notes() else 0
@@ -126,6 +129,7 @@ class DetailsPanel(QWidget):
         mono = fixed_font()
         for row in rows:
             item = QTreeWidgetItem([row.label, row.text, row.note])
+            item.setToolTip(0, row.label)
             item.setFont(1, mono)
             item.setToolTip(1, row.text if not row.note else f"{row.text}\n{row.note}")
             item.setForeground(2, QBrush(muted_color()))
