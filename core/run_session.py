@@ -28,6 +28,8 @@ ADVICE = {
     "oom": "Lower the dynamic sizes in the inputs form, or run on CPU.",
     "cuda": "Run on CPU instead.",
 }
+# Kinds whose job hint gives the same advice in the command line's words: the window's advice replaces it.
+ADVICE_REPLACES_HINT = {"missing_op", "missing_type"}
 
 
 @dataclass
@@ -247,7 +249,8 @@ class RunFailure:
 
     def text(self) -> str:
         advice = ADVICE.get(self.kind, "")
-        return " ".join(part for part in (self.message, self.hint, advice) if part)
+        hint = "" if self.kind in ADVICE_REPLACES_HINT else self.hint
+        return " ".join(part for part in (self.message, hint, advice) if part)
 
 
 def failure_of(result: dict[str, Any] | None) -> RunFailure | None:

@@ -28,3 +28,14 @@ def test_program_facts_and_fix_lines() -> None:
     assert fix_lines(["dy = dx"], None, None) == ["export suggests:", "  dy = dx"]
     fixed = {"dims": {}, "inputs": {"x": ["static"]}}
     assert fix_lines([], None, fixed)[0] == "dynamic_shapes becomes:"
+
+
+def test_a_missing_custom_op_is_advised_once() -> None:
+    from core.run_session import failure_of
+
+    failure = failure_of({"ok": False, "error": {
+        "kind": "missing_op", "message": "The program uses custom operators that are not registered: pt2v::f.default.",
+        "hint": "Name the Python file that defines them with 'Import first' (--import FILE on the command line), or "
+                "install the package that provides the 'pt2v' op namespace."}})
+    assert failure is not None
+    assert failure.text().count("Import first") == 1 and "--import" not in failure.text()
