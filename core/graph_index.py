@@ -2,8 +2,13 @@
 nodes are hubs, which nodes match a search, which nodes' shapes use a symbol.
 
 The module tree comes from each node's `nn_module_stack`; nodes without one (placeholders, output, asserts added by
-export) sit at the root. Hubs are nodes that feed many consumers (attention masks, rotary tables, symbolic sizes,
-shared constants): their long edges are what makes Graphviz slow, so views draw them as local references instead.
+export) sit at the root. A module called several times (ResNet's `relu`, T5's dropout) is one group per call, since
+each call sits at its own place in the data flow; the calls after the first get the ids `PATH@1`, `PATH@2`, ... Hubs
+are nodes that feed many consumers (attention masks, rotary tables, symbolic sizes, shared constants): their long
+edges are what makes Graphviz slow, so views draw them as local references instead.
+
+Module stacks come from the archive and may be thousands deep (a crafted file), so every walk of the tree here is a
+loop, never a recursion.
 """
 from __future__ import annotations
 
@@ -16,14 +21,24 @@ from core.program import Graph, Node, NodeOp
 HUB_MIN_CONSUMERS = 8
 
 
-@dataclass
+@dataclass(eq=False)
 class ModuleGroup:
-    path: str  # "layers.0.attn"; "" for the root
+    """One call of one module. `path` is the group's id, unique in its tree: the module path ("layers.0.attn"; ""
+    for the root), with `@K` added for the (K+1)-th call of a module called several times. `module` is the module's
+    path itself, the same for all its calls."""
+
+    path: str
     class_name: str  # "torch.nn.modules.linear.Linear" (short form via .short_class)
     parent: ModuleGroup | None = None
     children: list[ModuleGroup] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)  # names of nodes made directly in this module
     depth: int = 0
+    module: str | None = None  # the module path; None: same as `path`
+    call: int = 0  # 0 for the first call of the module, 1 for the second ...
+
+    def __post_init__(self) -> None:
+        if self.module is None:
+            self.module = self.path
 
     @property
     def short_class(self) -> str:
@@ -31,17 +46,22 @@ class ModuleGroup:
 
     @property
     def title(self) -> str:
-        name = self.path.rsplit(".", 1)[-1] if self.path else "(model)"
-        return f"{name}: {self.short_class}" if self.class_name else name
+        name = self.module.rsplit(".", 1)[-1] if self.module else "(model)"
+        text = f"{name}: {self.short_class}" if self.class_name else name
+        return f"{text} (call {self.call + 1})" if self.call else text
 
     def count(self) -> int:
         """Nodes in this group and all its descendants."""
-        return len(self.nodes) + sum(c.count() for c in self.children)
+        return sum(len(g.nodes) for g in self.walk())
 
     def walk(self) -> list[ModuleGroup]:
-        out = [self]
-        for c in self.children:
-            out.extend(c.walk())
+        """This group and every group inside it, parents before children, children in order."""
+        out: list[ModuleGroup] = []
+        stack = [self]
+        while stack:
+            g = stack.pop()
+            out.append(g)
+            stack.extend(reversed(g.children))
         return out
 
     def ancestors(self) -> list[ModuleGroup]:
@@ -90,32 +110,75 @@ class GraphIndex:
     @lazy
     def modules(self) -> ModuleGroup:
         root = ModuleGroup("", "")
-        by_key: dict[tuple[str, ...], ModuleGroup] = {(): root}
+        # (parent group, scope key) -> group: a dict step per scope, so a deep stack costs its depth, not its square
+        by_key: dict[tuple[int, str], ModuleGroup] = {}
+        calls: dict[str, int] = {}  # module path -> calls seen so far
+        ids: set[str] = {""}
+        placed: set[str] = set()
         for node in self.graph.nodes:
+            if node.name in placed:
+                continue  # a repeated name (a damaged archive): drawn once, see `duplicate_names`
+            placed.add(node.name)
             scopes = node.module_stack
             # torch puts the root module first with an empty path; it names the model class.
             if scopes and scopes[0].path == "":
                 if not root.class_name:
                     root.class_name = scopes[0].class_name
                 scopes = scopes[1:]
-            key: tuple[str, ...] = ()
             group = root
             for scope in scopes:
-                key = key + (scope.key,)
-                child = by_key.get(key)
+                child = by_key.get((id(group), scope.key))
                 if child is None:
-                    child = ModuleGroup(scope.path, scope.class_name, parent=group, depth=group.depth + 1)
+                    call = calls.get(scope.path, 0)
+                    calls[scope.path] = call + 1
+                    path = scope.path if call == 0 else f"{scope.path}@{call}"
+                    while path in ids:  # a module whose own name ends in "@K", or a crafted stack: stay unique
+                        path += "'"
+                    ids.add(path)
+                    child = ModuleGroup(path, scope.class_name, parent=group, depth=group.depth + 1,
+                                        module=scope.path, call=call)
                     group.children.append(child)
-                    by_key[key] = child
+                    by_key[(id(group), scope.key)] = child
                 group = child
             group.nodes.append(node.name)
-        by_path = {g.path: g for g in by_key.values()}
-        for name, owner in self.owners.items():
-            target = by_path.get(owner)
-            if target is not None and target is not root and name in root.nodes:
-                root.nodes.remove(name)
-                target.nodes.insert(0, name)
+        self._place_owned_inputs(root)
         return root
+
+    def _place_owned_inputs(self, root: ModuleGroup) -> None:
+        """Move parameters, buffers and constants from the root into a group: their module's own (first call) group,
+        or, when that module made no node itself (MultiheadAttention's `out_proj`, whose weights the attention's own
+        ops use), the innermost group holding every op that uses them."""
+        first_call: dict[str, ModuleGroup] = {}
+        group_of: dict[str, ModuleGroup] = {}
+        for g in root.walk():
+            first_call.setdefault(g.module or "", g)
+            for n in g.nodes:
+                group_of[n] = g
+        moved: dict[int, tuple[ModuleGroup, list[str]]] = {}
+        for name, owner in self.owners.items():
+            if group_of.get(name) is not root:
+                continue
+            target = first_call.get(owner)
+            if target is None:
+                target = _innermost_common([group_of[u] for u in self.users.get(name, []) if u in group_of])
+            if target is not None and target is not root:
+                moved.setdefault(id(target), (target, []))[1].append(name)
+        gone = {n for _, names in moved.values() for n in names}
+        if gone:
+            root.nodes = [n for n in root.nodes if n not in gone]
+        for target, names in moved.values():
+            target.nodes[:0] = names
+
+    @lazy
+    def duplicate_names(self) -> list[str]:
+        """Node names that more than one node of the graph carries (only a damaged or crafted archive has them)."""
+        seen: set[str] = set()
+        dups: dict[str, None] = {}
+        for n in self.graph.nodes:
+            if n.name in seen:
+                dups[n.name] = None
+            seen.add(n.name)
+        return list(dups)
 
     def search(self, pattern: str, limit: int = 5000) -> list[SearchHit]:
         """Regex (case-insensitive) over node names, targets and module paths. A bad regex matches literally."""
@@ -165,3 +228,17 @@ class GraphIndex:
                 if isinstance(a.value, str) and rx.search(a.value):
                     out.append(a.value)
         return out
+
+
+def _innermost_common(groups: list[ModuleGroup]) -> ModuleGroup | None:
+    """The deepest group that contains all of `groups` (None for an empty list)."""
+    if not groups:
+        return None
+    common = [*reversed(groups[0].ancestors()), groups[0]]
+    for g in groups[1:]:
+        chain = [*reversed(g.ancestors()), g]
+        k = 0
+        while k < len(common) and k < len(chain) and common[k] is chain[k]:
+            k += 1
+        del common[k:]
+    return common[-1] if common else None

@@ -5,15 +5,21 @@ Hierarchical layout: each expanded module group is laid out on its own (its dire
 boxes), bottom-up, so expanding one group re-lays out only that group and its ancestors, and every request is small
 enough for Graphviz to answer fast and to cache on disk. Edges from hub nodes are left out of layout requests and
 drawn as small proxies beside each consumer. Coordinates are points, y down (Qt scene convention).
+
+Module trees come from the archive and may be thousands deep (a crafted file): every walk here is a loop, never a
+recursion, and a chain of groups that each hold one item is laid out here at once (core/layout/trivial.py) rather
+than with one Graphviz round trip per level.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.graph_index import GraphIndex, ModuleGroup
 from core.layout.records import LayoutEdge, LayoutNode, LayoutRequest, LayoutResult
+from core.layout.trivial import trivial_layout
 from core.program import Graph, Node, NodeOp
 
 NODE_H = 38.0
@@ -23,7 +29,9 @@ FRAME_HEADER = 26.0
 CHAR_W = 7.0
 MAX_DIRECT_ITEMS = 300  # a group with more direct nodes is split into chunks of consecutive nodes
 CHUNK = 200
-FLAT_LIMIT = 250  # programs up to this many nodes open fully expanded
+FLAT_LIMIT = 250  # programs up to this many nodes open fully expanded (down to MAX_OPEN_DEPTH)
+MAX_OPEN_DEPTH = 24  # groups deeper than this open collapsed (only crafted archives nest modules that deep)
+START_ITEMS = 12  # the first view frames at most this many items: the inputs and what they feed
 OPEN_BUDGET = 400
 MAX_PROXIES = 2  # hub references drawn beside one node
 PROXY_H = 15.0  # otherwise expand breadth-first while at most this many items are visible
@@ -78,6 +86,9 @@ class SceneLayout:
     proxies: list[HubProxy] = field(default_factory=list)
     width: float = 0.0
     height: float = 0.0
+    # Where the program starts, for the first view: the rects (x, y, w, h) of the visible items showing its inputs,
+    # then the items they feed, breadth first; the view frames as many of them as it can show readably.
+    start: list[tuple[float, float, float, float]] = field(default_factory=list)
 
 
 
@@ -115,11 +126,15 @@ class SceneModel:
         self.index = index or GraphIndex(graph)
         self.root = self.index.modules
         _chunk_large_groups(self.root, self.index)
-        self.groups: dict[str, ModuleGroup] = {g.path: g for g in self.root.walk()}
+        every = self.root.walk()
+        self.groups: dict[str, ModuleGroup] = {g.path: g for g in every}
+        self.counts = _counts(every)
+        # node -> the groups containing it, outermost first (one list shared by the nodes of a group)
         self.group_chain: dict[str, list[ModuleGroup]] = {}
-        for g in self.root.walk():
-            for n in g.nodes:
-                self.group_chain[n] = [*reversed(g.ancestors()), g]
+        for g in every:
+            if g.nodes:
+                chain = [*reversed(g.ancestors()), g]
+                self.group_chain.update(dict.fromkeys(g.nodes, chain))
         self._widths: dict[str, float] = {}
         hubs = self.index.hubs
         self.hub_inputs: dict[str, list[str]] = {}  # consumer node -> hubs it reads (drawn as proxies)
@@ -132,12 +147,22 @@ class SceneModel:
         self._layout_keys: dict[str, str] = {}
         self.expand_initial()
 
+    @property
+    def notes(self) -> list[str]:
+        """What the view should tell the user about this graph beside the drawing (a damaged archive's quirks)."""
+        dups = self.index.duplicate_names
+        if not dups:
+            return []
+        named = ", ".join(f"'{d}'" for d in dups[:3]) + (f" and {len(dups) - 3} more" if len(dups) > 3 else "")
+        return [f"Several nodes of this archive share a name ({named}); each name is drawn once. The archive is "
+                "damaged or hand-made: re-export the model with torch.export.save for a faithful graph."]
+
     # -- expansion -------------------------------------------------------------------------------------------
     def expand_initial(self) -> None:
         """Small programs open flat; big ones open at the deepest level that keeps few items visible."""
         total = len(self.graph.nodes)
         if total <= FLAT_LIMIT:
-            self.expanded = set(self.groups)
+            self.expanded = {p for p, g in self.groups.items() if g.depth < MAX_OPEN_DEPTH}
             return
         self.expanded = {""}
         frontier = [self.root]
@@ -147,11 +172,10 @@ class SceneModel:
             for g in frontier:
                 for c in g.children:
                     extra = len(c.nodes) + len(c.children) - 1
-                    if c.children or c.nodes:
-                        if visible + extra <= OPEN_BUDGET:
-                            self.expanded.add(c.path)
-                            visible += extra
-                            nxt.append(c)
+                    if (c.children or c.nodes) and c.depth < MAX_OPEN_DEPTH and visible + extra <= OPEN_BUDGET:
+                        self.expanded.add(c.path)
+                        visible += extra
+                        nxt.append(c)
             frontier = nxt
 
     def set_expanded(self, path: str, expanded: bool) -> None:
@@ -175,13 +199,8 @@ class SceneModel:
 
     def expanded_depth(self) -> int:
         """The deepest level to which every module group is expanded (what the depth control shows)."""
-        depth = 0
-        while any(g.depth == depth for g in self.groups.values()):
-            if any(g.depth == depth and g.path not in self.expanded and (g.children or g.nodes)
-                   for g in self.groups.values()):
-                break
-            depth += 1
-        return depth
+        closed = [g.depth for g in self.groups.values() if g.path not in self.expanded and (g.children or g.nodes)]
+        return min(closed) if closed else max(g.depth for g in self.groups.values()) + 1
 
     def reveal(self, node: str) -> None:
         """Expand every group containing `node` so it is visible."""
@@ -228,37 +247,68 @@ class SceneModel:
         return (max(110.0, CHAR_W * len(g.title) + 40), GROUP_BOX_H)
 
     def _request(self, g: ModuleGroup) -> LayoutRequest | None:
-        """The layout request of an expanded group, or None while an expanded child has no layout yet."""
+        """The layout request of an expanded group, or None while an expanded child has no layout yet. Every id
+        appears once, whatever the archive holds (a node named like a group is drawn as the group)."""
         nodes: list[LayoutNode] = []
+        ids: set[str] = set()
         for c in g.children:
             if c.path in self.expanded and c.path not in self.layouts:
                 return None
-            w, h = self._box_size(c)
-            nodes.append(LayoutNode(group_id(c.path), w, h))
+            gid = group_id(c.path)
+            if gid not in ids:
+                ids.add(gid)
+                w, h = self._box_size(c)
+                nodes.append(LayoutNode(gid, w, h))
         for n in g.nodes:
-            nodes.append(LayoutNode(n, self._node_w(n) + self._proxy_w(n), NODE_H))
+            if n not in ids:
+                ids.add(n)
+                nodes.append(LayoutNode(n, self._node_w(n) + self._proxy_w(n), NODE_H))
         edges = self.level_edges.get(g.path, [])
         return LayoutRequest(nodes=nodes, edges=[LayoutEdge(a, b) for a, b in edges], key_hint=g.path)
 
+    def _open_groups(self) -> list[ModuleGroup]:
+        """The expanded groups that are visible (every ancestor expanded), each after all the groups inside it."""
+        out: list[ModuleGroup] = []
+        stack = [self.root]
+        while stack:
+            g = stack.pop()
+            out.append(g)
+            stack.extend(c for c in g.children if c.path in self.expanded)
+        out.reverse()
+        return out
+
     def pending_requests(self) -> dict[str, LayoutRequest]:
-        """Requests that can be sent now (their expanded children are laid out) and are missing or stale."""
+        """Requests that can be sent now (their expanded children are laid out) and are missing or stale. Requests
+        of one item are answered here at once (no Graphviz needed), so a chain of such groups costs no round trip."""
         out: dict[str, LayoutRequest] = {}
-        for path in sorted(self.expanded, key=lambda p: -self.groups[p].depth if p in self.groups else 0):
-            g = self.groups.get(path)
-            if g is None or not self.is_visible_group(g):
-                continue
+        for g in self._open_groups():
             req = self._request(g)
             if req is None:
                 continue
             key = request_key(req)
-            if self._layout_keys.get(path) != key:
-                out[path] = req
+            if self._layout_keys.get(g.path) == key:
+                continue
+            done = trivial_layout(req)
+            if done is None:
+                out[g.path] = req
+            else:
+                self.layouts[g.path] = done
+                self._layout_keys[g.path] = key
         return out
 
     def set_layouts(self, results: dict[str, tuple[LayoutRequest, LayoutResult]]) -> None:
         for path, (req, res) in results.items():
             self.layouts[path] = res
             self._layout_keys[path] = request_key(req)
+
+    def lay_out_with(self, engine: Callable[[LayoutRequest], LayoutResult]) -> int:
+        """Lay out everything the expansion needs with `engine` in this thread (headless rendering and tests: no
+        event loop to keep responsive); the number of rounds it took."""
+        rounds = 0
+        while pending := self.pending_requests():
+            self.set_layouts({path: (req, engine(req)) for path, req in pending.items()})
+            rounds += 1
+        return rounds
 
     @property
     def ready(self) -> bool:
@@ -269,42 +319,48 @@ class SceneModel:
         scene = SceneLayout()
         rects: dict[str, tuple[float, float, float, float]] = {}
         routes: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}
-        self._place(self.root, 0.0, 0.0, scene, rects, routes)
+        self._place(scene, rects, routes)
         self._edges(scene, rects, routes)
         root = self.layouts.get("")
         if root is not None:
             scene.width, scene.height = root.width, root.height
+        scene.start = self._start(scene, rects)
         return scene
 
-    def _place(self, g: ModuleGroup, ox: float, oy: float, scene: SceneLayout,
-               rects: dict[str, tuple[float, float, float, float]],
+    def _place(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
                routes: dict[tuple[str, str], tuple[tuple[float, float], ...]]) -> None:
-        r = self.layouts.get(g.path)
-        if r is None:
-            return
-        for route in r.edges:
-            if route.points:
-                pts = [(ox + x, oy + y) for x, y in route.points]
-                if route.head is not None:
-                    pts[-1] = (ox + route.head[0], oy + route.head[1])
-                routes[(route.src, route.dst)] = tuple(pts)
-        for c in g.children:
-            cx, cy = r.positions.get(group_id(c.path), (0.0, 0.0))
-            w, h = self._box_size(c)
-            x, y = ox + cx - w / 2, oy + cy - h / 2
-            expanded = c.path in self.expanded
-            scene.groups.append(GroupBox(c.path, c.title, c.count(), expanded, x, y, w, h, c.depth))
-            rects[group_id(c.path)] = (x, y, w, h)
-            if expanded:
-                self._place(c, x + FRAME_PAD, y + FRAME_PAD + FRAME_HEADER, scene, rects, routes)
-        for n in g.nodes:
-            cx, cy = r.positions.get(n, (0.0, 0.0))
-            w, pw = self._node_w(n), self._proxy_w(n)
-            x, y = ox + cx - (w + pw) / 2, oy + cy - NODE_H / 2
-            scene.nodes.append(NodeBox(n, x, y, w, NODE_H, g.path))
-            rects[n] = (x, y, w, NODE_H)
-            for k, hub in enumerate(self.hub_inputs.get(n, [])[:MAX_PROXIES]):
-                scene.proxies.append(HubProxy(hub, n, x + w + 4, y + 2 + k * (PROXY_H + 2)))
+        """Every laid-out group's items at their scene positions, outer groups before the groups inside them."""
+        stack: list[tuple[ModuleGroup, float, float]] = [(self.root, 0.0, 0.0)]
+        while stack:
+            g, ox, oy = stack.pop()
+            r = self.layouts.get(g.path)
+            if r is None:
+                continue
+            for route in r.edges:
+                if route.points:
+                    pts = [(ox + x, oy + y) for x, y in route.points]
+                    if route.head is not None:
+                        pts[-1] = (ox + route.head[0], oy + route.head[1])
+                    routes[(route.src, route.dst)] = tuple(pts)
+            inner: list[tuple[ModuleGroup, float, float]] = []
+            for c in g.children:
+                cx, cy = r.positions.get(group_id(c.path), (0.0, 0.0))
+                w, h = self._box_size(c)
+                x, y = ox + cx - w / 2, oy + cy - h / 2
+                expanded = c.path in self.expanded
+                scene.groups.append(GroupBox(c.path, c.title, self.counts[c.path], expanded, x, y, w, h, c.depth))
+                rects[group_id(c.path)] = (x, y, w, h)
+                if expanded:
+                    inner.append((c, x + FRAME_PAD, y + FRAME_PAD + FRAME_HEADER))
+            for n in g.nodes:
+                cx, cy = r.positions.get(n, (0.0, 0.0))
+                w, pw = self._node_w(n), self._proxy_w(n)
+                x, y = ox + cx - (w + pw) / 2, oy + cy - NODE_H / 2
+                scene.nodes.append(NodeBox(n, x, y, w, NODE_H, g.path))
+                rects[n] = (x, y, w, NODE_H)
+                for k, hub in enumerate(self.hub_inputs.get(n, [])[:MAX_PROXIES]):
+                    scene.proxies.append(HubProxy(hub, n, x + w + 4, y + 2 + k * (PROXY_H + 2)))
+            stack.extend(reversed(inner))
 
     def _edges(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
                routes: dict[tuple[str, str], tuple[tuple[float, float], ...]]) -> None:
@@ -324,6 +380,45 @@ class SceneModel:
             route = routes.get((a, b), ())
             p0, p1 = (route[0], route[-1]) if route else ((ra[0] + ra[2] / 2, ra[1] + ra[3]), (rb[0] + rb[2] / 2, rb[1]))
             scene.edges.append(EdgeLine(a, b, tuple(dict.fromkeys(values)), p0, p1, route))
+
+    def _start(self, scene: SceneLayout,
+               rects: dict[str, tuple[float, float, float, float]]) -> list[tuple[float, float, float, float]]:
+        """Where the program starts: the items showing its user inputs that feed something (placeholders no module
+        owns; else its first op), then the items they feed, breadth first, at most START_ITEMS; then the title bars
+        of the frames those items sit in, so the view can show which module they belong to."""
+        shown = self._visible_items()
+        users = self.index.users
+        inputs = [n.name for n in self.graph.nodes if n.op is NodeOp.PLACEHOLDER and n.name not in self.index.owners]
+        firsts = [n for n in inputs if users.get(n)] or inputs
+        if not firsts:
+            firsts = [n.name for n in self.graph.nodes if n.op is not NodeOp.PLACEHOLDER][:1]
+        feeds: dict[str, list[str]] = {}
+        for e in scene.edges:
+            feeds.setdefault(e.src, []).append(e.dst)
+        order = list(dict.fromkeys(item for item in (shown.get(n, n) for n in firsts) if item in rects))
+        seen = set(order)
+        i = 0
+        while i < len(order) and len(order) < START_ITEMS:
+            for item in feeds.get(order[i], []):
+                if item not in seen and len(order) < START_ITEMS:
+                    seen.add(item)
+                    order.append(item)
+            i += 1
+        frames = {g.path: g for g in scene.groups if g.expanded}
+        headers: dict[str, None] = {}
+        for item in order:
+            inner = self.group_chain.get(item) if not item.startswith("group:") else None
+            g = inner[-1] if inner else self.groups.get(item[len("group:"):])
+            if g is not None and not item.startswith("group:"):
+                headers[g.path] = None
+            elif g is not None and g.parent is not None:
+                headers[g.parent.path] = None
+        out = [rects[item] for item in order]
+        for path in headers:
+            f = frames.get(path)
+            if f is not None:
+                out.append((f.x, f.y, min(f.w, CHAR_W * len(f.title) + 40), FRAME_HEADER))
+        return out
 
     def _visible_items(self) -> dict[str, str]:
         """`visible_item` for every node hidden in a collapsed group, in one walk of the module tree."""
@@ -354,6 +449,14 @@ class SceneModel:
 
 def request_key(req: LayoutRequest) -> str:
     return hashlib.sha1(json.dumps(req.content(), separators=(",", ":")).encode()).hexdigest()
+
+
+def _counts(groups: list[ModuleGroup]) -> dict[str, int]:
+    """Nodes in each group and its descendants, from a parents-first list of every group."""
+    counts: dict[str, int] = {}
+    for g in reversed(groups):
+        counts[g.path] = len(g.nodes) + sum(counts[c.path] for c in g.children)
+    return counts
 
 
 def _chunk_large_groups(root: ModuleGroup, index: GraphIndex) -> None:

@@ -1,6 +1,7 @@
 """Layout engine and service: real Graphviz layouts, a real child process, a real disk cache."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -26,6 +27,7 @@ from core.layout import (
 )
 from core.layout.__main__ import answer
 from core.layout.engine import layout
+from core.layout.trivial import trivial_layout
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -330,3 +332,10 @@ def test_a_child_that_cannot_start_is_reported(tmp_path):
     with LayoutService(tmp_path, python=str(tmp_path / "no-such-python")) as svc:
         with pytest.raises(LayoutError, match="could not start the layout process .*no-such-python"):
             svc.wait(svc.submit([chain(2)]), timeout=30)
+
+
+def test_one_node_is_laid_out_without_graphviz_exactly_as_graphviz_would():
+    one = LayoutRequest([LayoutNode("a", 100.3, 46)], [LayoutEdge("a", "a"), LayoutEdge("a", "ghost")])
+    for request in (one, LayoutRequest([], [LayoutEdge("a", "b")])):
+        assert trivial_layout(request) == dataclasses.replace(layout(request), seconds=0.0)
+    assert trivial_layout(chain(2)) is None, "two nodes need Graphviz"

@@ -21,11 +21,7 @@ def doc() -> DocumentModel:
 
 
 def lay_out(scene: SceneModel) -> int:
-    rounds = 0
-    while pending := scene.pending_requests():
-        scene.set_layouts({p: (r, layout(r)) for p, r in pending.items()})
-        rounds += 1
-    return rounds
+    return scene.lay_out_with(layout)
 
 
 def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
