@@ -8,6 +8,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.graph_view import GraphView
+    from core.program import Archive, Program
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,33 +45,23 @@ def main(args: argparse.Namespace) -> int:
               f"{', '.join(p.name for p in archive.programs)}", file=sys.stderr)
         return 2
 
-    from core.document_model import DocumentModel
-    from core.layout.engine import layout
-
-    model = DocumentModel(archive, program)
-    scene = model.level.scene
-    if args.expand == "all":
-        scene.expand_all()
-    elif args.expand == "none":
-        scene.collapse_all()
-    while True:
-        pending = scene.pending_requests()
-        if not pending:
-            break
-        scene.set_layouts({path: (req, layout(req)) for path, req in pending.items()})
-
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
     from app.export_image import export_scene
-    from app.graph_view import GraphView
+    from core.layout.records import LayoutError
 
     app = QApplication.instance() or QApplication([])  # noqa: F841 (Qt needs it for fonts and painting)
-    view = GraphView()
-    composed = scene.compose()
-    looks = model.looks(n.node for n in composed.nodes)
-    view.show_layout(composed, looks, model.edge_labeller())
+    try:
+        view = _draw(archive, program, args.expand)
+    except LayoutError as e:
+        print(f"pt2-viewer: could not lay out the graph of '{args.file}': {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # a bug, or an archive nobody foresaw: one line, never a traceback
+        print(f"pt2-viewer: could not draw the graph of '{args.file}': internal error {type(e).__name__}: {e}. "
+              "Try --expand none; please report this with the file.", file=sys.stderr)
+        return 1
     try:
         export_scene(view.scene(), args.output)
     except OSError as e:
@@ -74,3 +69,22 @@ def main(args: argparse.Namespace) -> int:
         return 1
     print(args.output)
     return 0
+
+
+def _draw(archive: Archive, program: Program, expand: str) -> GraphView:
+    """A view holding the program's graph as the window draws it, laid out in this process."""
+    from app.graph_view import GraphView
+    from core.document_model import DocumentModel
+    from core.layout.engine import layout
+
+    model = DocumentModel(archive, program)
+    scene = model.level.scene
+    if expand == "all":
+        scene.expand_all()
+    elif expand == "none":
+        scene.collapse_all()
+    scene.lay_out_with(layout)
+    view = GraphView()
+    composed = scene.compose()
+    view.show_layout(composed, model.looks(n.node for n in composed.nodes), model.edge_labeller())
+    return view

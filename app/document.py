@@ -3,6 +3,9 @@
 The widget mirrors a `DocumentModel` (core/document_model.py): user intent goes to the model, the model says what to
 draw. Layouts are requested level by level (children before the groups that contain them) from the layout child
 process; a layout that takes over half a second shows progress with Cancel.
+
+Anything that goes wrong on the way to the picture (building requests, the layout child, composing, drawing) ends in
+a one-line message shown in the document itself and sent as `layout_failed`, never in a window that waits forever.
 """
 from __future__ import annotations
 
@@ -71,7 +74,8 @@ class Breadcrumb(QWidget):
 
 
 class DocumentWidget(QWidget):
-    """Shows one program of one archive. Emits `graph_ready` each time a layout is on screen."""
+    """Shows one program of one archive. Emits `graph_ready` each time a layout is on screen, `layout_failed(message)`
+    when it cannot draw the graph (the message is also in `failure` and on the notice above the graph)."""
 
     graph_ready = Signal()
     layout_failed = Signal(str)
@@ -86,6 +90,7 @@ class DocumentWidget(QWidget):
         self._started = 0.0
         self._keep_view = False
         self.ready = False
+        self.failure: str | None = None
 
         self.view = GraphView()
         self.minimap = MiniMap(self.view, self.view)
@@ -101,6 +106,10 @@ class DocumentWidget(QWidget):
         self.progress_label = QLabel("Laying out…")
         self.depth = QSpinBox(minimum=0, maximum=32, prefix="depth ")
         self.depth.setToolTip("Expand module groups to this depth")
+        self.notice = QLabel()  # a layout failure, or what a damaged archive made us leave out
+        self.notice.setWordWrap(True)
+        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notice.setVisible(False)
 
         bar = QHBoxLayout()
         bar.addWidget(self.breadcrumb, 1)
@@ -126,6 +135,7 @@ class DocumentWidget(QWidget):
         lv.setContentsMargins(0, 0, 0, 0)
         lv.addLayout(bar)
         lv.addWidget(self.busy_row)
+        lv.addWidget(self.notice)
         lv.addWidget(self.view, 1)
         lv.addWidget(self.results)
 
@@ -167,7 +177,9 @@ class DocumentWidget(QWidget):
         self._stale_panels: set[str] = set()
         self.subgraph_menu: QMenu | None = None
         self.panels.currentChanged.connect(lambda _i: self._refresh_current_panel())
-        self._show_level()
+        # In the next turn of the event loop, once whoever made this widget has connected to its signals: a level
+        # that needs no Graphviz is drawn at once, and its graph_ready (or layout_failed) must reach them.
+        QTimer.singleShot(0, self, self._show_level)
 
     # -- levels and layout -------------------------------------------------------------------------------------
     def _show_level(self) -> None:
@@ -185,7 +197,11 @@ class DocumentWidget(QWidget):
         self._generation += 1
         generation = self._generation
         scene = self.model.level.scene
-        pending = scene.pending_requests()
+        try:
+            pending = scene.pending_requests()
+        except Exception as e:  # a bug, or an archive nobody foresaw: say so rather than wait forever
+            self._fail(_internal(e))
+            return
         if not pending:
             self._draw()
             return
@@ -204,17 +220,38 @@ class DocumentWidget(QWidget):
                 return
             self._ticket = None
             if isinstance(outcome, LayoutError):
-                self.busy_row.setVisible(False)
-                self._started = 0.0
-                self.layout_failed.emit(str(outcome))
-                self.status.emit(f"Layout failed: {outcome}")
+                self._fail(f"Could not lay out the graph: {outcome}. Collapse some groups and try again.")
                 return
-            scene.set_layouts({p: (r, res) for p, r, res in zip(paths, requests, outcome)})
-            self.relayout()
+            try:
+                scene.set_layouts({p: (r, res) for p, r, res in zip(paths, requests, outcome, strict=True)})
+            except Exception as e:
+                self._fail(_internal(e))
+                return
+            # The next round in a later turn of the event loop: answers from the cache can come back inside
+            # submit(), and a deep module tree must not become a deep Python stack.
+            QTimer.singleShot(0, self, lambda: generation == self._generation and self.relayout())
 
-        ticket = self.layouts.submit(requests, done)
+        try:
+            ticket = self.layouts.submit(requests, done)
+        except Exception as e:
+            self._fail(_internal(e))
+            return
         if not answered:
             self._ticket = ticket
+
+    def _fail(self, message: str) -> None:
+        """Stop laying out and say why, in the document and to whoever listens: one line, what to do included."""
+        message = " ".join(message.split())
+        self._generation += 1
+        self._ticket = None
+        self._started = 0.0
+        self.busy_row.setVisible(False)
+        self.failure = message
+        self.notice.setStyleSheet("QLabel { background: #fde2e2; color: #5c1010; padding: 6px; }")
+        self.notice.setText(message)
+        self.notice.setVisible(True)
+        self.status.emit(message)
+        self.layout_failed.emit(message)
 
     def cancel_layout(self) -> None:
         if self._ticket is not None:
@@ -227,11 +264,21 @@ class DocumentWidget(QWidget):
 
     def _draw(self) -> None:
         self.busy_row.setVisible(False)
-        layout = self.model.level.scene.compose()
-        looks = self.model.looks(n.node for n in layout.nodes)
-        self.view.show_layout(layout, looks, self.model.edge_labeller(), keep_view=self._keep_view)
+        scene = self.model.level.scene
+        try:
+            layout = scene.compose()
+            looks = self.model.looks(n.node for n in layout.nodes)
+            self.view.show_layout(layout, looks, self.model.edge_labeller(), keep_view=self._keep_view)
+            notes = scene.notes
+        except Exception as e:
+            self._fail(_internal(e))
+            return
+        self.failure = None
+        self.notice.setStyleSheet("QLabel { background: #fff4d6; color: #4a3a00; padding: 6px; }")
+        self.notice.setText(" ".join(notes))
+        self.notice.setVisible(bool(notes))
         self.depth.blockSignals(True)
-        self.depth.setValue(self.model.level.scene.expanded_depth())
+        self.depth.setValue(scene.expanded_depth())
         self.depth.blockSignals(False)
         self._apply_highlight()
         self.minimap.move(8, 8)
@@ -360,6 +407,11 @@ class DocumentWidget(QWidget):
         row = (self.results.currentRow() + 1) % min(self.results.count(), len(self.model.matches))
         self.results.setCurrentRow(row)
         self.reveal(self.model.matches[row])
+
+
+def _internal(e: BaseException) -> str:
+    return (f"Could not draw the graph: internal error {type(e).__name__}: {e}. Collapse all or go back a level "
+            "to see the rest; please report this with the file.")
 
 
 def _make_panels() -> dict[str, QWidget]:

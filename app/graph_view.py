@@ -29,6 +29,7 @@ from core.scene_model import EdgeLine, GroupBox, NodeBox, SceneLayout
 DETAIL_LOD = 0.45  # below this zoom, nodes are plain boxes
 LABEL_LOD = 0.9  # above this zoom, edges show the tensor they carry
 READABLE_SCALE = 0.7  # the first view of a big graph: node text readable
+START_MARGIN = 24  # pixels between the first view's region and the viewport's edge
 HEAT = QColor("#d7301f")  # the hottest node's tint in the per-node time overlay
 
 
@@ -335,6 +336,7 @@ class GraphView(QGraphicsView):
             self.proxies.append(item)
         rect = scene.itemsBoundingRect().adjusted(-40, -40, 40, 40)
         scene.setSceneRect(rect)
+        self.setSceneRect(QRectF())  # this view scrolls over the scene's rect again (show_start may widen it)
         self.painted = 0
         if keep_view:
             self.centerOn(center)
@@ -397,15 +399,31 @@ class GraphView(QGraphicsView):
         self.view_changed.emit()
 
     def show_start(self) -> None:
-        """Fit small graphs; for big ones start readable at the top (inputs) rather than as a speck."""
+        """Fit a graph that stays readable whole; otherwise show where the program starts (its inputs and the
+        items they feed, as many as fit: `SceneLayout.start`) at a readable zoom, that region at the top."""
         self.fit()
-        if self.transform().m11() >= READABLE_SCALE:
+        if self.transform().m11() >= READABLE_SCALE or self.layout is None:
             return
-        rect = self.scene().sceneRect()
+        view = self.viewport().rect()
+        room_w, room_h = max(1.0, view.width() - 2 * START_MARGIN), max(1.0, view.height() - 2 * START_MARGIN)
+        rects = [QRectF(*r) for r in self.layout.start]
+        if not rects:  # nothing to anchor on: the top of the drawing
+            top = self.scene().sceneRect()
+            rects = [QRectF(top.left(), top.top(), top.width(), 1.0)]
+        region = rects[0]
+        for r in rects[1:]:
+            wider = region.united(r)
+            if wider.width() * READABLE_SCALE <= room_w and wider.height() * READABLE_SCALE <= room_h:
+                region = wider
+        scale = max(READABLE_SCALE, min(1.0, room_w / max(region.width(), 1.0), room_h / max(region.height(), 1.0)))
         self.resetTransform()
-        self.scale(READABLE_SCALE, READABLE_SCALE)
-        half_h = self.viewport().height() / (2 * READABLE_SCALE)
-        self.centerOn(rect.center().x(), rect.top() + half_h)
+        self.scale(scale, scale)
+        # the region's top just under the top edge, centred across (the flow runs down from there); this view may
+        # scroll past the drawing's edge for that, so a narrow start at the drawing's side is not pushed aside
+        w, h = view.width() / scale, view.height() / scale
+        shown = QRectF(region.center().x() - w / 2, region.top() - START_MARGIN / scale, w, h)
+        self.setSceneRect(self.scene().sceneRect().united(shown))
+        self.centerOn(shown.center())
         self.view_changed.emit()
 
     def wheelEvent(self, event: QWheelEvent) -> None:

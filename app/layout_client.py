@@ -2,9 +2,13 @@
 
 The service (core/layout/service.py) runs Graphviz in a child process; here a QSocketNotifier watches its result pipe
 so the GUI thread never blocks and never runs Graphviz (which holds the GIL).
+
+A callback that raises is called once more with a LayoutError naming the exception: an exception escaping a Qt slot
+is only printed, and the caller would wait forever for a picture that never comes.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QSocketNotifier, Signal
@@ -64,6 +68,16 @@ class LayoutClient(QObject):
         for ticket, outcome in self.service.poll():
             callback = self._callbacks.pop(ticket, None)
             if callback is not None:
-                callback(outcome)
+                _deliver(callback, outcome)
         self._watch()
         self.busy_changed.emit(bool(self._callbacks))
+
+
+def _deliver(callback: Callback, outcome: list[LayoutResult] | LayoutError) -> None:
+    try:
+        callback(outcome)
+    except Exception as e:
+        if isinstance(outcome, LayoutError):
+            print(f"pt2-viewer: a layout callback failed: {type(e).__name__}: {e}", file=sys.stderr)
+            return
+        _deliver(callback, LayoutError(f"internal error {type(e).__name__}: {e}"))

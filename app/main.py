@@ -6,9 +6,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 EXAMPLE = RESOURCES / "examples" / "example.pt2"
@@ -78,37 +82,64 @@ def _screenshot(app: QApplication, path: str, out: str, program: str | None) -> 
     window = MainWindow(interactive=False, trust_scripts=True)  # the user named the script on the command line
     window.resize(1400, 900)
     window.show()
-    outcome: dict[str, object] = {}
-
-    def save(doc: object) -> None:
-        def grab() -> None:
-            from app.document import DocumentWidget
-
-            if isinstance(doc, DocumentWidget) and doc.view.painted == 0:
-                QTimer.singleShot(20, grab)
-                return
-            if not window.grab().save(out):
-                outcome["error"] = f"could not write the screenshot to '{out}'"
-            app.quit()
-
-        QTimer.singleShot(50, grab)  # let the first paint of the laid-out scene reach the screen
-
-    def fail(message: str) -> None:
-        outcome["error"] = message
-        app.quit()
-
-    def timeout() -> None:
-        outcome["error"] = f"the graph was not ready within {SCREENSHOT_TIMEOUT_MS // 1000} s"
-        app.quit()
-
-    window.document_ready.connect(save)
-    window.open_failed.connect(fail)
-    QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, timeout)
-    window.open_path(path, program=program)
-    app.exec()
+    error = take_screenshot(window, path, out, program)
     window.layouts.close()
-    if "error" in outcome:
-        print(f"pt2-viewer: {outcome['error']}", file=sys.stderr)
+    if error is not None:
+        print(f"pt2-viewer: {error}", file=sys.stderr)
         return 1
     print(out)
     return 0
+
+
+def take_screenshot(window: MainWindow, path: str, out: str, program: str | None = None,
+                    timeout_ms: int = SCREENSHOT_TIMEOUT_MS) -> str | None:
+    """Open `path` in `window`, wait until its graph is painted and save the window to `out`. Returns None, or the
+    one-line reason it could not: the file cannot be opened, its graph cannot be laid out (said at once, never
+    after the timeout), the picture cannot be written, or nothing was ready within `timeout_ms`."""
+    from app.document import DocumentWidget
+
+    loop = QEventLoop()
+    outcome: dict[str, str | None] = {}
+
+    def finish(error: str | None) -> None:
+        if "error" not in outcome:
+            outcome["error"] = error
+            loop.quit()
+
+    def save(doc: object) -> None:
+        def grab() -> None:
+            if "error" in outcome:
+                return
+            if isinstance(doc, DocumentWidget) and doc.view.painted == 0:
+                QTimer.singleShot(20, window, grab)
+                return
+            finish(None if window.grab().save(out) else f"could not write the screenshot to '{out}'")
+
+        QTimer.singleShot(50, window, grab)  # let the first paint of the laid-out scene reach the screen
+
+    watched: list[DocumentWidget] = []
+
+    def watch(_index: int = -1) -> None:
+        """A document that cannot lay out its graph ends the screenshot at once, with its message."""
+        doc = window.current_document()
+        if isinstance(doc, DocumentWidget) and doc not in watched:
+            watched.append(doc)
+            doc.layout_failed.connect(finish)
+            if doc.failure:
+                finish(doc.failure)
+
+    timer = QTimer(window, singleShot=True, interval=timeout_ms)
+    timer.timeout.connect(lambda: finish(f"the graph was not ready within {timeout_ms // 1000} s"))
+    connections = [(window.document_ready, save), (window.open_failed, finish), (window.tabs.currentChanged, watch)]
+    for signal, slot in connections:
+        signal.connect(slot)
+    timer.start()
+    window.open_path(path, program=program)
+    if "error" not in outcome:
+        loop.exec()
+    timer.stop()
+    for signal, slot in connections:
+        signal.disconnect(slot)
+    for doc in watched:
+        doc.layout_failed.disconnect(finish)
+    return outcome["error"]

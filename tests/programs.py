@@ -269,6 +269,61 @@ def _hf_tiny_bert() -> Programs:
     return {"model": ep}
 
 
+class ReluThrice(torch.nn.Module):
+    """One `relu` module called three times inside its parent (as ResNet's blocks call theirs twice); the parent is
+    itself called twice, so torch keys every call apart (`block.relu`, `block.relu@1`, ... `block@1`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(8, 8)
+        self.fc2 = torch.nn.Linear(8, 8)
+        self.relu = torch.nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.relu(self.fc2(self.relu(self.fc1(self.relu(x))))) + x
+
+
+class RepeatedCalls(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.block = ReluThrice()
+        self.head = torch.nn.Linear(8, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.block(self.block(x)))
+
+
+def _repeated_calls() -> Programs:
+    return {"model": torch.export.export(RepeatedCalls(), (torch.randn(3, 8),))}
+
+
+class AttentionBlock(torch.nn.Module):
+    """nn.MultiheadAttention: its `out_proj` Linear is never called as a module; the attention's own ops use its
+    weight and bias."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+        self.norm = torch.nn.LayerNorm(16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out, _ = self.attn(x, x, x)
+        return self.norm(x + out)
+
+
+def _attention_blocks() -> Programs:
+    model = torch.nn.Sequential(AttentionBlock(), AttentionBlock()).eval()
+    return {"model": torch.export.export(model, (torch.randn(2, 5, 16),))}
+
+
+def _deep_encoder() -> Programs:
+    """A 32-layer nn.TransformerEncoder (about 1,500 nodes): big enough to open collapsed to module groups."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, 32, enable_nested_tensor=False).eval()
+    return {"model": torch.export.export(model, (torch.randn(2, 5, 16),))}
+
+
 @dataclass(frozen=True)
 class ProgramCase:
     name: str  # file stem of the cached archive
@@ -291,6 +346,9 @@ HANDMADE: dict[str, Callable[[], Programs]] = {
     "tutorial_mixed": _tutorial_mixed,
     "input_kinds": _input_kinds,
     "hf_tiny_bert": _hf_tiny_bert,
+    "repeated_calls": _repeated_calls,
+    "attention_blocks": _attention_blocks,
+    "deep_encoder": _deep_encoder,
 }
 
 
