@@ -10,7 +10,8 @@ import; core/jobs/archive_check.py) is not reported at once: the driver asks the
 (app/trust_dialog.py, remembered per file content), and on a yes runs the same job again with `trust`. Without dialogs
 (tests, `--screenshot`) only a file trusted before is run again; otherwise the refusal is reported as it came.
 
-`cancel()` kills the job's whole process tree and returns within a second. Called from a slot while `poll()` is
+`cancel()` kills the job's whole process tree and returns within a second; so does the application quitting or the
+driver being destroyed with its owner. Called from a slot while `poll()` is
 delivering (a user clicking Cancel cannot, but code reacting to an event can), it waits until `poll()` has returned.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from app.trust_dialog import confirm_program
@@ -45,6 +46,9 @@ class WorkerDriver(QObject):
         self._polling = False
         self._cancel_requested = False
         self._started: tuple[str, dict[str, Any], str | Path, dict[str, Any]] | None = None
+        app = QCoreApplication.instance()
+        if app is not None:  # the window quitting ends the job's whole process tree, whoever forgot to cancel
+            app.aboutToQuit.connect(self.cancel)
 
     @property
     def running(self) -> bool:
@@ -59,6 +63,7 @@ class WorkerDriver(QObject):
         self.job = WorkerJob(job, request, out_dir, on_event=self.event.emit, on_output=self.output.emit,
                              on_finished=self._on_finished, **options)
         self.job.start()  # a start failure calls on_finished at once
+        self.destroyed.connect(lambda *_args, job=self.job: _orphaned(job))  # its owner closed: nothing outlives it
         if self.job.running:
             self._watch()
             self._timer.start()
@@ -145,3 +150,9 @@ class WorkerDriver(QObject):
             if isinstance(value, bool):
                 return value
         return widget is not None
+
+
+def _orphaned(job: WorkerJob) -> None:
+    """The driver is gone (its tab or dialog closed): end the job without calling back into the dead driver."""
+    job.on_event = job.on_output = job.on_finished = None
+    job.cancel()

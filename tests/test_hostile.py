@@ -319,3 +319,24 @@ def test_window_reruns_a_refused_job_once_the_file_is_trusted(qtbot, pt2_path, t
         driver.start("run_program", {"program": str(path)}, tmp_path / "job2", **options)
     assert rerun.args[0].result["error"]["kind"] == "missing_type"  # loaded with trust: the module was imported
     assert payload.marker.read_text() == "imported"
+
+
+def test_closing_the_owner_of_a_running_job_ends_its_process_tree(qtbot, tmp_path):  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QWidget
+    from shiboken6 import delete
+
+    from app.worker_driver import WorkerDriver
+
+    owner = QWidget()
+    driver = WorkerDriver(owner)
+    script = write_script(tmp_path, """
+        import time
+        while True:
+            time.sleep(0.05)
+    """)
+    job = driver.start("export_script", {"script": str(script)}, tmp_path / "out", env=ENV)
+    qtbot.waitUntil(lambda: job.pid is not None, timeout=10_000)
+    worker = job.pid
+    delete(owner)  # a tab or dialog closed without cancelling its job
+    assert job.outcome is not None and job.outcome.status == protocol.CANCELLED
+    assert dead_within(worker, 2.0)

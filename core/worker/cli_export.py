@@ -102,6 +102,8 @@ def main(args: argparse.Namespace) -> int:
         job.cancel()
         print("pt2-viewer export: cancelled", file=sys.stderr)
         return EXIT_WORKER_FAILED
+    finally:
+        job.cancel()  # whatever ends this command ends the worker's process tree (a no-op once it has ended)
     if outcome.status != protocol.OK or not outcome.result:
         print(f"pt2-viewer export: {outcome.message}", file=sys.stderr)
         if outcome.error_traceback and not args.quiet:
