@@ -244,7 +244,7 @@ class SceneModel:
                 return (0.0, 0.0)
             return (max(r.width + 2 * FRAME_PAD, CHAR_W * len(g.title) + 40),
                     r.height + 2 * FRAME_PAD + FRAME_HEADER)
-        return (max(110.0, CHAR_W * len(g.title) + 40), GROUP_BOX_H)
+        return (max(110.0, CHAR_W * len(g.title) + 56), GROUP_BOX_H)  # room for "▸ " and the bold title
 
     def _request(self, g: ModuleGroup) -> LayoutRequest | None:
         """The layout request of an expanded group, or None while an expanded child has no layout yet. Every id
