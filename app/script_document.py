@@ -52,6 +52,7 @@ from app.worker_driver import WorkerDriver
 from core import temp_dirs
 from core.document_model import DocumentModel
 from core.failures import SourceLine
+from core.guards import GuardLog
 from core.program import Archive
 from core.script_session import (
     FAILED,
@@ -432,6 +433,7 @@ class ScriptDocument(QWidget):
         self._show_controls(entry)
         if entry is None:
             if item is not None and item.data(SCRIPT_ERROR_ROLE):
+                self.guards.set_log(GuardLog(), "")
                 self._explain_run()
             return
         self.guards.set_log(entry.guards, entry.title)
