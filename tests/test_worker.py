@@ -70,6 +70,16 @@ def test_events_are_json_lines_and_garbage_is_reported_not_raised():
         protocol.encode_event({"stage": "x"})
 
 
+def test_events_of_the_wrong_shape_are_garbled_not_acted_on():
+    """The events channel is untrusted (the script runs in the worker): only well-formed events count."""
+    for forged in ['{"type": "progress", "fraction": "lots"}', '{"type": "progress", "fraction": NaN}',
+                   '{"type": "progress", "fraction": 7}', '{"type": "done", "result": "/etc/passwd"}',
+                   '{"type": "error", "message": {"a": 1}}', "[" * 100_000]:
+        assert protocol.decode_event(forged)["type"] == "garbled", forged
+    assert protocol.decode_event('{"type": "progress", "fraction": 0.5, "message": "m"}')["fraction"] == 0.5
+    assert protocol.decode_event('{"type": "done", "result": "result.json"}')["type"] == protocol.DONE
+
+
 def test_exit_codes_in_words():
     assert "segmentation fault (SIGSEGV)" in protocol.describe_exit(-signal.SIGSEGV)
     assert "out of memory" in protocol.describe_exit(-signal.SIGKILL)
