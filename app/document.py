@@ -91,6 +91,7 @@ class DocumentWidget(QWidget):
         self._keep_view = False
         self.ready = False
         self.failure: str | None = None
+        self._next_round = False  # a layout round answered, the next one queued for the event loop
 
         self.view = GraphView()
         self.minimap = MiniMap(self.view, self.view)
@@ -153,7 +154,7 @@ class DocumentWidget(QWidget):
         outer.addWidget(split)
 
         self._progress_timer = QTimer(self, singleShot=True, interval=PROGRESS_AFTER_MS)
-        self._progress_timer.timeout.connect(lambda: self.busy_row.setVisible(self._ticket is not None))
+        self._progress_timer.timeout.connect(lambda: self.busy_row.setVisible(self.laying_out))
         self._find_timer = QTimer(self, singleShot=True, interval=200)
         self._find_timer.timeout.connect(self._run_find)
 
@@ -194,6 +195,7 @@ class DocumentWidget(QWidget):
         if self._ticket is not None:  # superseded by a newer expansion
             self.layouts.cancel(self._ticket)
             self._ticket = None
+        self._next_round = False
         self._generation += 1
         generation = self._generation
         scene = self.model.level.scene
@@ -229,7 +231,8 @@ class DocumentWidget(QWidget):
                 return
             # The next round in a later turn of the event loop: answers from the cache can come back inside
             # submit(), and a deep module tree must not become a deep Python stack.
-            QTimer.singleShot(0, self, lambda: generation == self._generation and self.relayout())
+            self._next_round = True
+            QTimer.singleShot(0, self, lambda: self._round(generation))
 
         try:
             ticket = self.layouts.submit(requests, done)
@@ -239,11 +242,21 @@ class DocumentWidget(QWidget):
         if not answered:
             self._ticket = ticket
 
+    @property
+    def laying_out(self) -> bool:
+        """A layout is on its way: a ticket with the layout process, or the next round about to be sent."""
+        return self._ticket is not None or self._next_round
+
+    def _round(self, generation: int) -> None:
+        if generation == self._generation:  # else a newer relayout() has taken over
+            self.relayout()
+
     def _fail(self, message: str) -> None:
         """Stop laying out and say why, in the document and to whoever listens: one line, what to do included."""
         message = " ".join(message.split())
         self._generation += 1
         self._ticket = None
+        self._next_round = False
         self._started = 0.0
         self.busy_row.setVisible(False)
         self.failure = message
@@ -257,6 +270,7 @@ class DocumentWidget(QWidget):
         if self._ticket is not None:
             self.layouts.cancel(self._ticket)
             self._ticket = None
+        self._next_round = False
         self._generation += 1
         self._started = 0.0
         self.busy_row.setVisible(False)
@@ -367,7 +381,7 @@ class DocumentWidget(QWidget):
             self._keep_view = True
             self.model.select(node)
             self.relayout()
-            if not self.ready or self._ticket is not None:
+            if not self.ready or self.laying_out:
                 self.graph_ready.connect(lambda: self._center(node), Qt.ConnectionType.SingleShotConnection)
                 return
         self.select(node)

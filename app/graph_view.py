@@ -305,6 +305,7 @@ class GraphView(QGraphicsView):
         self.layout: SceneLayout | None = None
         self.heat: dict[str, float] = {}  # per-node time overlay, kept across re-layouts
         self.painted = 0  # frames painted since the last scene; tests and --screenshot wait on it
+        self.start_inset = 0  # pixels at the viewport's left that an overlay covers (the minimap): show_start avoids
         # Ctrl+=/-/0 belong to the main window's View menu (one owner per shortcut, or Qt calls them ambiguous)
         self.horizontalScrollBar().valueChanged.connect(self.view_changed)
         self.verticalScrollBar().valueChanged.connect(self.view_changed)
@@ -405,7 +406,9 @@ class GraphView(QGraphicsView):
         if self.transform().m11() >= READABLE_SCALE or self.layout is None:
             return
         view = self.viewport().rect()
-        room_w, room_h = max(1.0, view.width() - 2 * START_MARGIN), max(1.0, view.height() - 2 * START_MARGIN)
+        inset = self.start_inset if view.width() - self.start_inset >= 2 * self.start_inset else 0
+        room_w = max(1.0, view.width() - inset - 2 * START_MARGIN)
+        room_h = max(1.0, view.height() - 2 * START_MARGIN)
         rects = [QRectF(*r) for r in self.layout.start]
         if not rects:  # nothing to anchor on: the top of the drawing
             top = self.scene().sceneRect()
@@ -418,10 +421,12 @@ class GraphView(QGraphicsView):
         scale = max(READABLE_SCALE, min(1.0, room_w / max(region.width(), 1.0), room_h / max(region.height(), 1.0)))
         self.resetTransform()
         self.scale(scale, scale)
-        # the region's top just under the top edge, centred across (the flow runs down from there); this view may
-        # scroll past the drawing's edge for that, so a narrow start at the drawing's side is not pushed aside
+        # the region's top just under the top edge, centred across what the overlay leaves free (the flow runs down
+        # from there); this view may scroll past the drawing's edge for that, so a narrow start at the drawing's side
+        # is not pushed aside
         w, h = view.width() / scale, view.height() / scale
-        shown = QRectF(region.center().x() - w / 2, region.top() - START_MARGIN / scale, w, h)
+        left = region.center().x() - (inset + (view.width() - inset) / 2) / scale
+        shown = QRectF(left, region.top() - START_MARGIN / scale, w, h)
         self.setSceneRect(self.scene().sceneRect().united(shown))
         self.centerOn(shown.center())
         self.view_changed.emit()
@@ -481,6 +486,7 @@ class MiniMap(QWidget):
         super().__init__(parent)
         self.main = main
         self.setFixedSize(*self.SIZE)
+        main.start_inset = self.SIZE[0] + 16  # it sits at (8, 8): the first view keeps the program's start clear of it
         self.pixmap = QPixmap()
         self.source = QRectF()  # the scene rect the pixmap shows
         self.target = QRectF()  # where it sits in this widget

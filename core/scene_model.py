@@ -319,12 +319,13 @@ class SceneModel:
         scene = SceneLayout()
         rects: dict[str, tuple[float, float, float, float]] = {}
         routes: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}
+        shown = self._visible_items()
         self._place(scene, rects, routes)
-        self._edges(scene, rects, routes)
+        self._edges(scene, rects, routes, shown)
         root = self.layouts.get("")
         if root is not None:
             scene.width, scene.height = root.width, root.height
-        scene.start = self._start(scene, rects)
+        scene.start = self._start(scene, rects, shown)
         return scene
 
     def _place(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
@@ -363,9 +364,8 @@ class SceneModel:
             stack.extend(reversed(inner))
 
     def _edges(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
-               routes: dict[tuple[str, str], tuple[tuple[float, float], ...]]) -> None:
+               routes: dict[tuple[str, str], tuple[tuple[float, float], ...]], shown: dict[str, str]) -> None:
         hubs = self.index.hubs
-        shown = self._visible_items()
         lines: dict[tuple[str, str], list[str]] = {}
         for e in self.graph.edges:
             if e.src in hubs:
@@ -381,12 +381,11 @@ class SceneModel:
             p0, p1 = (route[0], route[-1]) if route else ((ra[0] + ra[2] / 2, ra[1] + ra[3]), (rb[0] + rb[2] / 2, rb[1]))
             scene.edges.append(EdgeLine(a, b, tuple(dict.fromkeys(values)), p0, p1, route))
 
-    def _start(self, scene: SceneLayout,
-               rects: dict[str, tuple[float, float, float, float]]) -> list[tuple[float, float, float, float]]:
+    def _start(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
+               shown: dict[str, str]) -> list[tuple[float, float, float, float]]:
         """Where the program starts: the items showing its user inputs that feed something (placeholders no module
         owns; else its first op), then the items they feed, breadth first, at most START_ITEMS; then the title bars
         of the frames those items sit in, so the view can show which module they belong to."""
-        shown = self._visible_items()
         users = self.index.users
         inputs = [n.name for n in self.graph.nodes if n.op is NodeOp.PLACEHOLDER and n.name not in self.index.owners]
         firsts = [n for n in inputs if users.get(n)] or inputs
@@ -405,20 +404,17 @@ class SceneModel:
                     order.append(item)
             i += 1
         frames = {g.path: g for g in scene.groups if g.expanded}
-        headers: dict[str, None] = {}
+        around: dict[str, None] = {}  # the frame each item sits in
         for item in order:
-            inner = self.group_chain.get(item) if not item.startswith("group:") else None
-            g = inner[-1] if inner else self.groups.get(item[len("group:"):])
-            if g is not None and not item.startswith("group:"):
-                headers[g.path] = None
-            elif g is not None and g.parent is not None:
-                headers[g.parent.path] = None
-        out = [rects[item] for item in order]
-        for path in headers:
-            f = frames.get(path)
-            if f is not None:
-                out.append((f.x, f.y, min(f.w, CHAR_W * len(f.title) + 40), FRAME_HEADER))
-        return out
+            if item.startswith("group:"):
+                parent = self.groups[item[len("group:"):]].parent
+                if parent is not None:
+                    around[parent.path] = None
+            elif item in self.group_chain:
+                around[self.group_chain[item][-1].path] = None
+        titles = [(f.x, f.y, min(f.w, CHAR_W * len(f.title) + 40), FRAME_HEADER)
+                  for f in (frames.get(path) for path in around) if f is not None]
+        return [rects[item] for item in order] + titles
 
     def _visible_items(self) -> dict[str, str]:
         """`visible_item` for every node hidden in a collapsed group, in one walk of the module tree."""
