@@ -119,18 +119,20 @@ def take_screenshot(window: MainWindow, path: str, out: str, program: str | None
 
     watched: list[DocumentWidget] = []
 
-    def watch(_index: int = -1) -> None:
-        """A document that cannot lay out its graph ends the screenshot at once, with its message."""
-        doc = window.current_document()
-        if isinstance(doc, DocumentWidget) and doc not in watched:
-            watched.append(doc)
-            doc.layout_failed.connect(finish)
+    def watch(*_args: object) -> None:
+        """A document that cannot lay out its graph ends the screenshot at once, with its message. Documents appear
+        as tabs, or later inside a script's tab (which says so in the status bar): look again at either."""
+        for doc in window.findChildren(DocumentWidget):
+            if doc not in watched:
+                watched.append(doc)
+                doc.layout_failed.connect(finish)
             if doc.failure:
                 finish(doc.failure)
 
     timer = QTimer(window, singleShot=True, interval=timeout_ms)
     timer.timeout.connect(lambda: finish(f"the graph was not ready within {timeout_ms // 1000} s"))
-    connections = [(window.document_ready, save), (window.open_failed, finish), (window.tabs.currentChanged, watch)]
+    connections = [(window.document_ready, save), (window.open_failed, finish), (window.tabs.currentChanged, watch),
+                   (window.statusBar().messageChanged, watch)]
     for signal, slot in connections:
         signal.connect(slot)
     timer.start()

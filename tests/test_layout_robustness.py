@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from app.document import DocumentWidget
 from app.graph_view import READABLE_SCALE
 from app.layout_client import LayoutClient
 from core.document_model import DocumentModel
@@ -191,6 +192,22 @@ def test_a_layout_that_fails_says_so_in_the_document_at_once(qtbot, pt2_path, tm
     doc = w.current_document()
     assert doc.failure == error and doc.notice.text() == error and doc.notice.isVisibleTo(doc)
     assert not out.exists()
+
+
+def test_a_script_whose_graph_cannot_be_laid_out_ends_the_screenshot_at_once(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from app.main import take_screenshot
+    from app.main_window import MainWindow
+
+    layouts = LayoutClient(LayoutService(tmp_path / "cache", python=str(tmp_path / "no-such-python")))
+    w = MainWindow(interactive=False, trust_scripts=True, layouts=layouts)
+    qtbot.addWidget(w)
+    w.show()
+    script = REPO_ROOT / "resources" / "examples" / "convention.py"
+    error = take_screenshot(w, str(script), str(tmp_path / "shot.png"), timeout_ms=TIMEOUT)
+    layouts.close()
+    assert error is not None and "could not start the layout process" in error and "not ready within" not in error
+    docs = w.findChildren(DocumentWidget)
+    assert len(docs) == 1 and docs[0].failure == error, "the script ran; the document of its program says why"
 
 
 def test_a_layout_callback_that_raises_is_told_of_its_error(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
