@@ -311,9 +311,19 @@ class AttentionBlock(torch.nn.Module):
         return self.norm(x + out)
 
 
+class AttentionBlocks(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([AttentionBlock(), AttentionBlock()])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
 def _attention_blocks() -> Programs:
-    model = torch.nn.Sequential(AttentionBlock(), AttentionBlock()).eval()
-    return {"model": torch.export.export(model, (torch.randn(2, 5, 16),))}
+    return {"model": torch.export.export(AttentionBlocks().eval(), (torch.randn(2, 5, 16),))}
 
 
 def _deep_encoder() -> Programs:

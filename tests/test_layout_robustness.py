@@ -94,14 +94,14 @@ def test_attention_weights_sit_with_the_ops_that_use_them(pt2_path) -> None:  # 
     boxes = frames(composed)
     rects = {n.node: (n.x, n.y, n.w, n.h) for n in composed.nodes}
     for i in (0, 1):
-        attn = f"{i}.attn"
-        weights = {f"p_{i}_attn_out_proj_weight", f"p_{i}_attn_out_proj_bias"}
+        attn = f"blocks.{i}.attn"
+        weights = {f"p_blocks_{i}_attn_out_proj_weight", f"p_blocks_{i}_attn_out_proj_bias"}
         assert weights <= set(groups[attn].nodes)
         for w in weights:
             assert inside(rects[w], boxes[attn])
             assert all(inside(rects[u], boxes[attn]) for u in index.users[w]), "its edges stay in the layer"
     # The two blocks form one column, not a staircase.
-    (x0, _, w0, _), (x1, _, w1, _) = boxes["0"], boxes["1"]
+    (x0, _, w0, _), (x1, _, w1, _) = boxes["blocks.0"], boxes["blocks.1"]
     assert abs((x0 + w0 / 2) - (x1 + w1 / 2)) < 0.25 * min(w0, w1)
 
 
