@@ -40,11 +40,11 @@ from app.run_panel import RunPanel
 from app.source_view import open_source
 from app.widgets import splitter
 from core.document_model import DocumentModel, GraphLevel
+from core.find_pattern import find_status, regex_problem
+from core.words import plural
 from core.layout.records import LayoutError, LayoutResult
 
 PROGRESS_AFTER_MS = 500
-from core.find_pattern import find_status, regex_problem
-from core.words import plural
 
 
 class Breadcrumb(QWidget):
