@@ -88,7 +88,7 @@ def test_op_rows_flag_non_core_and_match_the_reader(decomposed: Callable[[str], 
     flagged = [r.op for r in s.rows if r.non_core]
     assert flagged == ["aten._native_batch_norm_legit_functional.default"]
     assert s.non_core_total == 1
-    assert "1 calls outside the core ATen opset" in s.non_core_text()
+    assert "1 call outside the core ATen opset" in s.non_core_text()
     # the torch-free counts of the archives agree with what torch counted in the job
     assert {op: r.before for op, r in rows.items() if r.before} == dict(program_op_counts(s.left))
     assert {op: r.after for op, r in rows.items() if r.after} == dict(program_op_counts(s.right))

@@ -164,6 +164,7 @@ def test_statements_match_torch_on_the_shared_test_programs() -> None:
     """Every hand-made program of tests/programs.py (map, nested cond, split, custom op, buffer mutation ...)."""
     programs = pytest.importorskip("tests.programs")
     import torch
+    import transformers.modeling_outputs  # noqa: F401  (registers the HF output types hf_tiny_bert's spec names)
 
     for name in programs.HANDMADE_NAMES:
         try:
