@@ -1,7 +1,7 @@
 # `make run` and `make test` do all set-up on a fresh machine; `make setup` only installs.
 PY := .venv/bin/python
 
-.PHONY: setup run test test-fast bench screenshot package clean
+.PHONY: setup run test test-fast bench screenshot package clean zoo
 
 setup:
 	@bash scripts/setup.sh
@@ -17,6 +17,10 @@ test-fast: setup
 
 bench: setup
 	for b in bench/bench_*.py; do $(PY) $$b || exit 1; done
+
+# The model zoo (tests/zoo/) through every command, checked against torch; K=PATTERN for some programs only.
+zoo: setup
+	QT_QPA_PLATFORM=offscreen $(PY) scripts/zoo.py $(if $(K),-k '$(K)')
 
 package: setup
 	bash packaging/build_bundle.sh

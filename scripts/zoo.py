@@ -1,0 +1,423 @@
+"""Run every zoo program through every command, as a user would, and check each answer against torch.
+
+`make zoo` (or `.venv/bin/python scripts/zoo.py [-k PATTERN]`) exports the zoo (tests/zoo/, cached under
+`.cache/zoo/`) and runs, for each program, training IR and decomposed, in a subprocess each:
+
+  info        `python -m app info --json F`          equals what torch's own loader says the program holds
+  screenshot  `python -m app F --screenshot x.png`   the window's first view shows graph nodes (pixels, not exit code)
+  render      `python -m app render F -o x.svg`      an SVG that draws the program's nodes
+  run         `python -m app run F --device cpu --json`  the same outputs as torch running the program on its inputs
+  decompose   `python -m app decompose F --to core -o OUT.pt2`  the ops torch's run_decompositions gives
+
+No stderr may hold a Python traceback. Where torch itself cannot do what a command asks (run or decompose raise in
+torch too), the command must say so in one clear line and fail: that counts as ok ("explained"). Each command has a
+timeout; a hang is a FAIL. Prints the table (program x command, ok/FAIL and seconds) and the failures, and exits 1 if
+any FAIL. tests/test_zoo.py imports the checks below, so `make test` runs a representative part of this table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+VENV_PYTHON = REPO_ROOT / ".venv" / "bin" / "python"
+PYTHON = str(VENV_PYTHON) if VENV_PYTHON.exists() else sys.executable
+COMMANDS = ("info", "screenshot", "render", "run", "decompose")
+TIMEOUT_S = {"info": 120, "screenshot": 300, "render": 300, "run": 300, "decompose": 300}
+INFO_FIELDS = ("name", "dialect", "node_count", "nodes", "subgraphs", "inputs", "outputs", "range_constraints")
+
+
+@dataclass
+class Outcome:
+    """One cell of the table."""
+
+    command: str
+    ok: bool
+    seconds: float
+    message: str = ""  # why it failed, or how a refusal was explained
+
+    def cell(self) -> str:
+        return f"{'ok' if self.ok else 'FAIL'} {self.seconds:5.1f}"
+
+
+@dataclass
+class Invocation:
+    returncode: int | None  # None: timed out
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def invoke(args: list[str], timeout: float) -> Invocation:
+    """`python -m app ARGS` in a fresh process, offscreen, as a user runs it."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run([PYTHON, "-m", "app", *args], capture_output=True, text=True, timeout=timeout,
+                              cwd=REPO_ROOT, env=env)
+    except subprocess.TimeoutExpired as e:
+        return Invocation(None, _text(e.stdout), _text(e.stderr), time.perf_counter() - start)
+    return Invocation(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start)
+
+
+def invoke_trusting(args: list[str], command: str) -> Invocation:
+    """`invoke`, and when the command refuses the file until the user trusts it (a program whose outputs are, say,
+    `transformers` types, whose modules loading would import), what the user is told to do: the same with --trust.
+    Both runs count: their time adds up and neither may print a traceback."""
+    first = invoke(args, TIMEOUT_S[command])
+    if first.returncode in (0, None) or "--trust" not in first.stderr:
+        return first
+    again = invoke([*args, "--trust"], TIMEOUT_S[command])
+    return Invocation(again.returncode, again.stdout, first.stderr + again.stderr, first.seconds + again.seconds)
+
+
+def _text(data: bytes | str | None) -> str:
+    return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
+
+
+def _first_error_line(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith(("error", "pt2-viewer:", "Traceback"))]
+    return (errors or lines or ["(no message)"])[-1][:300]
+
+
+def process_problem(inv: Invocation, command: str, expect_success: bool = True) -> str | None:
+    """What is wrong with how the command ended, before looking at its answer: a hang, a traceback, an exit code."""
+    if inv.returncode is None:
+        return f"hung: no answer within {TIMEOUT_S[command]} s"
+    if "Traceback" in inv.stderr:
+        tail = [line for line in inv.stderr.splitlines() if line.strip()][-1:] or ["?"]
+        return f"printed a Python traceback: {tail[0][:300]}"
+    if expect_success and inv.returncode != 0:
+        return f"exit {inv.returncode}: {_first_error_line(inv.stderr)}"
+    return None
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The checks: each runs one command on one program and compares its answer with torch's.
+
+
+def check_info(path: Path, work: Path) -> Outcome:
+    from tests.torch_reference import expected_info
+
+    inv = invoke(["info", "--json", str(path)], TIMEOUT_S["info"])
+    problem = process_problem(inv, "info")
+    if problem is None:
+        got = json.loads(inv.stdout)
+        expected = expected_info(path)
+        problem = _info_mismatch(expected, got)
+    return Outcome("info", problem is None, inv.seconds, problem or "")
+
+
+def _info_mismatch(expected: dict[str, Any], got: dict[str, Any]) -> str | None:
+    if (got.get("torch_version"), got.get("schema_version")) != (expected["torch_version"],
+                                                                 expected["schema_version"]):
+        return f"versions {got.get('torch_version')}/{got.get('schema_version')}, torch says " \
+               f"{expected['torch_version']}/{expected['schema_version']}"
+    ours = sorted(got.get("programs", []), key=lambda p: p["name"])
+    if [p["name"] for p in ours] != [p["name"] for p in expected["programs"]]:
+        return f"programs {[p['name'] for p in ours]}, torch has {[p['name'] for p in expected['programs']]}"
+    for exp, mine in zip(expected["programs"], ours):
+        for field in INFO_FIELDS:
+            if exp[field] != mine.get(field):
+                return f"{exp['name']}: field {field!r} differs from torch: ours " \
+                       f"{json.dumps(mine.get(field))[:200]}, torch {json.dumps(exp[field])[:200]}"
+    return None
+
+
+def check_render(path: Path, work: Path) -> Outcome:
+    out = work / f"{path.stem}.svg"
+    inv = invoke(["render", str(path), "-o", str(out)], TIMEOUT_S["render"])
+    problem = process_problem(inv, "render")
+    if problem is None:
+        problem = svg_problem(out, _op_node_names(path))
+    return Outcome("render", problem is None, inv.seconds, problem or "")
+
+
+def _op_node_names(path: Path) -> set[str]:
+    from core.reader import read_archive
+
+    graph = read_archive(path).program().graph
+    return {n.name for n in graph.nodes}
+
+
+def svg_problem(svg: Path, node_names: set[str]) -> str | None:
+    """An SVG that draws at least one of the program's nodes, by name (or a collapsed group around them)."""
+    if not svg.exists() or svg.stat().st_size < 500:
+        return f"no SVG written at {svg}" if not svg.exists() else f"an SVG of {svg.stat().st_size} bytes"
+    text = svg.read_text(encoding="utf-8", errors="replace")
+    if "<text" not in text:
+        return "the SVG has no text: no node is drawn"
+    import re
+
+    labels = set(re.findall(r">([^<>]+)</text>", text))
+    if not labels & node_names and not any(": " in label for label in labels):
+        return f"the SVG names none of the program's nodes (labels: {sorted(labels)[:5]})"
+    return None
+
+
+# The window as `--screenshot` saves it: 1400x900, the graph view left of the side panels, below the toolbar. The
+# minimap sits in the view's top-left corner and is left out, so only the graph itself counts.
+GRAPH_AREA = (0.0, 0.11, 0.58, 0.95)  # left, top, right, bottom as fractions of the window
+MINIMAP = (0.0, 0.0, 0.15, 0.28)
+FIRST_ROW = 0.3  # labels must also appear below this height: not only the inputs' row
+MIN_LABEL_PIXELS = 300  # dark pixels (of every second pixel) below FIRST_ROW. Calibrated on the zoo: first views
+#                         that draw the graph have 700 and more; views with only the inputs over an empty area, 130
+#                         or fewer
+
+
+def screenshot_problem(png: Path) -> str | None:
+    """None if the window's graph area shows graph nodes: node labels (dark pixels on the lighter background)
+    across the graph area, not only in the row of inputs at its top."""
+    from PySide6.QtGui import QImage
+
+    img = QImage(str(png))
+    if img.isNull():
+        return f"no readable PNG at {png}"
+    w, h = img.width(), img.height()
+    x0, y0, x1, y1 = (int(f * d) for f, d in zip(GRAPH_AREA, (w, h, w, h)))
+    mx, my = int(MINIMAP[2] * w), int(MINIMAP[3] * h)
+    sampled = [(y, img.pixelColor(x, y)) for x in range(x0, x1, 2) for y in range(y0, y1, 2)
+               if not (x < mx and y < my)]
+    background = Counter(c.rgb() for _, c in sampled).most_common(1)[0][0]
+    labels = [y for y, c in sampled if c.rgb() != background and c.lightness() < 110]
+    below = sum(1 for y in labels if y > FIRST_ROW * h)
+    if below < MIN_LABEL_PIXELS:
+        return f"the graph area is blank below its first row ({below} label pixels there, {len(labels)} in all)"
+    return None
+
+
+def check_screenshot(path: Path, work: Path) -> Outcome:
+    out = work / f"{path.stem}.png"
+    inv = invoke([str(path), "--screenshot", str(out)], TIMEOUT_S["screenshot"])
+    problem = process_problem(inv, "screenshot") or screenshot_problem(out)
+    return Outcome("screenshot", problem is None, inv.seconds, problem or "")
+
+
+def torch_outputs(path: Path) -> tuple[list[tuple[str, Any]] | None, str]:
+    """torch running the program on its saved sample inputs: (name, leaf) pairs, or None and torch's error."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    from tests.torch_reference import load_programs
+
+    ep = load_programs(path)["model"]
+    args, kwargs = ep.example_inputs
+    try:
+        with torch.no_grad():
+            out = ep.module()(*args, **kwargs)
+    except Exception as e:  # whatever torch raises, the command must explain it
+        return None, f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+    leaves, _ = pytree.tree_flatten_with_path(out)
+    return [("out" + pytree.keystr(p), leaf) for p, leaf in leaves], ""
+
+
+def _close(a: float | str | None, b: float, scale: float) -> bool:
+    if a is None or isinstance(a, str):
+        return isinstance(a, str) and not math.isfinite(b)
+    return abs(a - b) <= 1e-4 * max(1.0, abs(b), scale)
+
+
+def outputs_problem(reported: list[dict[str, Any]], expected: list[tuple[str, Any]]) -> str | None:
+    """The run's output summaries against torch's outputs: names, dtypes, shapes, min/max/mean and the preview."""
+    import torch
+
+    if [o["name"] for o in reported] != [name for name, _ in expected]:
+        return f"outputs {[o['name'] for o in reported]}, torch gives {[n for n, _ in expected]}"
+    for got, (name, value) in zip(reported, expected):
+        if not isinstance(value, torch.Tensor):
+            continue
+        t = value.detach()
+        if got.get("dtype") != str(t.dtype).removeprefix("torch.") or got.get("shape") != list(t.shape):
+            return f"{name}: {got.get('dtype')}{got.get('shape')}, torch gives {t.dtype}{list(t.shape)}"
+        if t.numel() == 0:
+            continue
+        f = t.double().reshape(-1) if not t.is_complex() else t.abs().double().reshape(-1)
+        good = f[torch.isfinite(f)]
+        if not good.numel():
+            continue
+        scale = float(good.abs().max())
+        for stat, want in (("min", float(good.min())), ("max", float(good.max())), ("mean", float(good.mean()))):
+            if not _close(got.get(stat), want, scale):
+                return f"{name}: {stat} {got.get(stat)}, torch gives {want}"
+        preview = got.get("preview", [])
+        for i, v in enumerate(preview):
+            if not _close(v if not isinstance(v, bool) else float(v), float(f[i]), scale):
+                return f"{name}: value [{i}] {v}, torch gives {float(f[i])}"
+    return None
+
+
+def check_run(path: Path, work: Path) -> Outcome:
+    expected, torch_error = torch_outputs(path)
+    inv = invoke_trusting(["run", str(path), "--device", "cpu", "--json", "--warmup", "0", "--runs", "1"], "run")
+    if expected is None:
+        return _refusal("run", inv, torch_error)
+    problem = process_problem(inv, "run")
+    if problem is None:
+        problem = outputs_problem(json.loads(inv.stdout)["outputs"], expected)
+    return Outcome("run", problem is None, inv.seconds, problem or "")
+
+
+def _refusal(command: str, inv: Invocation, torch_error: str) -> Outcome:
+    """torch itself cannot do it: the command must fail with one clear line and no traceback."""
+    problem = process_problem(inv, command, expect_success=False)
+    if problem is None and inv.returncode == 0:
+        problem = f"succeeded where torch raises {torch_error}"
+    message = _first_error_line(inv.stderr)
+    if problem is None and not message.startswith(("error", "pt2-viewer:")):
+        problem = f"no clear message for torch's {torch_error}: {message}"
+    return Outcome(command, problem is None, inv.seconds, problem or f"explained: {message}")
+
+
+def op_histogram(graph_module: Any) -> Counter[str]:
+    """call_function targets over every graph as the archive spells them, without `torch.ops.` and without getitem
+    (folded into its producer by the format)."""
+    import operator
+
+    import torch.fx
+
+    from tests.torch_reference import archive_spelling
+
+    counts: Counter[str] = Counter()
+    for _, module in graph_module.named_modules():
+        if isinstance(module, torch.fx.GraphModule):
+            for node in module.graph.nodes:
+                if node.op == "call_function" and node.target is not operator.getitem:
+                    counts[archive_spelling(node.target).removeprefix("torch.ops.")] += 1
+    return counts
+
+
+def torch_core_ops(path: Path) -> tuple[Counter[str] | None, str]:
+    import torch
+
+    from tests.torch_reference import load_programs
+
+    ep = load_programs(path)["model"]
+    try:
+        return op_histogram(ep.run_decompositions(torch.export.default_decompositions()).graph_module), ""
+    except Exception as e:
+        return None, f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+
+
+def _histogram_difference(ours: Counter[str], theirs: Counter[str]) -> str | None:
+    diff = {op: (ours.get(op, 0), theirs.get(op, 0)) for op in set(ours) | set(theirs)
+            if ours.get(op, 0) != theirs.get(op, 0)}
+    if not diff:
+        return None
+    shown = ", ".join(f"{op} {a} vs {b}" for op, (a, b) in sorted(diff.items())[:4])
+    return f"{len(diff)} ops differ from torch's (ours vs torch): {shown}"
+
+
+def check_decompose(path: Path, work: Path) -> Outcome:
+    from tests.torch_reference import load_programs
+
+    expected, torch_error = torch_core_ops(path)
+    out = work / f"{path.stem}.core.pt2"
+    inv = invoke_trusting(["decompose", str(path), "--to", "core", "-o", str(out), "--json"], "decompose")
+    if expected is None:
+        return _refusal("decompose", inv, torch_error)
+    problem = process_problem(inv, "decompose")
+    if problem is None:
+        result = json.loads(inv.stdout)
+        reported = Counter({row["op"]: row["after"] for row in result["op_diff"] if row["after"]})
+        problem = _histogram_difference(reported, expected)
+        if problem is None:
+            written = op_histogram(load_programs(out)["model"].graph_module)
+            problem = _histogram_difference(written, expected)
+            problem = f"the written {out.name}: {problem}" if problem else None
+    return Outcome("decompose", problem is None, inv.seconds, problem or "")
+
+
+CHECKS: dict[str, Callable[[Path, Path], Outcome]] = {
+    "info": check_info, "screenshot": check_screenshot, "render": check_render, "run": check_run,
+    "decompose": check_decompose,
+}
+
+
+def check_program(path: Path, work: Path, commands: tuple[str, ...] = COMMANDS) -> list[Outcome]:
+    return [CHECKS[c](path, work) for c in commands]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The table.
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-k", dest="pattern", help="only programs whose name or family matches (substring or glob)")
+    parser.add_argument("--commands", default=",".join(COMMANDS), help=f"comma-separated subset of {COMMANDS}")
+    parser.add_argument("--keep", type=Path, help="keep screenshots, SVGs and outputs in this folder")
+    args = parser.parse_args(argv)
+    commands = tuple(c for c in args.commands.split(",") if c)
+    unknown = set(commands) - set(COMMANDS)
+    if unknown:
+        parser.error(f"unknown commands {sorted(unknown)}")
+
+    from tests.programs import ExportFailed
+    from tests.zoo.cache import programs_of, zoo_path
+    from tests.zoo.registry import ENTRIES, matches
+
+    programs = [p for p in programs_of(list(ENTRIES.values()))
+                if not args.pattern or matches(args.pattern, p.id, p.entry.family)]
+    if not programs:
+        print(f"no zoo program matches {args.pattern!r}", file=sys.stderr)
+        return 2
+    work = args.keep or Path(tempfile.mkdtemp(prefix="pt2v-zoo-"))
+    work.mkdir(parents=True, exist_ok=True)
+    rows: list[tuple[str, str, float, list[Outcome] | str]] = []
+    for program in programs:
+        start = time.perf_counter()
+        try:
+            path = zoo_path(program)
+        except ExportFailed as e:
+            rows.append((program.id, program.entry.family, time.perf_counter() - start, e.reason))
+            print(f"{program.id}: torch cannot export it: {e.reason}", file=sys.stderr, flush=True)
+            continue
+        export_s = time.perf_counter() - start
+        outcomes = check_program(path, work, commands)
+        rows.append((program.id, program.entry.family, export_s, outcomes))
+        print(f"{program.id}: " + "  ".join(f"{o.command} {o.cell()}" for o in outcomes), file=sys.stderr,
+              flush=True)
+    print(render_table(rows, commands))
+    failed = [(pid, o) for pid, _, _, outcomes in rows if not isinstance(outcomes, str)
+              for o in outcomes if not o.ok]
+    notes = [(pid, o) for pid, _, _, outcomes in rows if not isinstance(outcomes, str)
+             for o in outcomes if o.ok and o.message]
+    for pid, o in notes:
+        print(f"  note {pid} {o.command}: {o.message}")
+    for pid, outcomes in ((r[0], r[3]) for r in rows if isinstance(r[3], str)):
+        print(f"  not exported {pid}: {outcomes}")
+    for pid, o in failed:
+        print(f"  FAIL {pid} {o.command}: {o.message}")
+    print(f"{len(rows)} programs, {len(failed)} failures" + (f"; files in {work}" if args.keep else ""))
+    return 1 if failed else 0
+
+
+def render_table(rows: list[tuple[str, str, float, list[Outcome] | str]], commands: tuple[str, ...]) -> str:
+    header = ["program", "family", "export s", *commands]
+    body = []
+    for pid, family, export_s, outcomes in rows:
+        cells = [o.cell() for o in outcomes] if not isinstance(outcomes, str) else ["(not exported)"] + \
+            [""] * (len(commands) - 1)
+        body.append([pid, family, f"{export_s:.1f}", *cells])
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, *body]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
