@@ -33,9 +33,9 @@ class EdgeKey:
 
 
 def load_programs(path: str | Path) -> dict[str, ExportedProgram]:
+    """Every program in the archive, loaded by torch (model name -> program)."""
     import transformers.modeling_outputs  # noqa: F401  (registers the HF output types a program's spec may name)
 
-    """Every program in the archive, loaded by torch (model name -> program)."""
     return dict(load_pt2(str(path)).exported_programs)
 
 
