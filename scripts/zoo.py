@@ -73,15 +73,24 @@ def invoke(args: list[str], timeout: float) -> Invocation:
     return Invocation(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start)
 
 
-def invoke_trusting(args: list[str], command: str) -> Invocation:
-    """`invoke`, and when the command refuses the file until the user trusts it (a program whose outputs are, say,
-    `transformers` types, whose modules loading would import), what the user is told to do: the same with --trust.
-    Both runs count: their time adds up and neither may print a traceback."""
-    first = invoke(args, TIMEOUT_S[command])
-    if first.returncode in (0, None) or "--trust" not in first.stderr:
-        return first
-    again = invoke([*args, "--trust"], TIMEOUT_S[command])
-    return Invocation(again.returncode, again.stdout, first.stderr + again.stderr, first.seconds + again.seconds)
+PRELOAD = REPO_ROOT / "tests" / "zoo" / "preload.py"
+ADVICE = (("--trust", ["--trust"]), ("--import", ["--import", str(PRELOAD)]))
+
+
+def invoke_as_user(args: list[str], command: str) -> tuple[Invocation, list[str]]:
+    """`invoke`, then, while the command refuses and its message says what to do, what a user does: --trust for a
+    file whose types or ops mean importing modules, --import FILE for types no installed module registers by
+    itself (here the zoo's preload file). All runs count: their times add up and none may print a traceback.
+    Returns the last run and the options added."""
+    inv = invoke(args, TIMEOUT_S[command])
+    added: list[str] = []
+    for flag, extra in ADVICE:
+        if inv.returncode in (0, None) or flag not in inv.stderr or flag in added:
+            continue
+        again = invoke([*args, *added, *extra], TIMEOUT_S[command])
+        added += extra
+        inv = Invocation(again.returncode, again.stdout, inv.stderr + again.stderr, inv.seconds + again.seconds)
+    return inv, [a for a in added if a.startswith("--")]
 
 
 def _text(data: bytes | str | None) -> str:
@@ -110,8 +119,34 @@ def process_problem(inv: Invocation, command: str, expect_success: bool = True) 
 # The checks: each runs one command on one program and compares its answer with torch's.
 
 
+def torch_programs(path: Path) -> dict[str, Any]:
+    """The archive loaded by torch itself, after the imports its pytree types and custom ops need: torchvision and
+    transformers, then the module of any output type torch says is not registered (`CLIPOutput` lives in its
+    model's module)."""
+    import importlib
+    import re
+
+    from tests.torch_reference import load_programs
+    from tests.zoo.torchvision_shim import import_model_libraries
+
+    import_model_libraries()
+    tried: set[str] = set()
+    while True:
+        try:
+            return load_programs(path)
+        except NotImplementedError as e:
+            found = re.search(r"Deserializing ([\w.]+) in pytree is not registered", str(e))
+            module = found.group(1).rsplit(".", 1)[0] if found else None
+            if module is None or module in tried:
+                raise
+            tried.add(module)
+            importlib.import_module(module)
+
+
 def check_info(path: Path, work: Path) -> Outcome:
     from tests.torch_reference import expected_info
+
+    torch_programs(path)  # torch's loader needs the archive's pytree types registered
 
     inv = invoke(["info", "--json", str(path)], TIMEOUT_S["info"])
     problem = process_problem(inv, "info")
@@ -174,14 +209,15 @@ def svg_problem(svg: Path, node_names: set[str]) -> str | None:
 GRAPH_AREA = (0.0, 0.11, 0.58, 0.95)  # left, top, right, bottom as fractions of the window
 MINIMAP = (0.0, 0.0, 0.15, 0.28)
 FIRST_ROW = 0.3  # labels must also appear below this height: not only the inputs' row
-MIN_LABEL_PIXELS = 300  # dark pixels (of every second pixel) below FIRST_ROW. Calibrated on the zoo: first views
-#                         that draw the graph have 700 and more; views with only the inputs over an empty area, 130
-#                         or fewer
+TILE = (40, 20)  # the graph area is cut into tiles of this size; a tile with a few dark pixels holds some label
+MIN_LABEL_TILES = 10  # tiles with labels below FIRST_ROW. Calibrated on the zoo: first views that draw the graph
+#                       have 13 (a 5-node ExportDB program) and more; views with only the inputs over an empty area
+#                       (T5, Llama today) 7 or fewer
 
 
 def screenshot_problem(png: Path) -> str | None:
     """None if the window's graph area shows graph nodes: node labels (dark pixels on the lighter background)
-    across the graph area, not only in the row of inputs at its top."""
+    spread over the graph area, not only in the row of inputs at its top."""
     from PySide6.QtGui import QImage
 
     img = QImage(str(png))
@@ -190,13 +226,14 @@ def screenshot_problem(png: Path) -> str | None:
     w, h = img.width(), img.height()
     x0, y0, x1, y1 = (int(f * d) for f, d in zip(GRAPH_AREA, (w, h, w, h)))
     mx, my = int(MINIMAP[2] * w), int(MINIMAP[3] * h)
-    sampled = [(y, img.pixelColor(x, y)) for x in range(x0, x1, 2) for y in range(y0, y1, 2)
+    sampled = [(x, y, img.pixelColor(x, y)) for x in range(x0, x1, 2) for y in range(y0, y1, 2)
                if not (x < mx and y < my)]
-    background = Counter(c.rgb() for _, c in sampled).most_common(1)[0][0]
-    labels = [y for y, c in sampled if c.rgb() != background and c.lightness() < 110]
-    below = sum(1 for y in labels if y > FIRST_ROW * h)
-    if below < MIN_LABEL_PIXELS:
-        return f"the graph area is blank below its first row ({below} label pixels there, {len(labels)} in all)"
+    background = Counter(c.rgb() for *_, c in sampled).most_common(1)[0][0]
+    ink = Counter((x // TILE[0], y // TILE[1]) for x, y, c in sampled if c.rgb() != background and c.lightness() < 110)
+    tiles = [ty for (_, ty), n in ink.items() if n >= 4]
+    below = sum(1 for ty in tiles if ty * TILE[1] > FIRST_ROW * h)
+    if below < MIN_LABEL_TILES:
+        return f"the graph area is blank below its first row (labels in {below} places there, {len(tiles)} in all)"
     return None
 
 
@@ -212,9 +249,7 @@ def torch_outputs(path: Path) -> tuple[list[tuple[str, Any]] | None, str]:
     import torch
     import torch.utils._pytree as pytree
 
-    from tests.torch_reference import load_programs
-
-    ep = load_programs(path)["model"]
+    ep = torch_programs(path)["model"]
     args, kwargs = ep.example_inputs
     try:
         with torch.no_grad():
@@ -262,13 +297,18 @@ def outputs_problem(reported: list[dict[str, Any]], expected: list[tuple[str, An
 
 def check_run(path: Path, work: Path) -> Outcome:
     expected, torch_error = torch_outputs(path)
-    inv = invoke_trusting(["run", str(path), "--device", "cpu", "--json", "--warmup", "0", "--runs", "1"], "run")
+    inv, added = invoke_as_user(["run", str(path), "--device", "cpu", "--json", "--warmup", "0", "--runs", "1"], "run")
     if expected is None:
         return _refusal("run", inv, torch_error)
     problem = process_problem(inv, "run")
     if problem is None:
         problem = outputs_problem(json.loads(inv.stdout)["outputs"], expected)
-    return Outcome("run", problem is None, inv.seconds, problem or "")
+    return Outcome("run", problem is None, inv.seconds, problem or _with(added))
+
+
+def _with(added: list[str]) -> str:
+    """The note for a command that needed more than its plain form (--trust is every pickled-type archive's lot)."""
+    return f"needed {' '.join(added)}" if set(added) - {"--trust"} else ""
 
 
 def _refusal(command: str, inv: Invocation, torch_error: str) -> Outcome:
@@ -303,9 +343,7 @@ def op_histogram(graph_module: Any) -> Counter[str]:
 def torch_core_ops(path: Path) -> tuple[Counter[str] | None, str]:
     import torch
 
-    from tests.torch_reference import load_programs
-
-    ep = load_programs(path)["model"]
+    ep = torch_programs(path)["model"]
     try:
         return op_histogram(ep.run_decompositions(torch.export.default_decompositions()).graph_module), ""
     except Exception as e:
@@ -322,11 +360,9 @@ def _histogram_difference(ours: Counter[str], theirs: Counter[str]) -> str | Non
 
 
 def check_decompose(path: Path, work: Path) -> Outcome:
-    from tests.torch_reference import load_programs
-
     expected, torch_error = torch_core_ops(path)
     out = work / f"{path.stem}.core.pt2"
-    inv = invoke_trusting(["decompose", str(path), "--to", "core", "-o", str(out), "--json"], "decompose")
+    inv, added = invoke_as_user(["decompose", str(path), "--to", "core", "-o", str(out), "--json"], "decompose")
     if expected is None:
         return _refusal("decompose", inv, torch_error)
     problem = process_problem(inv, "decompose")
@@ -335,10 +371,10 @@ def check_decompose(path: Path, work: Path) -> Outcome:
         reported = Counter({row["op"]: row["after"] for row in result["op_diff"] if row["after"]})
         problem = _histogram_difference(reported, expected)
         if problem is None:
-            written = op_histogram(load_programs(out)["model"].graph_module)
+            written = op_histogram(torch_programs(out)["model"].graph_module)
             problem = _histogram_difference(written, expected)
             problem = f"the written {out.name}: {problem}" if problem else None
-    return Outcome("decompose", problem is None, inv.seconds, problem or "")
+    return Outcome("decompose", problem is None, inv.seconds, problem or _with(added))
 
 
 CHECKS: dict[str, Callable[[Path, Path], Outcome]] = {
@@ -348,7 +384,17 @@ CHECKS: dict[str, Callable[[Path, Path], Outcome]] = {
 
 
 def check_program(path: Path, work: Path, commands: tuple[str, ...] = COMMANDS) -> list[Outcome]:
-    return [CHECKS[c](path, work) for c in commands]
+    """Every command on one program; a check that itself breaks (torch's side of it) is that cell's FAIL, so one
+    program cannot stop the table."""
+    outcomes = []
+    for command in commands:
+        start = time.perf_counter()
+        try:
+            outcomes.append(CHECKS[command](path, work))
+        except Exception as e:
+            outcomes.append(Outcome(command, False, time.perf_counter() - start,
+                                    f"the check itself failed: {type(e).__name__}: {str(e).strip()[:300]}"))
+    return outcomes
 
 
 # --------------------------------------------------------------------------------------------------------------------

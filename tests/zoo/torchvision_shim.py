@@ -34,3 +34,12 @@ def import_torchvision():  # type: ignore[no-untyped-def]
     import torchvision
 
     return torchvision
+
+
+def import_model_libraries() -> None:
+    """Import torchvision and transformers (shim first), as loading the zoo's archives in torch needs: their pytree
+    output types (`transformers.modeling_outputs.*`) and custom ops (`transformers::grouped_mm_fallback`, the
+    mixture-of-experts kernel) are registered on import."""
+    import_torchvision()
+    import transformers.integrations.moe  # noqa: F401
+    import transformers.modeling_outputs  # noqa: F401

@@ -1,0 +1,101 @@
+"""A representative part of the model zoo through every command, with `scripts/zoo.py`'s own checks.
+
+ResNet-18 (unbounded batch), the torchvision ViT (`nn.MultiheadAttention`), a HuggingFace Llama (GQA + RoPE, an
+unbounded sequence), T5 (encoder-decoder, modules called several times) and a stacked `nn.LSTM`, as training IR and
+decomposed, each through `info --json`, the window's first view, `render`, `run --device cpu` and
+`decompose --to core`, every answer held against torch's. The whole zoo is `make zoo`; exports are cached under
+`.cache/zoo/` (tests/zoo/cache.py).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QColor, QImage
+
+from scripts.zoo import CHECKS, COMMANDS, screenshot_problem, svg_problem
+from tests.programs import REPO_ROOT, ExportFailed
+from tests.zoo.cache import program_by_id, zoo_path
+
+REPRESENTATIVE = ["resnet18", "resnet18.decomposed", "vit", "llama.decomposed", "t5", "nn_lstm",
+                  "nn_lstm.decomposed"]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("zoo")
+
+
+def _zoo_archive(program_id: str) -> Path:
+    try:
+        return zoo_path(program_by_id(program_id))
+    except ExportFailed as e:
+        pytest.fail(f"torch exported {program_id} before; now: {e.reason}")
+
+
+# Failures known today, each owned by a fix in progress elsewhere; strict, so the fix that mends one must drop it here.
+KNOWN: dict[tuple[str, str], str] = {
+    ("llama.decomposed", "screenshot"): "first view shows only the inputs over an empty area (layout)",
+    ("t5", "screenshot"): "first view shows only the inputs over an empty area (layout)",
+}
+
+
+def _cases() -> list[object]:
+    return [pytest.param(p, c, id=f"{p}-{c}",
+                         marks=[pytest.mark.xfail(strict=True, reason=KNOWN[p, c])] if (p, c) in KNOWN else [])
+            for p in REPRESENTATIVE for c in COMMANDS]
+
+
+@pytest.mark.parametrize(("program_id", "command"), _cases())
+def test_command_agrees_with_torch(program_id: str, command: str, work: Path) -> None:
+    outcome = CHECKS[command](_zoo_archive(program_id), work)
+    assert outcome.ok, f"{program_id} {command}: {outcome.message}"
+
+
+def _label(img: QImage, x: int, y: int) -> None:
+    """A node as the window draws one: a filled box with a dark label line."""
+    for px in range(x, x + 160):
+        for py in range(y, y + 30):
+            img.setPixelColor(px, py, QColor("#1a1a1a") if y + 12 <= py < y + 18 else QColor("#f8c6a8"))
+
+
+def test_the_screenshot_check_sees_a_blank_graph_area(tmp_path: Path) -> None:
+    """The picture check is not a formality: an empty window-sized picture is blank, and so is one whose only labels
+    are the minimap's and the inputs' row at the top; nodes spread down the graph area are not."""
+    img = QImage(1400, 900, QImage.Format.Format_RGB32)
+    img.fill(QColor("white"))
+    png = tmp_path / "shot.png"
+    img.save(str(png))
+    assert "blank" in (screenshot_problem(png) or "")
+    _label(img, 20, 120)  # in the minimap's corner
+    _label(img, 400, 110)  # the inputs' row
+    _label(img, 600, 110)
+    img.save(str(png))
+    assert "blank" in (screenshot_problem(png) or "")
+    for y in (300, 420, 540):
+        _label(img, 400, y)
+    img.save(str(png))
+    assert screenshot_problem(png) is None
+
+
+def test_the_render_check_wants_the_programs_nodes(tmp_path: Path) -> None:
+    svg = tmp_path / "g.svg"
+    body = "".join(f'<text x="0" y="{i}">label {i}</text>' for i in range(40))
+    svg.write_text(f'<svg xmlns="http://www.w3.org/2000/svg">{body}</svg>')
+    assert "names none" in (svg_problem(svg, {"conv2d", "relu"}) or "")
+    svg.write_text(f'<svg xmlns="http://www.w3.org/2000/svg">{body}<text>conv2d</text></svg>')
+    assert svg_problem(svg, {"conv2d", "relu"}) is None
+
+
+def test_make_zoo_prints_the_table_for_a_pattern() -> None:
+    proc = subprocess.run([sys.executable, "scripts/zoo.py", "-k", "exportdb_scalar*", "--commands", "info,render"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["program", "family", "export", "s", "info", "render"]
+    rows = {line.split()[0]: line.split() for line in lines[2:] if line.startswith("exportdb_")}
+    assert sorted(rows) == ["exportdb_scalar_output", "exportdb_scalar_output.decomposed"]
+    assert all(row[3] == "ok" and row[5] == "ok" for row in rows.values()), proc.stdout
+    assert "2 programs, 0 failures" in proc.stdout
