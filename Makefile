@@ -7,7 +7,7 @@ setup:
 	@bash scripts/setup.sh
 
 run: setup
-	$(PY) -m app
+	$(PY) -m pt2_viewer
 
 test: setup
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q

@@ -12,11 +12,11 @@ import sys
 
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "info": ("core.cli_info", "summarise a .pt2 archive (--json for scripts)"),
-    "render": ("app.cli_render", "render a program's graph to SVG or PNG without a window"),
-    "export": ("core.worker.cli_export", "run a model script in the worker and save every exported program"),
-    "decompose": ("core.jobs.cli_decompose", "decompose a program (functional, core ATen or a custom table)"),
-    "run": ("core.jobs.cli_run", "run a program on CPU or CUDA and print output summaries and latency"),
+    "info": ("pt2_viewer.core.cli.info", "summarise a .pt2 archive (--json for scripts)"),
+    "render": ("pt2_viewer.app.graph.render_command", "render a program's graph to SVG or PNG without a window"),
+    "export": ("pt2_viewer.core.cli.export", "run a model script in the worker and save every exported program"),
+    "decompose": ("pt2_viewer.core.cli.decompose", "decompose a program (functional, core ATen or a custom table)"),
+    "run": ("pt2_viewer.core.cli.run", "run a program on CPU or CUDA and print output summaries and latency"),
 }
 
 
@@ -47,10 +47,10 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _gui_parser().parse_args(argv)
     if args.install_desktop or args.uninstall_desktop:
-        from core import desktop
+        from pt2_viewer.core.platform import desktop
 
         return desktop.cli_main(install=args.install_desktop)
-    from app.main import run_gui
+    from pt2_viewer.app.main import run_gui
 
     return run_gui(args)
 

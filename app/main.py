@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
-if TYPE_CHECKING:
-    from app.main_window import MainWindow
+from pt2_viewer.core.platform import install
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+if TYPE_CHECKING:
+    from pt2_viewer.app.main_window import MainWindow
+
+RESOURCES = install.resources()
 EXAMPLE = RESOURCES / "examples" / "example.pt2"
 SCREENSHOT_TIMEOUT_MS = 180_000
 
@@ -43,7 +45,7 @@ def run_gui(args: argparse.Namespace) -> int:
 
     instance = None
     if not args.new_instance:
-        from app.single_instance import SingleInstance
+        from pt2_viewer.app.platform.single_instance import SingleInstance
 
         instance = SingleInstance()
         if instance.try_hand_off(files):
@@ -51,7 +53,7 @@ def run_gui(args: argparse.Namespace) -> int:
             return 0
         instance.listen()
 
-    from app.main_window import MainWindow
+    from pt2_viewer.app.main_window import MainWindow
 
     window = MainWindow()
     if instance is not None:
@@ -77,7 +79,7 @@ def _set_icon(app: QApplication) -> None:
 
 
 def _screenshot(app: QApplication, path: str, out: str, program: str | None) -> int:
-    from app.main_window import MainWindow
+    from pt2_viewer.app.main_window import MainWindow
 
     window = MainWindow(interactive=False, trust_scripts=True)  # the user named the script on the command line
     window.resize(1400, 900)
@@ -96,7 +98,7 @@ def take_screenshot(window: MainWindow, path: str, out: str, program: str | None
     """Open `path` in `window`, wait until its graph is painted and save the window to `out`. Returns None, or the
     one-line reason it could not: the file cannot be opened, its graph cannot be laid out (said at once, never
     after the timeout), the picture cannot be written, or nothing was ready within `timeout_ms`."""
-    from app.document import DocumentWidget
+    from pt2_viewer.app.graph.document import DocumentWidget
 
     loop = QEventLoop()
     outcome: dict[str, str | None] = {}

@@ -17,21 +17,21 @@ from PySide6.QtWidgets import (
     QTextBrowser,
 )
 
-from app.compare_view import CompareView, ask_comparison_target
-from app.decompose_dialog import DecomposeDialog
-from app.document import DocumentWidget
-from app.export_image import export_scene
-from app.layout_client import LayoutClient
-from app.loader import ArchiveLoader
-from app.preferences_dialog import add_preferences_action
-from app.script_document import ScriptDocument
-from app.start_page import StartPage
-from app.trust_dialog import confirm_run, not_trusted_message
-from core.document_model import DocumentModel
-from core import temp_dirs
-from core.jobs.atomic import write_atomically
-from core.program import Archive, Program
-from core.trust import TrustStore
+from pt2_viewer.app.compare.view import CompareView, ask_comparison_target
+from pt2_viewer.app.decompose.dialog import DecomposeDialog
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.graph.export_image import export_scene
+from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.graph.loader import ArchiveLoader
+from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
+from pt2_viewer.app.export.script_document import ScriptDocument
+from pt2_viewer.app.start_page import StartPage
+from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
+from pt2_viewer.core.graph.document import DocumentModel
+from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.core.util.files import write_atomically
+from pt2_viewer.core.model.program import Archive, Program
+from pt2_viewer.core.platform.trust import TrustStore
 
 OPENABLE = (".pt2", ".py")
 MAX_RECENT = 10
@@ -370,7 +370,7 @@ class MainWindow(QMainWindow):
         else:
             self.statusBar().showMessage(f"Saved {path}")
 
-    # -- program menu: decompose, compare (app/decompose_dialog.py, app/compare_view.py) -------------------------
+    # -- program menu: decompose, compare (app/decompose/dialog.py, app/compare/view.py) -------------------------
     def decompose_dialog(self) -> DecomposeDialog | None:
         doc = self.current_document()
         if doc is None:

@@ -18,7 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples"
+from pt2_viewer.core.platform import install
+
+EXAMPLES_DIR = install.resources() / "examples"
 PATH_ROLE = Qt.ItemDataRole.UserRole
 
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(REPO))
 
 def main() -> None:
     from bench.big_model import program_path
-    from core.worker.client import run_job
+    from pt2_viewer.core.jobs.client import run_job
 
     layers = int(sys.argv[1]) if len(sys.argv) > 1 else 110
     t = time.perf_counter()
@@ -55,9 +55,9 @@ import json, os, sys, time
 sys.path.insert(0, {str(REPO)!r})
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtWidgets import QApplication
-from app.compare_view import CompareView
-from app.main_window import MainWindow
-from core.reader import read_archive
+from pt2_viewer.app.compare.view import CompareView
+from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.core.pt2.reader import read_archive
 app = QApplication([])
 w = MainWindow(interactive=False); w.resize(1400, 900); w.show()
 result = json.loads({json.dumps(json.dumps(result))})

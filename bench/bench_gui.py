@@ -30,7 +30,7 @@ def child(path: str) -> None:
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
+    from pt2_viewer.app.main_window import MainWindow
 
     app = QApplication([])
     window = MainWindow(interactive=False)

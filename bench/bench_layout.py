@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.layout import LayoutEdge, LayoutNode, LayoutRequest, LayoutResult, LayoutService  # noqa: E402
+from pt2_viewer.core.layout import LayoutEdge, LayoutNode, LayoutRequest, LayoutResult, LayoutService  # noqa: E402
 
 HEARTBEAT_S = 0.005
 

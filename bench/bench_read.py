@@ -8,7 +8,7 @@ shared deep transformer-like model of `bench/big_model.py` (core ATen after `run
   1. that program with its own small weights (under 1 MB);
   2. the same program padded with ~1 GB of weights (one extra parameter, so one more input node).
 
-It prints the time to read each with `core.reader.read_archive` (+ `archive_info`), the time `torch.export.load`
+It prints the time to read each with `pt2_viewer.core.pt2.reader.read_archive` (+ `archive_info`), the time `torch.export.load`
 takes, and the ratio (target: at least 20x). It asserts nothing about time: machines differ. The archives are cached
 by `big_model.program_path` under `.cache/big-programs/`.
 
@@ -30,8 +30,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from bench import big_model  # noqa: E402
-from core.info import archive_info  # noqa: E402
-from core.reader import read_archive  # noqa: E402
+from pt2_viewer.core.pt2.info import archive_info  # noqa: E402
+from pt2_viewer.core.pt2.reader import read_archive  # noqa: E402
 
 LARGE_WEIGHTS_MB = 1024
 
@@ -79,7 +79,7 @@ def read_ours(path: Path) -> tuple[int, int]:
 
 def read_ours_cold(path: Path) -> float:
     """Wall time of a fresh interpreter that imports the reader and reads the file: what a user waits for."""
-    script = "import sys; from core.reader import read_archive; read_archive(sys.argv[1])"
+    script = "import sys; from pt2_viewer.core.pt2.reader import read_archive; read_archive(sys.argv[1])"
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", script, str(path)], cwd=REPO_ROOT, check=True)
     return time.perf_counter() - started

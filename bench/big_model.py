@@ -59,7 +59,7 @@ def program_path(layers: int = 100, d: int = 16, heads: int = 2, dynamic: bool =
     time does not depend on weight size)."""
     import torch
 
-    from core.jobs.atomic import save_program
+    from pt2_viewer.core.util.files import save_program
 
     ir = "" if decompose else "_training"
     name = f"deep{layers}_d{d}_h{heads}_{'dyn' if dynamic else 'static'}_w{weights_mb:g}{ir}.pt2"

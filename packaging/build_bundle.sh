@@ -28,13 +28,13 @@ fi
 # The worker's Python (here .venv's, which has torch) must import core from the bundle's sources alone.
 ROOT=$PWD
 (cd / && PYTHONPATH="$ROOT/$BUNDLE/_internal/pysrc" "$ROOT/$PY" -c \
-  "import core, core.worker.__main__; assert '/pysrc/' in core.__file__, core.__file__") \
-  || fail "core.worker does not import from $BUNDLE/_internal/pysrc"
-# The Graphviz layout child runs as `pt2-viewer -m core.layout`: lay out a 3-node chain through it.
-"$PY" - "$BUNDLE/pt2-viewer" <<'PYCHECK' || fail "the bundle cannot lay out a graph (pt2-viewer -m core.layout)"
+  "import pt2_viewer.core.worker.__main__ as w; assert '/pysrc/' in w.__file__, w.__file__") \
+  || fail "pt2_viewer.core.worker does not import from $BUNDLE/_internal/pysrc"
+# The Graphviz layout child runs as `pt2-viewer -m pt2_viewer.core.layout`: lay out a 3-node chain through it.
+"$PY" - "$BUNDLE/pt2-viewer" <<'PYCHECK' || fail "the bundle cannot lay out a graph (pt2-viewer -m pt2_viewer.core.layout)"
 import sys
-from core.layout.records import LayoutEdge, LayoutNode, LayoutRequest
-from core.layout.service import LayoutService
+from pt2_viewer.core.layout.records import LayoutEdge, LayoutNode, LayoutRequest
+from pt2_viewer.core.layout.service import LayoutService
 request = LayoutRequest([LayoutNode(n, 80, 30) for n in "abc"], [LayoutEdge("a", "b"), LayoutEdge("b", "c")])
 with LayoutService(use_cache=False, python=sys.argv[1]) as service:
     (result,) = service.wait(service.submit([request]), timeout=120)

@@ -1,9 +1,9 @@
 """Entry point of the PyInstaller bundle: `pt2-viewer [ARGS]`, plus `pt2-viewer -m MODULE [ARGS]`.
 
 In a bundle `sys.executable` is this program, not a Python, so code that starts a helper child process as
-`[sys.executable, "-m", "core.something", ...]` (the Graphviz layout child, for example) would start a second window
-instead. Accepting `-m MODULE` here keeps that one spelling working in both worlds. Only `app.` and `core.` modules
-are run this way; torch jobs never run here (they need the user's own Python, see docs/packaging.md).
+`[sys.executable, "-m", "pt2_viewer.core.something", ...]` (the Graphviz layout child, for example) would start a second window
+instead. Accepting `-m MODULE` here keeps that one spelling working in both worlds. Only `pt2_viewer.` modules are
+run this way; torch jobs never run here (they need the user's own Python, see docs/packaging.md).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import multiprocessing
 import runpy
 import sys
 
-RUNNABLE_PACKAGES = ("app.", "core.")
+RUNNABLE_PACKAGES = ("pt2_viewer.",)
 
 
 def main() -> int:
@@ -19,13 +19,13 @@ def main() -> int:
     if len(sys.argv) >= 3 and sys.argv[1] == "-m":
         module = sys.argv[2]
         if not module.startswith(RUNNABLE_PACKAGES):
-            print(f"pt2-viewer: this bundle runs only app.* and core.* modules with -m, not {module!r}",
+            print(f"pt2-viewer: this bundle runs only pt2_viewer.* modules with -m, not {module!r}",
                   file=sys.stderr)
             return 2
         sys.argv = [sys.argv[0], *sys.argv[3:]]
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         return 0
-    from app.cli import main as cli_main
+    from pt2_viewer.app.cli import main as cli_main
 
     return cli_main()
 

@@ -3,11 +3,11 @@
 `make zoo` (or `.venv/bin/python scripts/zoo.py [-k PATTERN]`) exports the zoo (tests/zoo/, cached under
 `.cache/zoo/`) and runs, for each program, training IR and decomposed, in a subprocess each:
 
-  info        `python -m app info --json F`          equals what torch's own loader says the program holds
-  screenshot  `python -m app F --screenshot x.png`   the window's first view shows graph nodes (pixels, not exit code)
-  render      `python -m app render F -o x.svg`      an SVG that draws the program's nodes
-  run         `python -m app run F --device cpu --json`  the same outputs as torch running the program on its inputs
-  decompose   `python -m app decompose F --to core -o OUT.pt2`  the ops torch's run_decompositions gives
+  info        `python -m pt2_viewer info --json F`          equals what torch's own loader says the program holds
+  screenshot  `python -m pt2_viewer F --screenshot x.png`   the window's first view shows graph nodes (pixels, not exit code)
+  render      `python -m pt2_viewer render F -o x.svg`      an SVG that draws the program's nodes
+  run         `python -m pt2_viewer run F --device cpu --json`  the same outputs as torch running the program on its inputs
+  decompose   `python -m pt2_viewer decompose F --to core -o OUT.pt2`  the ops torch's run_decompositions gives
 
 No stderr may hold a Python traceback. Where torch itself cannot do what a command asks (run or decompose raise in
 torch too), the command must say so in one clear line and fail: that counts as ok ("explained"). Each command has a
@@ -62,11 +62,11 @@ class Invocation:
 
 
 def invoke(args: list[str], timeout: float) -> Invocation:
-    """`python -m app ARGS` in a fresh process, offscreen, as a user runs it."""
+    """`python -m pt2_viewer ARGS` in a fresh process, offscreen, as a user runs it."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     start = time.perf_counter()
     try:
-        proc = subprocess.run([PYTHON, "-m", "app", *args], capture_output=True, text=True, timeout=timeout,
+        proc = subprocess.run([PYTHON, "-m", "pt2_viewer", *args], capture_output=True, text=True, timeout=timeout,
                               cwd=REPO_ROOT, env=env)
     except subprocess.TimeoutExpired as e:
         return Invocation(None, _text(e.stdout), _text(e.stderr), time.perf_counter() - start)
@@ -183,7 +183,7 @@ def check_render(path: Path, work: Path) -> Outcome:
 
 
 def _op_node_names(path: Path) -> set[str]:
-    from core.reader import read_archive
+    from pt2_viewer.core.pt2.reader import read_archive
 
     graph = read_archive(path).program().graph
     return {n.name for n in graph.nodes}

@@ -21,7 +21,7 @@ from tests.programs import pt2_path  # noqa: E402,F401  (the shared fixture of r
 @pytest.fixture
 def window(qtbot):  # type: ignore[no-untyped-def]
     """A main window for Qt tests: non-interactive (no modal dialogs), shown offscreen, closed after the test."""
-    from app.main_window import MainWindow
+    from pt2_viewer.app.main_window import MainWindow
 
     w = MainWindow(interactive=False)
     qtbot.addWidget(w)

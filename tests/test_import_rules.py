@@ -83,8 +83,8 @@ def test_core_never_imports_qt() -> None:
 
 READ_SCRIPT = """
 import json, sys
-from core.reader import read_archive
-from core.info import archive_info, summary_text
+from pt2_viewer.core.pt2.reader import read_archive
+from pt2_viewer.core.pt2.info import archive_info, summary_text
 for path in sys.argv[1:]:
     archive = read_archive(path)
     json.dumps(archive_info(archive))
@@ -114,12 +114,12 @@ def test_reading_imports_neither_torch_nor_qt() -> None:
 def test_info_command_imports_neither_torch_nor_qt() -> None:
     """`pt2-viewer info` as users run it, with Python's own import log (-X importtime) as the witness."""
     run = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "app", "info", str(program_path("cond_map")), "--json"],
+        [sys.executable, "-X", "importtime", "-m", "pt2_viewer", "info", str(program_path("cond_map")), "--json"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
     )
     assert run.returncode == 0, run.stderr
     imported = [line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")]
-    assert "core.reader" in imported, "the import log should show the reader"
+    assert "pt2_viewer.core.pt2.reader" in imported, "the import log should show the reader"
     assert [m for m in imported if _is_forbidden(m, FORBIDDEN_WHILE_READING)] == []
 
 
@@ -178,7 +178,7 @@ def test_reading_never_unpickles(tmp_path: Path) -> None:
     assert _run_reader([trapped]) == []
     assert not marker.exists(), "reading the archive ran code from a pickle in it"
     # The same in this process, through the command line as users run it.
-    from app.cli import main as cli_main
+    from pt2_viewer.app.cli import main as cli_main
 
     assert cli_main(["info", str(trapped), "--json"]) == 0
     assert not marker.exists(), "pt2-viewer info ran code from a pickle in the archive"

@@ -1,4 +1,4 @@
-"""What torch itself says a `.pt2` holds, in the shape of `core.info.archive_info`, plus every graph's edges.
+"""What torch itself says a `.pt2` holds, in the shape of `pt2_viewer.core.pt2.info.archive_info`, plus every graph's edges.
 
 The parity tests hold our reader (plain JSON, no torch) against torch's own deserializer: the same file loaded back
 with `load_pt2` (what `torch.export.load` uses), read through torch's public objects (`ExportedProgram.graph`,
@@ -25,7 +25,7 @@ from torch.utils._sympy.numbers import int_oo
 
 @dataclass(frozen=True, order=True)
 class EdgeKey:
-    """An edge as plain strings, comparable between our `core.program.Edge` and torch's FX graph."""
+    """An edge as plain strings, comparable between our `pt2_viewer.core.model.program.Edge` and torch's FX graph."""
 
     src: str
     dst: str

@@ -1,13 +1,13 @@
 """The side panels of a document: each a view of one core model, with no logic in the widget.
 
-Every panel is a QWidget with the same interface, which the document widget (app/document.py) relies on:
+Every panel is a QWidget with the same interface, which the document widget (app/graph/document.py) relies on:
   - `set_program(program, graph, index)`: the program, the graph now shown (the top graph or a HOP subgraph) and
     that graph's GraphIndex (SummaryPanel also takes `archive=` as a keyword);
   - `show_node(name | None)`: the selection changed elsewhere; reflect it without emitting anything;
   - signals, emitted only for what the user did in the panel: `node_requested(str)`, `nodes_highlighted(list)`,
     `subgraph_requested(str, str)` (HOP node, subgraph name), `source_requested(str, int)` (file, 1-based line).
 
-The data each panel shows comes from core: core/details.py, core/readable.py, core/summary.py. This module holds
+The data each panel shows comes from core: core/graph/details.py, core/graph/readable.py, core/graph/summary.py. This module holds
 only the few looks the panels share.
 """
 from __future__ import annotations

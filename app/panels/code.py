@@ -1,4 +1,4 @@
-"""The code panel: the graph shown as readable Python (core/readable.py), its selection following the graph's.
+"""The code panel: the graph shown as readable Python (core/graph/readable.py), its selection following the graph's.
 
 Moving the cursor onto a line (click or arrow keys) asks for that line's node; a selection made elsewhere moves the
 cursor to the node's line and marks it, without asking back. Highlighting is skipped for very long programs, where
@@ -10,12 +10,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
-from app import theme
-from app.panels import fixed_font
-from app.python_highlighter import PythonHighlighter
-from core.graph_index import GraphIndex
-from core.program import Graph, Program
-from core.readable import ReadableCode, readable_code
+from pt2_viewer.app import theme
+from pt2_viewer.app.panels import fixed_font
+from pt2_viewer.app.widgets.python_highlighter import PythonHighlighter
+from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.model.program import Graph, Program
+from pt2_viewer.core.graph.readable import ReadableCode, readable_code
 
 HIGHLIGHT_MAX_LINES = 20000
 

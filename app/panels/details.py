@@ -1,4 +1,4 @@
-"""The details panel: everything about the selected node, as `core.details.node_details` lays it out.
+"""The details panel: everything about the selected node, as `pt2_viewer.core.graph.details.node_details` lays it out.
 
 Sections (Operator, Arguments, Outputs, Users, Module, Stack trace ...) are collapsible groups of aligned rows. A row
 with a link is drawn as a link; clicking it asks for that node (`node_requested`), subgraph (`subgraph_requested`)
@@ -13,12 +13,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QResizeEvent
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from app import theme
-from app.panels import fixed_font, link_color, make_table, muted_color
-from core.details import DetailRow, Link, NodeDetails, NodeLink, SourceLink, SubgraphLink, node_details
-from core.graph_index import GraphIndex
-from core.program import Archive, Graph, Program
-from core.program_properties import program_properties
+from pt2_viewer.app import theme
+from pt2_viewer.app.panels import fixed_font, link_color, make_table, muted_color
+from pt2_viewer.core.graph.details import DetailRow, Link, NodeDetails, NodeLink, SourceLink, SubgraphLink, node_details
+from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.model.program import Archive, Graph, Program
+from pt2_viewer.core.graph.properties import program_properties
 
 LINK_ROLE = Qt.ItemDataRole.UserRole
 VALUE_SHARE = 0.7  # of the room beside the labels, at least, for values when the notes do not fit too
@@ -71,7 +71,7 @@ class DetailsPanel(QWidget):
             return
         self.tree.setVisible(True)
         if name is None or name not in self.graph.node_by_name:
-            # nothing selected: the program's own properties (core/program_properties.py)
+            # nothing selected: the program's own properties (core/graph/properties.py)
             self.details = program_properties(self.archive, self.program)
             self.title.setText(f"<b style='font-size:large'>{html.escape(self.details.title)}</b><br>"
                                "<span style='color:gray'>The program. Select a node to see its details.</span>")

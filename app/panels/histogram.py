@@ -9,10 +9,10 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QMouseEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from app import theme
-from app.panels import fixed_font
-from core.summary import OpCount
-from core.words import plural
+from pt2_viewer.app import theme
+from pt2_viewer.app.panels import fixed_font
+from pt2_viewer.core.graph.summary import OpCount
+from pt2_viewer.core.util.words import plural
 
 LABEL_MAX_PX = 200
 ROW_GAP = 4

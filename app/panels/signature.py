@@ -1,4 +1,4 @@
-"""The signature panel: the program's inputs and outputs (core.summary.signature_rows) with kind, target, dtype and
+"""The signature panel: the program's inputs and outputs (pt2_viewer.core.graph.summary.signature_rows) with kind, target, dtype and
 shape; clicking a row selects its node (an input's placeholder, an output's producer).
 
 Inside a HOP subgraph it lists that subgraph's own inputs and outputs.
@@ -9,12 +9,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import QTreeWidgetItem, QVBoxLayout, QWidget
 
-from app import theme
-from app.panels import fixed_font, make_table
-from core.graph_index import GraphIndex
-from core.node_kinds import input_kinds, node_kind
-from core.program import Graph, Program
-from core.summary import SignatureRow, signature_rows
+from pt2_viewer.app import theme
+from pt2_viewer.app.panels import fixed_font, make_table
+from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
+from pt2_viewer.core.model.program import Graph, Program
+from pt2_viewer.core.graph.summary import SignatureRow, signature_rows
 
 COLUMNS = ["name", "kind", "target", "dtype", "shape"]
 NODE_ROLE = Qt.ItemDataRole.UserRole

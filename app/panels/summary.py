@@ -1,5 +1,5 @@
 """The summary panel: the program's facts (torch and schema versions, dialect, node and op counts, weights), the op
-histogram, and the archive's warnings and unknown fields, all from `core.summary.program_summary`.
+histogram, and the archive's warnings and unknown fields, all from `pt2_viewer.core.graph.summary.program_summary`.
 
 Clicking a bar of the histogram highlights the nodes of the graph shown that call that op.
 """
@@ -11,12 +11,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QScrollArea, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from app.panels import fixed_font, make_table
-from app.panels.histogram import OpHistogram
-from core.graph_index import GraphIndex
-from core.program import Archive, Graph, Program
-from core.summary import ProgramSummary, nodes_with_op, program_summary
-from core.words import plural
+from pt2_viewer.app.panels import fixed_font, make_table
+from pt2_viewer.app.panels.histogram import OpHistogram
+from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.model.program import Archive, Graph, Program
+from pt2_viewer.core.graph.summary import ProgramSummary, nodes_with_op, program_summary
+from pt2_viewer.core.util.words import plural
 
 WARNING_COLOUR = "#b3261e"
 

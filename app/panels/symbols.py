@@ -1,4 +1,4 @@
-"""The symbols panel: each symbolic dimension (core.summary.symbol_rows) with its range, backed or unbacked, the
+"""The symbols panel: each symbolic dimension (pt2_viewer.core.graph.summary.symbol_rows) with its range, backed or unbacked, the
 input dim it stands for, its example value and the runtime asserts that bound it.
 
 Clicking a symbol highlights the nodes of the graph shown whose shapes use it (`nodes_highlighted`). When a node is
@@ -9,11 +9,11 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from app.panels import fixed_font, make_table
-from core.graph_index import GraphIndex
-from core.program import Graph, Program
-from core.summary import SymbolRow, symbol_rows
-from core.words import plural
+from pt2_viewer.app.panels import fixed_font, make_table
+from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.model.program import Graph, Program
+from pt2_viewer.core.graph.summary import SymbolRow, symbol_rows
+from pt2_viewer.core.util.words import plural
 
 COLUMNS = ["symbol", "range", "kind", "stands for", "example", "asserts", "nodes"]
 ROW_ROLE = Qt.ItemDataRole.UserRole

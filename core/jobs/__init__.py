@@ -1,3 +1,5 @@
-"""Worker jobs: each module `core.jobs.NAME` has `run_job(request: dict, out: Path, emit) -> dict` and runs inside a
-worker process (`python -m core.worker NAME ...`), where importing torch is allowed. See docs/worker.md.
+"""How a worker job runs and loads programs: starting and following a job process (`client`), the events it sends
+(`protocol`), its process tree, which Python runs it (`python_env`), and loading a `.pt2` with torch safely
+(`archive_check`, `expr_grammar`, `loading`, `errors`). Domain packages (export, decompose, run) build their jobs on
+this; `pt2_viewer.core.worker` is the child process that runs them. See docs/worker.md.
 """

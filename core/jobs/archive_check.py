@@ -3,7 +3,7 @@
 torch's loader trusts the file. It unpickles pickled weights, constants and sample inputs (falling back to a full
 unpickle, which runs any `__reduce__`), evaluates every symbolic size as Python (`sympy.sympify`), imports the module
 named by a pytree type, an enum or a default factory, and loads the native library of an AOTInductor part. So the
-worker reads the archive itself first, through `core/archive.py` (the viewer's own zip checks: damaged zips, sizes,
+worker reads the archive itself first, through `core/pt2/archive.py` (the viewer's own zip checks: damaged zips, sizes,
 zip bombs) and without recursion (JSON nested 100,000 deep), and finds:
 
 - hard problems, refused whatever the user says: a damaged zip, a member that inflates out of proportion, member names
@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.archive import AOTI_DIR, CONSTANTS_CONFIG, MODELS_DIR, SAMPLE_INPUTS, WEIGHTS_CONFIG, ArchiveFiles, \
+from pt2_viewer.core.pt2.archive import AOTI_DIR, CONSTANTS_CONFIG, MODELS_DIR, SAMPLE_INPUTS, WEIGHTS_CONFIG, ArchiveFiles, \
     open_archive
-from core.errors import ArchiveError
-from core.jobs.errors import JobFailure, first_line
-from core.jobs.expr_grammar import UnsafeExpression, check_expression
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.jobs.errors import JobFailure, first_line
+from pt2_viewer.core.jobs.expr_grammar import UnsafeExpression, check_expression
 
 MAX_MEMBERS = 100_000
 MAX_JSON_DEPTH = 200  # real programs nest about 10 levels, plus about 8 per level of nested subgraphs
@@ -260,7 +260,7 @@ def _check_modules(check: ArchiveCheck) -> None:
     """The modules that `loading.prepare_imports` would import for unregistered op namespaces and pytree types."""
     import torch.utils._pytree as pytree
 
-    from core.jobs.loading import resolve_op
+    from pt2_viewer.core.jobs.loading import resolve_op
 
     for model in check.models:
         for ns in sorted({t.split(".")[2] for t in check.op_targets[model] if t.count(".") >= 3}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import io
 import logging
 import pickle
 import sys
@@ -23,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from core.jobs.archive_check import BUILTIN_NAMESPACES, ArchiveCheck, check_archive, require_trust
-from core.jobs.errors import JobFailure, first_line
+from pt2_viewer.core.jobs.archive_check import BUILTIN_NAMESPACES, ArchiveCheck, check_archive, require_trust
+from pt2_viewer.core.jobs.errors import JobFailure, first_line
 
 LOGGERS = ("torch.export", "torch._export")
 

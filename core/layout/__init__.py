@@ -1,12 +1,12 @@
 """Graph layout by Graphviz `dot`, computed in a child process so the GUI never freezes (see docs/layout.md).
 
 The GUI uses LayoutService (one long-lived child, a ticket queue, a disk cache); headless code and tests may call
-`core.layout.engine.layout` directly, which runs Graphviz in the calling process. Importing this package does not
+`pt2_viewer.core.layout.engine.layout` directly, which runs Graphviz in the calling process. Importing this package does not
 import pygraphviz.
 """
-from core.layout.cache import LayoutCache, default_cache_dir
-from core.layout.records import EdgeRoute, LayoutEdge, LayoutError, LayoutNode, LayoutRequest, LayoutResult
-from core.layout.service import LayoutService
+from pt2_viewer.core.layout.cache import LayoutCache, default_cache_dir
+from pt2_viewer.core.layout.records import EdgeRoute, LayoutEdge, LayoutError, LayoutNode, LayoutRequest, LayoutResult
+from pt2_viewer.core.layout.service import LayoutService
 
 __all__ = [
     "EdgeRoute",

@@ -1,4 +1,4 @@
-"""The layout child: `python -m core.layout [--cache-dir DIR]`, started and fed by LayoutService.
+"""The layout child: `python -m pt2_viewer.core.layout [--cache-dir DIR]`, started and fed by LayoutService.
 
 Protocol (one JSON object per line, UTF-8):
   stdin:  {"ticket": N, "requests": [LayoutRequest JSON, ...]}
@@ -15,9 +15,9 @@ import json
 import os
 import sys
 
-from core.layout.cache import LayoutCache
-from core.layout.engine import layout
-from core.layout.records import LayoutRequest, dumps
+from pt2_viewer.core.layout.cache import LayoutCache
+from pt2_viewer.core.layout.engine import layout
+from pt2_viewer.core.layout.records import LayoutRequest, dumps
 
 
 def answer(message: object, cache: LayoutCache | None) -> dict[str, object]:
@@ -39,7 +39,7 @@ def answer(message: object, cache: LayoutCache | None) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.layout", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pt2_viewer.core.layout", description=__doc__.splitlines()[0])
     parser.add_argument("--cache-dir", help="write each finished layout into this layout cache folder")
     args = parser.parse_args(argv)
     cache = LayoutCache(args.cache_dir) if args.cache_dir else None

@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from core.layout.records import LayoutRequest, LayoutResult, dumps
+from pt2_viewer.core.layout.records import LayoutRequest, LayoutResult, dumps
 
 
 def default_cache_dir() -> Path:
@@ -36,7 +36,7 @@ class LayoutCache:
     @property
     def engine(self) -> str:
         if self._engine is None:
-            from core.layout.engine import engine_id
+            from pt2_viewer.core.layout.engine import engine_id
 
             self._engine = engine_id()
         return self._engine

@@ -1,7 +1,7 @@
 """LayoutService: lays out graphs in ONE long-lived child process, so the GUI thread never waits on Graphviz.
 
 pygraphviz holds the GIL for a whole layout, so a layout in a thread of the GUI process freezes the GUI; in a child
-process it cannot. The child (`python -m core.layout`) is started on first need and kept, so Python start-up and the
+process it cannot. The child (`python -m pt2_viewer.core.layout`) is started on first need and kept, so Python start-up and the
 pygraphviz import are paid once. A background thread here does the blocking parts (disk-cache lookups, talking to the
 child, decoding replies); the caller's thread only queues work and collects finished tickets:
 
@@ -26,11 +26,10 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
 
-import core
-from core.layout.cache import LayoutCache
-from core.layout.records import LayoutError, LayoutRequest, LayoutResult, dumps
+from pt2_viewer.core.platform import install
+from pt2_viewer.core.layout.cache import LayoutCache
+from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult, dumps
 
 Outcome = list[LayoutResult] | LayoutError
 
@@ -273,14 +272,14 @@ class LayoutService:
             return self._proc
         if self._proc is not None:  # died while idle: clean up quietly, its death cost no ticket
             self._close_pipes(self._proc)
-        command = [self._python, "-m", "core.layout"]
+        command = [self._python, "-m", "pt2_viewer.core.layout"]
         if self.cache is not None:
             command += ["--cache-dir", str(self.cache.directory)]
         env = dict(os.environ)
-        root = Path(core.__file__).resolve().parent.parent
-        if (root / "pyproject.toml").is_file():
+        root = install.package_parent()
+        if install.from_checkout():
             # run from a source checkout: the child must import this same checkout, whatever the current folder.
-            # (Installed, `core` is on the child's path anyway, and site-packages must not go ahead of the stdlib.)
+            # (Installed, `pt2_viewer` is on the child's path anyway, and site-packages must not go ahead of the stdlib.)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
         try:
             self._proc = subprocess.Popen(

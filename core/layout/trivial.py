@@ -6,7 +6,7 @@ nested containers) would otherwise cost one round trip to the layout child per l
 """
 from __future__ import annotations
 
-from core.layout.records import EdgeRoute, LayoutRequest, LayoutResult
+from pt2_viewer.core.layout.records import EdgeRoute, LayoutRequest, LayoutResult
 
 
 def trivial_layout(request: LayoutRequest) -> LayoutResult | None:

@@ -1,6 +1,4 @@
-"""Worker subprocesses: torch work (exporting scripts, decomposing, running) away from the GUI process.
-
-`protocol` defines the events and exit words, `client.WorkerJob` starts and drives one job (Qt-free; a Qt wrapper
-watches its file descriptors), `__main__` is the child's entry point, `cli_export` is `pt2-viewer export`.
-See docs/worker.md.
+"""The worker process: `python -m pt2_viewer.core.worker JOB ...` runs one job (export_script, decompose,
+run_program) away from the GUI process, where importing torch is allowed. The machinery to start and follow it is in
+`pt2_viewer.core.jobs`. See docs/worker.md.
 """

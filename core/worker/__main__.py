@@ -1,10 +1,10 @@
-"""Entry point of a worker process: `python -m core.worker JOB --request REQUEST.json --out DIR`.
+"""Entry point of a worker process: `python -m pt2_viewer.core.worker JOB --request REQUEST.json --out DIR`.
 
-It imports `core.jobs.JOB`, calls its `run_job(request, out, emit)`, writes the returned dict to DIR/result.json and
+It imports the module JOBS names for JOB (below), calls its `run_job(request, out, emit)`, writes the returned dict to DIR/result.json and
 emits `done`, or emits `error` with the message and traceback if the job raised. Events go to the file descriptor in
 `PT2V_EVENTS_FD` (stderr when it is not set, for running a job by hand). `--max-memory-mb` caps the address space
 with resource.setrlimit before any job code runs, so a script that eats memory fails inside this process instead of
-taking the machine down. The client (core/worker/client.py) starts this in its own process group.
+taking the machine down. The client (core/jobs/client.py) starts this in its own process group.
 """
 from __future__ import annotations
 
@@ -12,16 +12,21 @@ import argparse
 import importlib
 import json
 import os
-import re
 import sys
 import threading
 import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from core.worker.protocol import DONE, ERROR, EVENTS_FD_ENV, RESULT_FILE, STARTED, encode_event, write_json_atomic
+from pt2_viewer.core.jobs.protocol import DONE, ERROR, EVENTS_FD_ENV, RESULT_FILE, STARTED, encode_event, write_json_atomic
 
-JOB_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+# The jobs a worker runs, by name. The worker is the top of the child process: it names the domain modules that hold
+# the jobs (each imports torch), and they import only what lies below them (pt2_viewer.core.jobs), never the worker.
+JOBS: dict[str, str] = {
+    "export_script": "pt2_viewer.core.export.job",
+    "decompose": "pt2_viewer.core.decompose.job",
+    "run_program": "pt2_viewer.core.run.job",
+}
 
 
 class EventWriter:
@@ -66,8 +71,8 @@ def limit_memory(megabytes: int) -> None:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m core.worker", description="Run one PT2 Viewer worker job.")
-    p.add_argument("job", help="job name: the module core.jobs.JOB")
+    p = argparse.ArgumentParser(prog="python -m pt2_viewer.core.worker", description="Run one PT2 Viewer worker job.")
+    p.add_argument("job", help=f"job name: one of {', '.join(sorted(JOBS))}")
     p.add_argument("--request", required=True, type=Path, help="JSON file with the job's request")
     p.add_argument("--out", required=True, type=Path, help="folder for the job's results")
     p.add_argument("--max-memory-mb", type=int, default=None, help="address-space limit for this process")
@@ -75,17 +80,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def load_job(name: str) -> Callable[..., dict[str, Any]]:
-    if not JOB_NAME.match(name):
-        raise ValueError(f"'{name}' is not a job name (lowercase letters, digits and _ only)")
-    try:
-        module = importlib.import_module(f"core.jobs.{name}")
-    except ModuleNotFoundError as e:
-        if e.name == f"core.jobs.{name}":
-            raise ValueError(f"there is no job named '{name}' (no module core.jobs.{name})") from None
-        raise
+    """The `run_job(request, out, emit)` of a job named in JOBS (imported only when asked for: each pulls in torch)."""
+    if name not in JOBS:
+        raise ValueError(f"there is no job named '{name}' (jobs: {', '.join(sorted(JOBS))})")
+    module = importlib.import_module(JOBS[name])
     run_job = getattr(module, "run_job", None)
     if not callable(run_job):
-        raise ValueError(f"core.jobs.{name} has no run_job(request, out, emit) function")
+        raise ValueError(f"{JOBS[name]} has no run_job(request, out, emit) function")
     return run_job
 
 
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, MemoryError):
             message = "The job ran out of memory" + (f" (limit {args.max_memory_mb} MB)" if args.max_memory_mb else "")
         if isinstance(e, ModuleNotFoundError) and e.name == "torch":  # the chosen worker Python lacks torch
-            from core.worker.python_env import missing_torch_message
+            from pt2_viewer.core.jobs.python_env import missing_torch_message
 
             message = missing_torch_message(sys.executable)
         emit({"type": ERROR, "message": message, "traceback": traceback.format_exc()})

@@ -1,0 +1,1 @@
+"""The side-by-side compare view."""

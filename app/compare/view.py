@@ -1,0 +1,308 @@
+"""Two programs side by side: a decomposition next to its original, or any two open programs.
+
+Two document widgets (each with its own `LinkedDocumentModel`) share one layout client; a "Link views" checkbox
+makes zoom and pan follow each other; selecting a node on one side selects what it became (or came from) on the
+other, through the `CompareSession` (core/compare/session.py) that holds the mapping. Below them, the op diff table:
+clicking an op highlights its nodes on both sides. The decomposed program can be saved as `.pt2`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.graph.view import GraphView
+from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.panels.details import DetailsPanel
+from pt2_viewer.app.widgets.source_view import open_source
+from pt2_viewer.app.widgets.common import splitter
+from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.core.compare.session import (
+    LEFT,
+    RIGHT,
+    CompareSession,
+    LinkedDocumentModel,
+    session_from_decomposition,
+    session_from_programs,
+)
+from pt2_viewer.core.model.program import Archive, Program
+from pt2_viewer.core.util.words import plural
+
+OP_COLUMNS = ("op", "before", "after", "change", "core ATen")
+NON_CORE_BRUSH = QBrush(QColor("#fde2c4"))
+OTHER_FILE = "Another file…"
+
+
+def save_copy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    """Copy `src` to `dst` atomically: a temporary file beside `dst`, then os.replace."""
+    dst = Path(dst)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class CompareView(QWidget):
+    """Emits `ready` once both graphs are on screen, `status(str)` for the status bar."""
+
+    ready = Signal()
+    status = Signal(str)
+
+    def __init__(self, session: CompareSession, left_archive: Archive, right_archive: Archive,
+                 layouts: LayoutClient, decomposed_path: str | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.decomposed_path = decomposed_path
+        self._syncing = False
+        self.docs = {LEFT: DocumentWidget(LinkedDocumentModel(left_archive, session.left), layouts),
+                     RIGHT: DocumentWidget(LinkedDocumentModel(right_archive, session.right), layouts)}
+        self._pending = {LEFT, RIGHT}
+
+        self.link = QCheckBox("Link views")
+        self.link.setToolTip("Zoom and pan both graphs together")
+        self.link.setChecked(True)
+        self.save_button = QPushButton("Save Decomposed As…")
+        self.save_button.setVisible(decomposed_path is not None)
+        how = ("mapping from torch's provenance" if session.method == "decomposition"
+               else "best-effort mapping by name, op and module (no provenance between these programs)")
+        self.caption = QLabel(f"<b>{session.left_title}</b> ⟶ <b>{session.right_title}</b> &nbsp; ({how})")
+        self.link_text = QLabel("Select a node on either side to see what it became or came from.")
+        self.link_text.setWordWrap(True)
+        self.non_core = QLabel(session.non_core_text())
+        self.non_core.setWordWrap(True)
+        if session.non_core_ops:
+            self.non_core.setStyleSheet("color: #a0522d; font-weight: bold")
+        self.table = QTableWidget(0, len(OP_COLUMNS))
+        self.table.setHorizontalHeaderLabels(OP_COLUMNS)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)  # compact rows
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setWordWrap(False)
+        self._fill_table()
+        # Each side's Details, beside the table: what the selected node (or its counterpart) is.
+        self.details = {side: DetailsPanel() for side in (LEFT, RIGHT)}
+        for side, archive in ((LEFT, left_archive), (RIGHT, right_archive)):
+            doc, panel = self.docs[side], self.details[side]
+            level = doc.model.level
+            panel.set_program(doc.model.program, level.graph, level.index, archive=archive)
+            panel.node_requested.connect(doc.reveal)
+            panel.subgraph_requested.connect(doc.enter_subgraph)
+            panel.source_requested.connect(lambda f, line, d=doc: open_source(f, line, d))
+
+        top = QHBoxLayout()
+        top.addWidget(self.caption, 1)
+        top.addWidget(self.link)
+        top.addWidget(self.save_button)
+        sides = QSplitter(Qt.Orientation.Horizontal)
+        for side in (LEFT, RIGHT):
+            doc = self.docs[side]
+            doc.panels.setVisible(False)  # room for two graphs; the op diff table is the panel here
+            sides.addWidget(doc)
+        bottom = QWidget()
+        bv = QVBoxLayout(bottom)
+        bv.setContentsMargins(0, 0, 0, 0)
+        bv.addWidget(self.link_text)
+        bv.addWidget(self.non_core)
+        row = QHBoxLayout()
+        row.addWidget(self.details[LEFT], 1)
+        row.addWidget(self.table, 0)
+        row.addWidget(self.details[RIGHT], 1)
+        bv.addLayout(row, 1)
+        split = splitter(Qt.Orientation.Vertical, sides, bottom, sizes=(560, 320), stretch=(3, 1),
+                         remember="compare")
+        v = QVBoxLayout(self)
+        v.setContentsMargins(4, 4, 4, 4)
+        v.addLayout(top)
+        v.addWidget(split, 1)
+
+        for side, other in ((LEFT, RIGHT), (RIGHT, LEFT)):
+            doc = self.docs[side]
+            doc.view.node_clicked.connect(lambda name, s=side: self.select(s, name))
+            doc.view.background_clicked.connect(lambda s=side: self.select(s, None))
+            doc.view.view_changed.connect(lambda a=doc.view, b=self.docs[other].view: self._sync_view(a, b))
+            doc.graph_ready.connect(lambda s=side: self._side_ready(s))
+            doc.status.connect(self.status)
+        self.table.cellClicked.connect(lambda row, _col: self.highlight_op(self.session.rows[row].op))
+        self.link.toggled.connect(lambda on: on and self._sync_view(self.left.view, self.right.view))
+        self.save_button.clicked.connect(self.save_dialog)
+
+    # -- construction ------------------------------------------------------------------------------------------
+    @classmethod
+    def for_decomposition(cls, original: DocumentWidget, result: dict[str, Any], decomposed: Archive,
+                          layouts: LayoutClient) -> CompareView:
+        """The original program (from its open document) beside the decompose job's result."""
+        after = decomposed.program()
+        session = session_from_decomposition(result, original.model.program, after)
+        return cls(session, original.model.archive, decomposed, layouts, decomposed_path=result["output"])
+
+    @classmethod
+    def for_programs(cls, left: tuple[Archive, Program], right: tuple[Archive, Program],
+                     layouts: LayoutClient) -> CompareView:
+        """Any two programs, paired by `pt2_viewer.core.compare.mapping.guess_program_mapping`."""
+        titles = [f"{Path(a.path).name} [{p.name}]" for a, p in (left, right)]
+        session = session_from_programs(left[1], right[1], *titles)
+        return cls(session, left[0], right[0], layouts)
+
+    def release(self) -> None:
+        """The tab is closing: the decomposed program's temporary folder goes with it."""
+        if self.decomposed_path is not None:
+            temp_dirs.remove(Path(self.decomposed_path).parent)
+
+    @property
+    def left(self) -> DocumentWidget:
+        return self.docs[LEFT]
+
+    @property
+    def right(self) -> DocumentWidget:
+        return self.docs[RIGHT]
+
+    def title(self) -> str:
+        name = Path(self.left.model.archive.path).name
+        return f"{name} ⟷ {self.session.right_title}" if self.decomposed_path else \
+            f"{name} ⟷ {Path(self.right.model.archive.path).name}"
+
+    def _fill_table(self) -> None:
+        rows = self.session.rows
+        self.table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            core = "" if self.session.non_core_ops is None else ("no" if row.non_core else "yes")
+            cells = (row.op, str(row.before), str(row.after), row.change_text, core)
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if c in (1, 2, 3):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if row.non_core:
+                    item.setBackground(NON_CORE_BRUSH)
+                    item.setToolTip(f"{row.op} is outside the core ATen opset")
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+        # as wide as its columns (the rest is for the two Details), never the whole width
+        frame = 2 * self.table.frameWidth() + self.table.verticalScrollBar().sizeHint().width()
+        self.table.setFixedWidth(min(self.table.horizontalHeader().length() + frame, 560))
+
+    def _side_ready(self, side: str) -> None:
+        if side in self._pending:
+            self._pending.discard(side)
+            if not self._pending:
+                self._sync_view(self.left.view, self.right.view)
+                self.ready.emit()
+
+    # -- selection and highlights --------------------------------------------------------------------------------
+    def select(self, side: str, node: str | None) -> None:
+        """The user selected `node` on `side` (the document already selected it there): select its counterparts."""
+        other = RIGHT if side == LEFT else LEFT
+        mine, theirs = self.docs[side], self.docs[other]
+        if node is not None and node.startswith("group:"):
+            node = None
+        linked = self.session.counterparts(side, node) if node is not None else []
+        assert isinstance(mine.model, LinkedDocumentModel) and isinstance(theirs.model, LinkedDocumentModel)
+        mine.model.linked = []
+        theirs.model.linked = linked
+        theirs.model.select(None)
+        mine.mark([])
+        theirs.mark([])
+        self.details[side].show_node(node)
+        self.details[other].show_node(linked[0] if linked else None)
+        if node is not None:
+            self.link_text.setText(self.session.describe_link(side, node))
+            if linked and not self.link.isChecked():
+                item = theirs.view.nodes.get(theirs.model.level.scene.visible_item(linked[0]))
+                if item is not None:
+                    theirs.view.ensureVisible(item, 40, 40)
+
+    def selected(self, side: str) -> list[str]:
+        """What is selected on `side`: the user's own selection, or the counterparts linked to the other side's."""
+        model = self.docs[side].model
+        assert isinstance(model, LinkedDocumentModel)
+        return [model.selection] if model.selection else list(model.linked)
+
+    def highlight_op(self, op: str) -> None:
+        """Mark the nodes calling `op` on both sides."""
+        counts = []
+        for side in (LEFT, RIGHT):
+            doc = self.docs[side]
+            assert isinstance(doc.model, LinkedDocumentModel)
+            doc.model.linked = []
+            doc.model.select(None)
+            nodes = self.session.nodes_for_op(side, op)
+            doc.mark(nodes)
+            counts.append(len(nodes))
+        self.link_text.setText(f"{op}: {plural(counts[0], 'node')} on the left, {counts[1]} on the right (marked)")
+
+    # -- linked zoom and pan -------------------------------------------------------------------------------------
+    def _sync_view(self, src: GraphView, dst: GraphView) -> None:
+        """Give `dst` the zoom of `src` and the same relative position in its own scene."""
+        if not self.link.isChecked() or self._syncing:
+            return
+        self._syncing = True
+        try:
+            dst.setTransform(src.transform())
+            center = src.mapToScene(src.viewport().rect().center())
+            s, d = src.sceneRect(), dst.sceneRect()
+            fx = (center.x() - s.left()) / s.width() if s.width() else 0.5
+            fy = (center.y() - s.top()) / s.height() if s.height() else 0.5
+            dst.centerOn(d.left() + fx * d.width(), d.top() + fy * d.height())
+        finally:
+            self._syncing = False
+
+    # -- saving --------------------------------------------------------------------------------------------------
+    def save_dialog(self) -> None:
+        if self.decomposed_path is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save decomposed program",
+                                              str(Path.home() / Path(self.decomposed_path).name),
+                                              "PyTorch export archives (*.pt2)")
+        if path:
+            self.save_decomposed(path)
+
+    def save_decomposed(self, path: str) -> str:
+        """Write the decomposed program to `path` (atomically); returns the status message."""
+        assert self.decomposed_path is not None
+        try:
+            save_copy(self.decomposed_path, path)
+        except OSError as e:
+            message = f"Could not save '{path}': {e.strerror or e}. Choose a folder you can write to."
+        else:
+            message = f"Saved {path}"
+        self.status.emit(message)
+        self.link_text.setText(message)
+        return message
+
+
+def ask_comparison_target(parent: QWidget, others: dict[str, DocumentWidget]) -> DocumentWidget | str | None:
+    """Ask which program to compare with: another open tab, or a file. Returns the document, a path, or None."""
+    choices = list(others) + [OTHER_FILE]
+    picked, ok = QInputDialog.getItem(parent, "Compare With", "Compare the current program with:", choices, 0, False)
+    if not ok:
+        return None
+    if picked in others:
+        return others[picked]
+    path, _ = QFileDialog.getOpenFileName(parent, "Compare With", "", "PyTorch export archives (*.pt2)")
+    return path or None

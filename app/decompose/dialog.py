@@ -1,0 +1,224 @@
+"""Program > Decompose…: pick a target (functional, core ATen, or a custom table from the user's own Python file),
+run the worker's `decompose` job with progress and Cancel, and hand the result on to open beside the original.
+
+A table file (and an 'import first' file) is Python code that the worker runs, so it needs the same trust
+confirmation as opening a script (`core/platform/trust.py`). Failures (a decomposition that raises, a broken table file, a
+custom op that is not registered) stay in the dialog in words, with torch's detail below, so the user can fix the
+file and press Decompose again.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from pt2_viewer.app.graph.loader import ArchiveLoader
+from pt2_viewer.app.jobs.driver import WorkerDriver
+from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row, job_failure_text
+from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.platform.trust import TrustStore
+from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.util.words import plural
+
+TARGETS = (("functional", "Functional ATen (empty table: no in-place ops, nothing decomposed)"),
+           ("core", "Core ATen (torch.export.default_decompositions)"),
+           ("table", "Custom table from a Python file"))
+
+class DecomposeDialog(QDialog):
+    """Emits `decomposed(result, archive)` when the job succeeded and its `.pt2` was read; `failed(message)` when it
+    did not (the message also stays on show in the dialog)."""
+
+    decomposed = Signal(dict, object)
+    failed = Signal(str)
+
+    def __init__(self, program_path: str, program_name: str | None = None, trust: TrustStore | None = None,
+                 interactive: bool = True, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Decompose {Path(program_path).name}")
+        self.program_path = program_path
+        self.program_name = program_name
+        self.trust = trust or TrustStore.default()
+        self.interactive = interactive
+        self.driver = WorkerDriver(self)
+        self.driver.event.connect(self._event)
+        self.driver.output.connect(lambda _stream, line: self.log.append(line))
+        self.driver.finished.connect(self._finished)
+        self.result: dict[str, Any] | None = None
+        self.out_dir: Path | None = None  # the running job's temporary folder; the compare tab owns it after
+        self.log: list[str] = []
+
+        self.target_buttons = QButtonGroup(self)
+        targets = QVBoxLayout()
+        for i, (key, text) in enumerate(TARGETS):
+            b = QRadioButton(text)
+            b.setProperty("target", key)
+            self.target_buttons.addButton(b, i)
+            targets.addWidget(b)
+        self.target_buttons.button(1).setChecked(True)
+        self.table_edit = QLineEdit(placeholderText="a .py file defining decomp_table (or a function returning it)")
+        self.table_browse = QPushButton("Browse…")
+        self.table_name = QLineEdit(placeholderText="optional: the table's name when the file has several")
+        self.preload_edit = QLineEdit(placeholderText="optional: a .py file to import first (custom op definitions)")
+        self.preload_browse = QPushButton("Browse…")
+        form = QFormLayout()
+        form.addRow("Target", targets)
+        form.addRow("Table file", file_row(self.table_edit, self.table_browse))
+        form.addRow("Table name", self.table_name)
+        form.addRow("Import first", file_row(self.preload_edit, self.preload_browse))
+
+        self.stage = QLabel("")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setVisible(False)
+        self.failure = FailureBox(180)
+        self.error = self.failure.error
+        self.start_button = QPushButton("Decompose")
+        self.start_button.setDefault(True)
+        self.cancel_button = QPushButton("Close")
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.cancel_button)
+
+        v = QVBoxLayout(self)
+        v.addWidget(QLabel(f"<b>{Path(program_path).name}</b>" + (f" [{program_name}]" if program_name else "")))
+        v.addLayout(form)
+        v.addWidget(self.stage)
+        v.addWidget(self.progress)
+        v.addWidget(self.failure)
+        v.addLayout(buttons)
+        self.resize(640, 360)
+
+        self.target_buttons.idToggled.connect(lambda _i, _on: self._update_enabled())
+        self.table_browse.clicked.connect(lambda: self._browse(self.table_edit, "Decomposition table"))
+        self.preload_browse.clicked.connect(lambda: self._browse(self.preload_edit, "Python file to import first"))
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel_or_close)
+        self._update_enabled()
+
+    # -- choices -------------------------------------------------------------------------------------------------
+    def target(self) -> str:
+        return str(self.target_buttons.checkedButton().property("target"))
+
+    def set_target(self, key: str, table: str | None = None) -> None:
+        for b in self.target_buttons.buttons():
+            b.setChecked(b.property("target") == key)
+        if table is not None:
+            self.table_edit.setText(table)
+
+    def _update_enabled(self) -> None:
+        custom = self.target() == "table"
+        for w in (self.table_edit, self.table_browse, self.table_name):
+            w.setEnabled(custom)
+
+    def _browse(self, edit: QLineEdit, title: str) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, title, str(Path(edit.text()).parent) if edit.text() else "",
+                                              PY_FILTER)
+        if path:
+            edit.setText(path)
+
+    def request(self) -> dict[str, Any] | str:
+        """The job's request, or why it cannot be made (a missing file, an untrusted file)."""
+        request: dict[str, Any] = {"program": self.program_path, "to": self.target()}
+        if self.program_name:
+            request["program_name"] = self.program_name
+        code: list[tuple[str, str]] = []
+        if self.target() == "table":
+            if not self.table_edit.text().strip():
+                return "Choose the Python file that holds your decomposition table."
+            request["table"] = self.table_edit.text().strip()
+            if self.table_name.text().strip():
+                request["table_name"] = self.table_name.text().strip()
+            code.append((request["table"], "the decomposition table"))
+        if self.preload_edit.text().strip():
+            request["preload"] = self.preload_edit.text().strip()
+            code.append((request["preload"], "the import-first file"))
+        for path, what in code:
+            p = Path(path).expanduser()
+            if not p.is_file():
+                return f"{what.capitalize()} '{path}' does not exist. Choose an existing .py file."
+            refused = confirm_code(self, p, self.trust, self.interactive, what)
+            if refused:
+                return refused
+        return request
+
+    # -- running -------------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.driver.running:
+            return
+        request = self.request()
+        if isinstance(request, str):
+            self._fail(request, "")
+            return
+        out_dir = temp_dirs.new_dir("decompose")
+        self.out_dir = out_dir
+        stem = Path(self.program_path).stem
+        request["output"] = str(out_dir / f"{stem}.{Path(str(request.get('table') or request['to'])).stem}.pt2")
+        self.failure.clear()
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
+        self.stage.setText("Starting the worker…")
+        self.start_button.setEnabled(False)
+        self.cancel_button.setText("Cancel")
+        self.log = []
+        self.driver.start("decompose", request, out_dir)
+
+    def cancel_or_close(self) -> None:
+        if self.driver.running:
+            self.driver.cancel()
+        else:
+            self.reject()
+
+    def _event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "progress":
+            self.progress.setValue(int(float(event.get("fraction", 0.0)) * 100))
+            self.stage.setText(str(event.get("message", "")))
+
+    def _finished(self, outcome: JobOutcome) -> None:
+        self.cancel_button.setText("Close")
+        self.start_button.setEnabled(True)
+        self.progress.setVisible(False)
+        failure = job_failure_text(outcome)
+        if failure is not None:
+            self._fail(*failure)
+            return
+        assert outcome.result is not None
+        self.result = outcome.result
+        self.stage.setText(f"Reading {Path(self.result['output']).name}…")
+        self.start_button.setEnabled(False)
+        loader = ArchiveLoader(self)
+        loader.loaded.connect(self._read)
+        loader.failed.connect(lambda _path, message: self._fail(f"The decomposed program cannot be read: {message}",
+                                                                 ""))
+        loader.load(self.result["output"])
+
+    def _read(self, _path: str, archive: Archive) -> None:
+        assert self.result is not None
+        self.stage.setText(f"Decomposed: {plural(self.result['nodes_before'], 'node')} became {self.result['nodes_after']}.")
+        self.out_dir = None  # now the comparison's (removed when its tab closes)
+        self.decomposed.emit(self.result, archive)
+        self.accept()
+
+    def _fail(self, message: str, detail: str) -> None:
+        temp_dirs.remove(self.out_dir)
+        self.out_dir = None
+        self.start_button.setEnabled(True)
+        self.stage.setText("")
+        self.failure.show_failure(message, detail, self.log)
+        self.failed.emit(message)

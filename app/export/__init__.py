@@ -1,0 +1,1 @@
+"""Views of model scripts: the script tab, the dynamic_shapes editor, the guards panel."""

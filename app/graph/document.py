@@ -1,0 +1,451 @@
+"""One open program: the graph with its toolbar, breadcrumb and minimap, and the panels beside it.
+
+The widget mirrors a `DocumentModel` (core/graph/document.py): user intent goes to the model, the model says what to
+draw. Layouts are requested level by level (children before the groups that contain them) from the layout child
+process; a layout that takes over half a second shows progress with Cancel.
+
+Anything that goes wrong on the way to the picture (building requests, the layout child, composing, drawing) ends in
+a one-line message shown in the document itself and sent as `layout_failed`, never in a window that waits forever.
+"""
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QCursor, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from pt2_viewer.app.graph.view import GraphView, MiniMap
+from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.panels.code import CodePanel
+from pt2_viewer.app.panels.details import DetailsPanel
+from pt2_viewer.app.panels.signature import SignaturePanel
+from pt2_viewer.app.panels.summary import SummaryPanel
+from pt2_viewer.app.panels.symbols import SymbolsPanel
+from pt2_viewer.app.run.panel import RunPanel
+from pt2_viewer.app.widgets.source_view import open_source
+from pt2_viewer.app.widgets.common import splitter
+from pt2_viewer.core.graph.document import DocumentModel, GraphLevel
+from pt2_viewer.core.graph.find_pattern import find_status, regex_problem
+from pt2_viewer.core.util.words import plural
+from pt2_viewer.core.layout.records import LayoutError, LayoutResult
+
+PROGRESS_AFTER_MS = 500
+
+
+class Breadcrumb(QWidget):
+    level_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.setSpacing(2)
+
+    def set_levels(self, titles: list[str]) -> None:
+        while self.row.count():
+            w = self.row.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+        for i, title in enumerate(titles):
+            if i:
+                self.row.addWidget(QLabel("›"))
+            b = QToolButton()
+            b.setText(title)
+            b.setAutoRaise(True)
+            b.setEnabled(i < len(titles) - 1)
+            b.clicked.connect(lambda _=False, i=i: self.level_clicked.emit(i))
+            self.row.addWidget(b)
+        self.row.addStretch(1)
+
+
+class DocumentWidget(QWidget):
+    """Shows one program of one archive. Emits `graph_ready` each time a layout is on screen, `layout_failed(message)`
+    when it cannot draw the graph (the message is also in `failure` and on the notice above the graph)."""
+
+    graph_ready = Signal()
+    layout_failed = Signal(str)
+    status = Signal(str)
+
+    def __init__(self, model: DocumentModel, layouts: LayoutClient, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.layouts = layouts
+        self._ticket: int | None = None
+        self._generation = 0
+        self._started = 0.0
+        self._keep_view = False
+        self.ready = False
+        self.failure: str | None = None
+        self._next_round = False  # a layout round answered, the next one queued for the event loop
+
+        self.view = GraphView()
+        self.minimap = MiniMap(self.view, self.view)
+        self.breadcrumb = Breadcrumb()
+        self.find = QLineEdit(placeholderText="Find (regex over names, ops, modules)  Ctrl+F")
+        self.find.setClearButtonEnabled(True)
+        self.results = QListWidget()
+        self.results.setVisible(False)
+        self.results.setMaximumHeight(160)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)
+        self.cancel_button = QPushButton("Cancel")
+        self.progress_label = QLabel("Laying out…")
+        self.depth = QSpinBox(minimum=0, maximum=32, prefix="depth ")
+        self.depth.setToolTip("Expand module groups to this depth")
+        self.notice = QLabel()  # a layout failure, or what a damaged archive made us leave out
+        self.notice.setWordWrap(True)
+        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notice.setVisible(False)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.breadcrumb, 1)
+        for text, tip, slot in (("Expand all", "Expand every module group", self.expand_all),
+                                ("Collapse all", "Collapse to the top-level modules", self.collapse_all),
+                                ("Fit", "Fit the graph in the window (Ctrl+0)", self.view.fit)):
+            b = QToolButton(text=text, toolTip=tip)
+            b.clicked.connect(slot)
+            bar.addWidget(b)
+        bar.addWidget(self.depth)
+        bar.addWidget(self.find, 1)
+
+        busy = QHBoxLayout()
+        busy.addWidget(self.progress_label)
+        busy.addWidget(self.progress, 1)
+        busy.addWidget(self.cancel_button)
+        self.busy_row = QWidget()
+        self.busy_row.setLayout(busy)
+        self.busy_row.setVisible(False)
+
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addLayout(bar)
+        lv.addWidget(self.busy_row)
+        lv.addWidget(self.notice)
+        lv.addWidget(self.view, 1)
+        lv.addWidget(self.results)
+
+        self.panels = QTabWidget()
+        self.panel_widgets = _make_panels()
+        for title, panel in self.panel_widgets.items():
+            self.panels.addTab(panel, title)
+        self.run_panel = RunPanel(model.archive.path, model.program)
+        self.panels.addTab(self.run_panel, "Run")
+
+        split = splitter(Qt.Orientation.Horizontal, left, self.panels, sizes=(860, 540), stretch=(3, 1),
+                         remember="document")
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.addWidget(split)
+
+        self._progress_timer = QTimer(self, singleShot=True, interval=PROGRESS_AFTER_MS)
+        self._progress_timer.timeout.connect(lambda: self.busy_row.setVisible(self.laying_out))
+        self._find_timer = QTimer(self, singleShot=True, interval=200)
+        self._find_timer.timeout.connect(self._run_find)
+
+        self.view.node_clicked.connect(self.select)
+        self.view.hub_clicked.connect(self.select)
+        self.view.group_toggled.connect(self.toggle_group)
+        self.view.node_double_clicked.connect(self.open_subgraph_of)
+        self.view.background_clicked.connect(lambda: self.select(None))
+        self.breadcrumb.level_clicked.connect(self.go_to_level)
+        self.cancel_button.clicked.connect(self.cancel_layout)
+        self.find.textChanged.connect(lambda _t: self._find_timer.start())
+        self.find.returnPressed.connect(self._next_match)
+        self.results.itemActivated.connect(lambda it: self.reveal(it.data(Qt.ItemDataRole.UserRole)))
+        self.results.itemClicked.connect(lambda it: self.reveal(it.data(Qt.ItemDataRole.UserRole)))
+        self.depth.valueChanged.connect(self.expand_to_depth)
+        QShortcut(QKeySequence("Escape"), self.find, lambda: self.find.clear())
+        for panel in self.panel_widgets.values():
+            _connect_panel(panel, self)
+        self.run_panel.heat_changed.connect(self.view.set_heat)
+        self.run_panel.node_requested.connect(self.reveal)
+        self._stale_panels: set[str] = set()
+        self.subgraph_menu: QMenu | None = None
+        self.panels.currentChanged.connect(lambda _i: self._refresh_current_panel())
+        # In the next turn of the event loop, once whoever made this widget has connected to its signals: a level
+        # that needs no Graphviz is drawn at once, and its graph_ready (or layout_failed) must reach them.
+        QTimer.singleShot(0, self, self._show_level)
+
+    # -- levels and layout -------------------------------------------------------------------------------------
+    def _show_level(self) -> None:
+        self.breadcrumb.set_levels([lv.title for lv in self.model.levels])
+        self._stale_panels = set(self.panel_widgets)
+        self._refresh_current_panel()
+        self._keep_view = False
+        self.relayout()
+
+    def relayout(self) -> None:
+        """Send whatever layouts the current expansion still needs; draw when none is missing."""
+        if self._ticket is not None:  # superseded by a newer expansion
+            self.layouts.cancel(self._ticket)
+            self._ticket = None
+        self._next_round = False
+        self._generation += 1
+        generation = self._generation
+        scene = self.model.level.scene
+        try:
+            pending = scene.pending_requests()
+        except Exception as e:  # a bug, or an archive nobody foresaw: say so rather than wait forever
+            self._fail(_internal(e))
+            return
+        if not pending:
+            self._draw()
+            return
+        if not self._started:
+            self._started = time.perf_counter()
+            self._progress_timer.start()
+            self.status.emit(f"Laying out {sum(len(r.nodes) for r in pending.values())} items…")
+        paths = list(pending)
+        requests = [pending[p] for p in paths]
+        answered = False
+
+        def done(outcome: list[LayoutResult] | LayoutError) -> None:
+            nonlocal answered
+            answered = True
+            if generation != self._generation:
+                return
+            self._ticket = None
+            if isinstance(outcome, LayoutError):
+                self._fail(f"Could not lay out the graph: {outcome}. Collapse some groups and try again.")
+                return
+            try:
+                scene.set_layouts({p: (r, res) for p, r, res in zip(paths, requests, outcome, strict=True)})
+            except Exception as e:
+                self._fail(_internal(e))
+                return
+            # The next round in a later turn of the event loop: answers from the cache can come back inside
+            # submit(), and a deep module tree must not become a deep Python stack.
+            self._next_round = True
+            QTimer.singleShot(0, self, lambda: self._round(generation))
+
+        try:
+            ticket = self.layouts.submit(requests, done)
+        except Exception as e:
+            self._fail(_internal(e))
+            return
+        if not answered:
+            self._ticket = ticket
+
+    @property
+    def laying_out(self) -> bool:
+        """A layout is on its way: a ticket with the layout process, or the next round about to be sent."""
+        return self._ticket is not None or self._next_round
+
+    def _round(self, generation: int) -> None:
+        if generation == self._generation:  # else a newer relayout() has taken over
+            self.relayout()
+
+    def _fail(self, message: str) -> None:
+        """Stop laying out and say why, in the document and to whoever listens: one line, what to do included."""
+        message = " ".join(message.split())
+        self._generation += 1
+        self._ticket = None
+        self._next_round = False
+        self._started = 0.0
+        self.busy_row.setVisible(False)
+        self.failure = message
+        self.notice.setStyleSheet("QLabel { background: #fde2e2; color: #5c1010; padding: 6px; }")
+        self.notice.setText(message)
+        self.notice.setVisible(True)
+        self.status.emit(message)
+        self.layout_failed.emit(message)
+
+    def cancel_layout(self) -> None:
+        if self._ticket is not None:
+            self.layouts.cancel(self._ticket)
+            self._ticket = None
+        self._next_round = False
+        self._generation += 1
+        self._started = 0.0
+        self.busy_row.setVisible(False)
+        self.status.emit("Layout cancelled. Collapse some groups or expand fewer, then try again.")
+
+    def _draw(self) -> None:
+        self.busy_row.setVisible(False)
+        scene = self.model.level.scene
+        try:
+            layout = scene.compose()
+            looks = self.model.looks(n.node for n in layout.nodes)
+            self.view.show_layout(layout, looks, self.model.edge_labeller(), keep_view=self._keep_view)
+            notes = scene.notes
+        except Exception as e:
+            self._fail(_internal(e))
+            return
+        self.failure = None
+        self.notice.setStyleSheet("QLabel { background: #fff4d6; color: #4a3a00; padding: 6px; }")
+        self.notice.setText(" ".join(notes))
+        self.notice.setVisible(bool(notes))
+        self.depth.blockSignals(True)
+        self.depth.setValue(scene.expanded_depth())
+        self.depth.blockSignals(False)
+        self._apply_highlight()
+        self.minimap.move(8, 8)
+        self.ready = True
+        elapsed = time.perf_counter() - self._started if self._started else 0.0
+        self.status.emit(f"{plural(len(layout.nodes), 'node')} and {plural(len(layout.groups), 'group')} shown"
+                         + (f" (laid out in {elapsed:.2f} s)" if elapsed else ""))
+        self._started = 0.0
+        self.graph_ready.emit()
+
+    # -- user intent -------------------------------------------------------------------------------------------
+    def toggle_group(self, path: str) -> None:
+        scene = self.model.level.scene
+        scene.set_expanded(path, path not in scene.expanded)
+        self._keep_view = True
+        self.relayout()
+
+    def expand_all(self) -> None:
+        self.model.level.scene.expand_all()
+        self._keep_view = False
+        self.relayout()
+
+    def collapse_all(self) -> None:
+        self.model.level.scene.collapse_all()
+        self._keep_view = False
+        self.relayout()
+
+    def expand_to_depth(self, depth: int) -> None:
+        self.model.level.scene.expand_to_depth(depth)
+        self._keep_view = False
+        self.relayout()
+
+    def show_run_panel(self) -> None:
+        self.panels.setVisible(True)
+        self.panels.setCurrentWidget(self.run_panel)
+
+    def go_to_level(self, depth: int) -> None:
+        self.model.go_to_level(depth)
+        self._show_level()
+
+    def enter_subgraph(self, node: str, subgraph: str) -> None:
+        if self.model.enter_subgraph(node, subgraph):
+            self._show_level()
+
+    def open_subgraph_of(self, node: str) -> None:
+        """Double-click on a HOP (cond, map, while_loop ...) or on one of its subgraph nodes: go inside. A HOP with
+        several subgraphs (cond's two branches) offers them in a menu."""
+        targets = self.model.subgraphs_of(node)
+        if len(targets) == 1:
+            self.enter_subgraph(*targets[0])
+        elif targets:
+            menu = QMenu(self)
+            for hop, sub in targets:
+                menu.addAction(f"Open {sub}", lambda h=hop, g=sub: self.enter_subgraph(h, g))
+            menu.popup(QCursor.pos())
+            self.subgraph_menu = menu  # kept for tests and so it is not collected while shown
+
+    def select(self, item: str | None) -> None:
+        self.model.select(item)
+        self._apply_highlight()
+        node = self._selected_node()
+        for title, panel in self.panel_widgets.items():
+            if title not in self._stale_panels:
+                panel.show_node(node)  # type: ignore[attr-defined]
+        if node is not None:
+            self.panels.setCurrentWidget(self.panel_widgets.get("Details", self.panels.currentWidget()))
+
+    def _selected_node(self) -> str | None:
+        item = self.model.selection
+        return item if item and not item.startswith("group:") else None
+
+    def _refresh_current_panel(self) -> None:
+        """Panels are filled when first shown: a 10k-node program's code view or symbol table costs time nobody
+        should pay for a tab they do not open."""
+        for title, panel in self.panel_widgets.items():
+            if panel is self.panels.currentWidget() and title in self._stale_panels:
+                self._stale_panels.discard(title)
+                _set_panel_program(panel, self.model, self.model.level)
+                panel.show_node(self._selected_node())  # type: ignore[attr-defined]
+
+    def reveal(self, node: str) -> None:
+        """Select a node and bring it on screen, expanding collapsed groups as needed."""
+        scene = self.model.level.scene
+        if scene.visible_item(node) != node:
+            scene.reveal(node)
+            self._keep_view = True
+            self.model.select(node)
+            self.relayout()
+            if not self.ready or self.laying_out:
+                self.graph_ready.connect(lambda: self._center(node), Qt.ConnectionType.SingleShotConnection)
+                return
+        self.select(node)
+        self._center(node)
+
+    def _center(self, node: str) -> None:
+        self.select(node)
+        self.view.center_on_item(node)
+
+    def mark(self, nodes: list[str]) -> None:
+        self.model.marked = list(nodes)
+        self._apply_highlight()
+
+    def _apply_highlight(self) -> None:
+        h = self.model.highlight()
+        self.view.set_states(h.nodes, h.groups, h.edges, h.hub)
+
+    def _run_find(self) -> None:
+        text = self.find.text().strip()
+        hits = self.model.level.index.search(text) if text else []
+        self.model.matches = [h.node for h in hits]
+        self.results.clear()
+        for h in hits[:2000]:
+            it = QListWidgetItem(f"{h.node}    {h.text if h.field != 'name' else ''}")
+            it.setData(Qt.ItemDataRole.UserRole, h.node)
+            self.results.addItem(it)
+        self.results.setVisible(bool(text))
+        problem = regex_problem(text) if text else None  # said in the find bar itself
+        self.find.setStyleSheet("QLineEdit { background: #fde2e2; }" if problem else "")
+        self.find.setToolTip(f"Not a valid regex: {problem}. Matching the text literally." if problem else "")
+        self.status.emit(find_status(text, len(hits)) if text else "")
+        self._apply_highlight()
+
+    def _next_match(self) -> None:
+        if not self.model.matches:
+            return
+        row = (self.results.currentRow() + 1) % min(self.results.count(), len(self.model.matches))
+        self.results.setCurrentRow(row)
+        self.reveal(self.model.matches[row])
+
+
+def _internal(e: BaseException) -> str:
+    return (f"Could not draw the graph: internal error {type(e).__name__}: {e}. Collapse all or go back a level "
+            "to see the rest; please report this with the file.")
+
+
+def _make_panels() -> dict[str, QWidget]:
+    return {"Details": DetailsPanel(), "Signature": SignaturePanel(), "Symbols": SymbolsPanel(), "Code": CodePanel(),
+            "Summary": SummaryPanel()}
+
+
+def _set_panel_program(panel: QWidget, model: DocumentModel, level: GraphLevel) -> None:
+    if isinstance(panel, (SummaryPanel, DetailsPanel)):
+        panel.set_program(model.program, level.graph, level.index, archive=model.archive)  # type: ignore[attr-defined]
+    else:
+        panel.set_program(model.program, level.graph, level.index)  # type: ignore[attr-defined]
+
+
+def _connect_panel(panel: QWidget, doc: DocumentWidget) -> None:
+    if hasattr(panel, "node_requested"):
+        panel.node_requested.connect(doc.reveal)
+    if hasattr(panel, "nodes_highlighted"):
+        panel.nodes_highlighted.connect(doc.mark)
+    if hasattr(panel, "subgraph_requested"):
+        panel.subgraph_requested.connect(doc.enter_subgraph)
+    if hasattr(panel, "source_requested"):
+        panel.source_requested.connect(lambda f, line: open_source(f, line, doc))

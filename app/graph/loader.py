@@ -1,0 +1,64 @@
+"""Read archives off the GUI thread, so opening a big `.pt2` never blocks the window's event loop."""
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from PySide6.QtCore import QObject, Signal
+
+from pt2_viewer.core.graph.document import DocumentModel
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.pt2.reader import read_archive
+
+
+@contextmanager
+def _no_gc_pauses() -> Iterator[None]:
+    """Reading a 10k-node program allocates about a million objects; Python's cyclic collector would walk them all,
+    again and again, holding the GIL for 100+ ms each time (visible as window stalls). The model holds no garbage
+    cycles worth collecting, so collection is paused while building it and the result is frozen out of later
+    collections."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
+class ArchiveLoader(QObject):
+    """`load(path)` reads in a thread; `loaded(path, archive)` or `failed(path, message)` arrive on the GUI thread.
+    `build(path, archive, program)` then builds the document model (indexes, module tree, shapes) in a thread too:
+    `built(path, model)`. Python threads share the GIL but switch every few ms, so the window keeps painting."""
+
+    loaded = Signal(str, object)
+    failed = Signal(str, str)
+    built = Signal(str, object)
+
+    def build(self, path: str, archive: Archive, program: str) -> None:
+        threading.Thread(target=self._build, args=(path, archive, program), daemon=True, name=f"index {path}").start()
+
+    def _build(self, path: str, archive: Archive, program: str) -> None:
+        try:
+            with _no_gc_pauses():
+                model = DocumentModel(archive, archive.program(program))
+        except Exception as e:  # a bug here must not take the window down; say what happened
+            self.failed.emit(path, f"Could not index '{path}': internal error {type(e).__name__}: {e}")
+            return
+        self.built.emit(path, model)
+
+    def load(self, path: str) -> None:
+        threading.Thread(target=self._run, args=(path,), daemon=True, name=f"read {path}").start()
+
+    def _run(self, path: str) -> None:
+        try:
+            with _no_gc_pauses():
+                archive = read_archive(path)
+        except ArchiveError as e:
+            self.failed.emit(path, str(e))
+        except Exception as e:  # a reader bug must not take the window down; say what happened
+            self.failed.emit(path, f"Could not read '{path}': internal error {type(e).__name__}: {e}")
+        else:
+            self.loaded.emit(path, archive)

@@ -1,0 +1,158 @@
+"""Drive a `pt2_viewer.core.jobs.client.WorkerJob` from the GUI thread without ever blocking it.
+
+The job's pipes are watched with one QSocketNotifier each, and a short QTimer polls as well (it enforces the time
+limit and notices the exit when a grandchild keeps a pipe open). Every wake-up calls `job.poll()`, which only reads
+what is already there. The job's callbacks run inside `poll()` and are turned into Qt signals:
+`event(dict)`, `output(str, str)` (stream, line) and `finished(object)` (the JobOutcome).
+
+A `.pt2` job the worker refused because the file holds code (error kind "untrusted": pickled objects, modules to
+import; core/jobs/archive_check.py) is not reported at once: the driver asks the user, listing what was found
+(app/platform/trust_dialog.py, remembered per file content), and on a yes runs the same job again with `trust`. Without dialogs
+(tests, `--screenshot`) only a file trusted before is run again; otherwise the refusal is reported as it came.
+
+`cancel()` kills the job's whole process tree and returns within a second; so does the application quitting or the
+driver being destroyed with its owner. Called from a slot while `poll()` is
+delivering (a user clicking Cancel cannot, but code reacting to an event can), it waits until `poll()` has returned.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
+from PySide6.QtWidgets import QWidget
+
+from pt2_viewer.app.platform.trust_dialog import confirm_program
+from pt2_viewer.core.platform.trust import TrustStore
+from pt2_viewer.core.jobs.client import JobOutcome, WorkerJob
+
+POLL_INTERVAL_MS = 30
+
+
+class WorkerDriver(QObject):
+    """Runs one worker job at a time; `start()` again after `finished` for the next."""
+
+    event = Signal(dict)
+    output = Signal(str, str)
+    finished = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.job: WorkerJob | None = None
+        self._notifiers: dict[int, QSocketNotifier] = {}
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_INTERVAL_MS)
+        self._timer.timeout.connect(self._poll)
+        self._polling = False
+        self._cancel_requested = False
+        self._started: tuple[str, dict[str, Any], str | Path, dict[str, Any]] | None = None
+        app = QCoreApplication.instance()
+        if app is not None:  # the window quitting ends the job's whole process tree, whoever forgot to cancel
+            app.aboutToQuit.connect(self.cancel)
+
+    @property
+    def running(self) -> bool:
+        return self.job is not None and self.job.running
+
+    def start(self, job: str, request: dict[str, Any], out_dir: str | Path, **options: Any) -> WorkerJob:
+        """Start a job (`options` go to WorkerJob: timeout_s, memory_limit_mb, env ...). Never blocks."""
+        if self.running:
+            raise RuntimeError("a job is already running; cancel it or wait for `finished` first")
+        self._cancel_requested = False
+        self._started = (job, request, out_dir, options)
+        self.job = WorkerJob(job, request, out_dir, on_event=self.event.emit, on_output=self.output.emit,
+                             on_finished=self._on_finished, **options)
+        self.job.start()  # a start failure calls on_finished at once
+        self.destroyed.connect(lambda *_args, job=self.job: _orphaned(job))  # its owner closed: nothing outlives it
+        if self.job.running:
+            self._watch()
+            self._timer.start()
+        return self.job
+
+    def cancel(self) -> None:
+        """Stop the job and everything it started; `finished` follows with status "cancelled"."""
+        if not self.running:
+            return
+        if self._polling:
+            self._cancel_requested = True
+            return
+        assert self.job is not None
+        self.job.cancel()  # calls _on_finished, which stops watching
+
+    def _poll(self) -> None:
+        job = self.job
+        if job is None or self._polling:
+            return
+        self._polling = True
+        try:
+            job.poll()
+        finally:
+            self._polling = False
+        if self.job is not job:  # a slot of `finished` already started the next job
+            return
+        if self._cancel_requested and job.running:
+            job.cancel()
+        if job.running:
+            self._watch()
+
+    def _watch(self) -> None:
+        """One notifier per open pipe; drop those whose pipe reached end of file (a notifier on a closed fd spins)."""
+        assert self.job is not None
+        open_fds = set(self.job.fds())
+        for fd in list(self._notifiers):
+            if fd not in open_fds:
+                self._drop(fd)
+        for fd in open_fds - set(self._notifiers):
+            notifier = QSocketNotifier(fd, QSocketNotifier.Type.Read, self)
+            notifier.activated.connect(self._poll)
+            self._notifiers[fd] = notifier
+
+    def _unwatch(self) -> None:
+        self._timer.stop()
+        for fd in list(self._notifiers):
+            self._drop(fd)
+
+    def _drop(self, fd: int) -> None:
+        notifier = self._notifiers.pop(fd)
+        notifier.setEnabled(False)
+        notifier.deleteLater()
+
+    def _on_finished(self, outcome: JobOutcome) -> None:
+        self._unwatch()  # the pipes are closed now
+        if self._rerun_if_trusted(outcome):
+            return
+        self.finished.emit(outcome)
+
+    def _rerun_if_trusted(self, outcome: JobOutcome) -> bool:
+        """The job refused an untrusted file: ask (or look up) the user's trust and start it again with `trust`."""
+        error = (outcome.result or {}).get("error") if outcome.ok else None
+        if not isinstance(error, dict) or error.get("kind") != "untrusted" or self._started is None:
+            return False
+        job, request, out_dir, options = self._started
+        program = request.get("program")
+        if request.get("trust") or not isinstance(program, str):
+            return False
+        parent = self.parent()
+        widget = parent if isinstance(parent, QWidget) else None
+        store = getattr(parent, "trust", None)
+        store = store if isinstance(store, TrustStore) else TrustStore.default()
+        items = [str(item) for item in error.get("consent") or []]
+        if not confirm_program(widget, program, store, items, interactive=self._interactive(widget)):
+            return False
+        self.start(job, {**request, "trust": True}, out_dir, **options)
+        return True
+
+    @staticmethod
+    def _interactive(widget: QWidget | None) -> bool:
+        """Whether a dialog may be shown: the owner's `interactive`, else its window's (False in tests)."""
+        for owner in (widget, widget.window() if widget is not None else None):
+            value = getattr(owner, "interactive", None)
+            if isinstance(value, bool):
+                return value
+        return widget is not None
+
+
+def _orphaned(job: WorkerJob) -> None:
+    """The driver is gone (its tab or dialog closed): end the job without calling back into the dead driver."""
+    job.on_event = job.on_output = job.on_finished = None
+    job.cancel()

@@ -1,0 +1,73 @@
+"""What every view that runs a worker job shows alike: the failure box, a path field with its Browse button, and
+the confirmation asked before a job runs a Python file of the user's (a table, an import-first file)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+from pt2_viewer.app.platform.trust_dialog import confirm_run
+from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.platform.trust import TrustStore
+
+PY_FILTER = "Python files (*.py);;All files (*)"
+
+
+def confirm_code(parent: QWidget, path: Path, trust: TrustStore, interactive: bool, what: str) -> str | None:
+    """None when the user trusts the file (asking if needed, as for a script), else why it will not run."""
+    if confirm_run(parent, path, trust, interactive=interactive):
+        return None
+    return (f"Not run: {what} '{path.name}' is Python code and has not been trusted. Confirm it in the window "
+            "(PT2 Viewer asks again whenever the file changes).")
+
+
+def job_failure_text(outcome: JobOutcome) -> tuple[str, str] | None:
+    """(message, detail) when a job did not do its work: the worker crashed or was stopped, or the job reported a
+    failure (`ok` false in its result). None when it succeeded."""
+    if not outcome.ok:
+        return outcome.message, outcome.error_traceback or ""
+    result = outcome.result or {}
+    if result.get("ok", False):
+        return None
+    error = result.get("error") or {}
+    message = " ".join(p for p in (error.get("message", "The job failed."), error.get("hint", "")) if p)
+    return message, "\n".join(p for p in (str(error.get("detail", "")), *result.get("log", [])) if p)
+
+
+def file_row(edit: QLineEdit, button: QPushButton) -> QWidget:
+    """A path field with its Browse button, as one form row."""
+    row = QWidget()
+    h = QHBoxLayout(row)
+    h.setContentsMargins(0, 0, 0, 0)
+    h.addWidget(edit, 1)
+    h.addWidget(button)
+    return row
+
+
+class FailureBox(QWidget):
+    """A job's failure: the message in bold red, and below it torch's detail and the job's output, hidden until
+    there is a failure to show."""
+
+    def __init__(self, detail_height: int = 180, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b3261e; font-weight: bold")
+        self.detail = QPlainTextEdit(readOnly=True)
+        self.detail.setMaximumHeight(detail_height)
+        v = QVBoxLayout(self)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.addWidget(self.error)
+        v.addWidget(self.detail)
+        self.clear()
+
+    def clear(self) -> None:
+        self.error.setVisible(False)
+        self.detail.setVisible(False)
+
+    def show_failure(self, message: str, detail: str, log: list[str]) -> None:
+        self.error.setText(message)
+        self.error.setVisible(True)
+        text = "\n".join(part for part in (detail, "\n".join(log[-200:])) if part)
+        self.detail.setPlainText(text)
+        self.detail.setVisible(bool(text))

@@ -1,0 +1,1 @@
+"""The window's place on the desktop: one instance per user, the trust prompt."""

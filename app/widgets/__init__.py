@@ -1,0 +1,1 @@
+"""Small widgets shared by the views: helpers, the source view and its highlighter."""

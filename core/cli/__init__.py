@@ -1,0 +1,1 @@
+"""The command line's Qt-free subcommands: info, export, decompose, run."""

@@ -1,0 +1,55 @@
+"""`pt2-viewer decompose FILE --to functional|core|TABLE.py -o OUT.pt2`: the decompose job from a terminal.
+
+Writes the decomposed program to OUT.pt2 and the node mapping beside it (OUT.mapping.json), prints the op diff and
+the ops left outside core ATen; exits non-zero with the job's message when it fails.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pt2_viewer.core.cli.jobs import TRUST_HELP, run_in_process, finish, out_dir_for, stderr_progress, table
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="the .pt2 program to decompose")
+    parser.add_argument("--to", default="core", metavar="functional|core|TABLE.py",
+                        help="functional ATen, core ATen (default), or a Python file holding a decomposition table")
+    parser.add_argument("-o", "--output", type=Path, help="where to write the decomposed .pt2 "
+                        "(default: FILE's name with .TARGET.pt2, beside it)")
+    parser.add_argument("--table-name", help="name of the table (dict or function) in TABLE.py, if it has several")
+    parser.add_argument("--program", help="which program of the archive (default: 'model')")
+    parser.add_argument("--import", dest="preload", type=Path, metavar="FILE.py",
+                        help="a Python file to import first, e.g. the definition of a custom op")
+    parser.add_argument("--json", action="store_true", help="print the job's result as one JSON object")
+    parser.add_argument("--trust", action="store_true", help=TRUST_HELP)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def default_output(file: Path, to: str) -> Path:
+    label = Path(to).stem if to.endswith(".py") else to
+    return file.with_name(f"{file.stem}.{label}.pt2")
+
+
+def main(args: argparse.Namespace) -> int:
+    from pt2_viewer.core.decompose.job import run_job
+
+    output = args.output or default_output(args.file, args.to)
+    request = {"program": str(args.file), "to": args.to, "output": str(output), "table_name": args.table_name,
+               "program_name": args.program, "preload": str(args.preload) if args.preload else None,
+               "trust": args.trust}
+    result = run_in_process(run_job, request, out_dir_for(output), stderr_progress(args.quiet or args.json))
+    return finish(result, args.json, readable)
+
+
+def readable(result: dict[str, Any]) -> str:
+    lines = [f"wrote {result['output']} ({result['nodes_before']} -> {result['nodes_after']} nodes)",
+             f"node mapping: {result['mapping']}"]
+    changed = [r for r in result["op_diff"] if r["change"]]
+    if changed:
+        lines.append(table([[r["op"], r["before"], r["after"], f"{r['change']:+d}"] for r in changed],
+                           ["op", "before", "after", "change"]))
+    if result["non_core_ops"]:
+        lines.append("ops outside core ATen: " + ", ".join(f"{op} x{n}" for op, n in result["non_core_ops"].items()))
+    return "\n".join(lines)

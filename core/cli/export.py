@@ -1,0 +1,180 @@
+"""`pt2-viewer export SCRIPT -o DIR`: run a model script in the worker, headless, and save every exported program.
+
+The same worker job the window uses (core/export/job.py): DIR receives one `.pt2` per successful export call
+and `report.json` listing every call in order. This command streams the script's output, prints a summary, and exits
+0 when the script ran to its end (even if some exports failed, which the summary shows), 1 when the script stopped
+with an error, 2 when the worker itself crashed, timed out or could not run the job.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from pt2_viewer.core.jobs import protocol
+from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, WorkerJob
+from pt2_viewer.core.export.report import REPORT_FILE
+
+EXIT_SCRIPT_ERROR = 1
+EXIT_WORKER_FAILED = 2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", help="the Python model script to run")
+    parser.add_argument("-o", "--out", required=True, help="folder for the .pt2 files and report.json")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help=f"stop the script after this many seconds (default {DEFAULT_TIMEOUT_S:g}; 0: no limit)")
+    parser.add_argument("--max-memory-mb", type=int, default=None, metavar="MB",
+                        help="limit the worker's memory, its children's included (torch alone takes about 750 MB; "
+                        "use 1500 or more; default: three quarters of this machine's memory; 0: no limit)")
+    parser.add_argument("--rerun", metavar="CALL", default=None,
+                        help="export call to run with other options: its index in report.json, or 'convention'")
+    strict = parser.add_mutually_exclusive_group()
+    strict.add_argument("--strict", dest="strict", action="store_true", default=None,
+                        help="with --rerun: export in strict mode (TorchDynamo)")
+    strict.add_argument("--non-strict", dest="strict", action="store_false", help="with --rerun: non-strict mode")
+    parser.add_argument("--dynamic-shapes", metavar="JSON", default=None,
+                        help="with --rerun: the dynamic_shapes spec as JSON text or a .json file (docs/worker.md)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="do not echo the script's own output")
+
+
+def build_request(args: argparse.Namespace) -> dict[str, Any]:
+    script = Path(args.script).expanduser()
+    if not script.is_file():
+        raise SystemExit(f"pt2-viewer export: {script} does not exist or is not a file")
+    request: dict[str, Any] = {"script": str(script.resolve())}
+    if args.rerun is None:
+        if args.strict is not None or args.dynamic_shapes is not None:
+            raise SystemExit("pt2-viewer export: --strict/--non-strict/--dynamic-shapes need --rerun CALL "
+                             "(the export call to change: its index, or 'convention')")
+        return request
+    call: int | str = args.rerun
+    if args.rerun != "convention":
+        try:
+            call = int(args.rerun)
+        except ValueError:
+            raise SystemExit(f"pt2-viewer export: --rerun takes a call index or 'convention', not {args.rerun!r}")
+    request["rerun"] = {"call": call, "strict": args.strict, "dynamic_shapes": _load_spec(args.dynamic_shapes)}
+    return request
+
+
+def _load_spec(value: str | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    text = value
+    if not value.lstrip().startswith("{"):
+        try:
+            text = Path(value).read_text(encoding="utf-8")
+        except OSError as e:
+            raise SystemExit(f"pt2-viewer export: cannot read --dynamic-shapes file {value}: {e.strerror}")
+    try:
+        spec = json.loads(text)
+    except ValueError as e:
+        raise SystemExit(f"pt2-viewer export: --dynamic-shapes is not valid JSON: {e}")
+    if not isinstance(spec, dict):
+        raise SystemExit("pt2-viewer export: --dynamic-shapes must be a JSON object with 'inputs' (and 'dims')")
+    return spec
+
+
+def main(args: argparse.Namespace) -> int:
+    request = build_request(args)
+    out = Path(args.out).expanduser().resolve()
+
+    def echo(stream: str, line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stdout if stream == "stdout" else sys.stderr, flush=True)
+
+    def progress(event: dict[str, Any]) -> None:
+        if event.get("type") == "export_finished" and not args.quiet:
+            state = "ok" if event.get("ok") else f"failed ({event.get('kind')})"
+            print(f"[pt2-viewer] export #{event.get('index')}: {state}", file=sys.stderr, flush=True)
+
+    job = WorkerJob("export_script", request, out, timeout_s=args.timeout, memory_limit_mb=args.max_memory_mb,
+                    on_output=echo, on_event=progress)
+    try:
+        with _signals_interrupt():
+            outcome = job.wait()
+    except KeyboardInterrupt:
+        job.cancel()
+        print("pt2-viewer export: cancelled", file=sys.stderr)
+        return EXIT_WORKER_FAILED
+    finally:
+        job.cancel()  # whatever ends this command ends the worker's process tree (a no-op once it has ended)
+    if outcome.status != protocol.OK or not outcome.result:
+        print(f"pt2-viewer export: {outcome.message}", file=sys.stderr)
+        if outcome.error_traceback and not args.quiet:
+            print(outcome.error_traceback, file=sys.stderr)
+        _print_partial(out)
+        return EXIT_WORKER_FAILED
+    # Always DIR/report.json: the result (like every event) is written by the worker the script runs in, so a path
+    # it names is never followed.
+    try:
+        report = json.loads((out / REPORT_FILE).read_text(encoding="utf-8"))
+        summary = format_summary(report, out)
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError, IndexError) as e:
+        print(f"pt2-viewer export: the job's report ({out / REPORT_FILE}) is missing or malformed "
+              f"({type(e).__name__}); the script may have written over it.", file=sys.stderr)
+        return EXIT_WORKER_FAILED
+    print(summary)
+    return 0 if report.get("ok") else EXIT_SCRIPT_ERROR
+
+
+class _Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: end the job like Ctrl+C does, so the worker does not outlive this command."""
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    def interrupt(signum: int, _frame: object) -> None:
+        raise _Interrupted(signal.Signals(signum).name)
+
+    saved = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+def _print_partial(out: Path) -> None:
+    pt2s = sorted(p.name for p in out.glob("*.pt2")) if out.is_dir() else []
+    if pt2s:
+        print(f"Programs saved before it stopped, in {out}: {', '.join(pt2s)}", file=sys.stderr)
+
+
+def format_summary(report: dict[str, Any], out: Path) -> str:
+    """A readable summary of report.json: one block per export call, then the script's own error."""
+    lines = [f"Script {report['script']} (torch {report.get('torch_version', '?')}): "
+             f"{len(report['calls'])} export call(s)"]
+    for call in report["calls"]:
+        where = f"line {call['line']['line']}" if call.get("line") else "line ?"
+        mode = "strict" if call.get("strict") else "non-strict"
+        head = f"  #{call['index']:<2} {where:<9} {call['model']:<20} {mode:<10}"
+        guards = call.get("guards") or {}
+        counts = f"{len(guards.get('symbols', []))} symbols, {len(guards.get('guards', []))} guards"
+        if call["ok"]:
+            saved = call["pt2"] or f"not saved: {call.get('save_error')}"
+            lines.append(f"{head} ok      -> {saved} ({counts})")
+            continue
+        failure = call["failure"] or {}
+        message = (failure.get("message") or "").splitlines()
+        lines.append(f"{head} FAILED  {failure.get('kind')}: {message[0] if message else ''}")
+        lines.extend(f"        {m}" for m in message[1:4])
+        user = failure.get("user_line")
+        if user:
+            lines.append(f"        at {Path(user['file']).name}:{user['line']}: {user.get('code', '')}")
+        if failure.get("suggested_fixes_text"):
+            lines.append(f"        suggested fixes: {'; '.join(failure['suggested_fixes_text'])}")
+        lines.append(f"        hint: {failure.get('hint', '')}")
+    error = report.get("script_error")
+    if error:
+        at = f" at line {error['line']['line']} ({error['line']['code']})" if error.get("line") else ""
+        lines.append(f"The script stopped{at}: {error['type']}: {error['message']}")
+        lines.append(f"  hint: {error['hint']}")
+    programs = sum(1 for c in report["calls"] if c.get("pt2"))
+    lines.append(f"Wrote {programs} program(s) and report.json to {out}")
+    return "\n".join(lines)

@@ -1,0 +1,91 @@
+"""`pt2-viewer run FILE --device cpu|cuda [--json]`: run a program and print its outputs' summaries and latency.
+
+With --json it prints the run job's result as one JSON object (fields in docs/jobs.md): `ok`, `device`,
+`cuda_available`, `inputs`, `outputs` (name, dtype, shape, min, max, mean, nan, inf, preview), `latency` (median_s,
+min_s, max_s, iqr_s, warmup, runs) and, when asked, `node_times`/`hottest`, `compile` and `aoti`. Without --json, a
+readable table. Exits 1 with the job's message when the run fails (2 for a malformed command).
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pt2_viewer.core.cli.jobs import TRUST_HELP, run_in_process, finish, stderr_progress, table
+
+
+def _dim(text: str) -> tuple[str, int]:
+    name, sep, value = text.partition("=")
+    if not sep or not value.strip().lstrip("-").isdigit():
+        raise argparse.ArgumentTypeError(f"'{text}' is not NAME=SIZE (e.g. s0=8 or x.shape[0]=8)")
+    return name.strip(), int(value)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="the .pt2 program to run")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.add_argument("--inputs", choices=("auto", "sample", "generated"), default="auto",
+                        help="the sample inputs saved with the program, or inputs generated from its signature "
+                        "(auto: sample when saved)")
+    parser.add_argument("--dim", type=_dim, action="append", default=[], metavar="NAME=SIZE",
+                        help="size of a dynamic dim for generated inputs (symbol or x.shape[0]); repeatable")
+    parser.add_argument("--seed", type=int, default=0, help="seed for generated inputs")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
+    parser.add_argument("--runs", type=int, default=10, help="timed runs (default 10)")
+    parser.add_argument("--node-times", action="store_true", help="also time each node; list the hottest")
+    parser.add_argument("--compile", action="store_true", help="also compare with torch.compile (slow on CPU)")
+    parser.add_argument("--aoti", type=Path, metavar="PACKAGE.pt2",
+                        help="also build an AOTInductor package here, run it and compare")
+    parser.add_argument("--program", help="which program of the archive (default: 'model')")
+    parser.add_argument("--import", dest="preload", type=Path, metavar="FILE.py",
+                        help="a Python file to import first, e.g. the definition of a custom op")
+    parser.add_argument("--trust", action="store_true", help=TRUST_HELP)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def main(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from pt2_viewer.core.run.job import run_job
+
+    request: dict[str, Any] = {
+        "program": str(args.file), "device": args.device, "inputs": args.inputs, "dims": dict(args.dim),
+        "seed": args.seed, "warmup": args.warmup, "runs": args.runs, "node_times": args.node_times,
+        "compile": args.compile, "aoti": args.aoti is not None, "aoti_package": str(args.aoti) if args.aoti else None,
+        "program_name": args.program, "preload": str(args.preload) if args.preload else None,
+        "trust": args.trust,
+    }
+    with tempfile.TemporaryDirectory(prefix="pt2v-run-") as out:
+        result = run_in_process(run_job, request, Path(out), stderr_progress(args.quiet or args.json))
+    return finish(result, args.json, readable)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f}"
+
+
+def _stat(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v if v is not None else "")
+
+
+def readable(result: dict[str, Any]) -> str:
+    lines = [f"{result['program']} on {result['device']} ({result['inputs']['source']} inputs"
+             + (f", {', '.join(f'{k}={v}' for k, v in result['inputs']['sizes'].items())})"
+                if result["inputs"]["sizes"] else ")")]
+    rows = [[o["name"], o.get("dtype", o["kind"]), "x".join(map(str, o.get("shape", []))) or "scalar",
+             _stat(o.get("min")), _stat(o.get("max")), _stat(o.get("mean")), str(o.get("nan", "")),
+             str(o.get("inf", ""))] for o in result["outputs"]]
+    lines.append(table(rows, ["output", "dtype", "shape", "min", "max", "mean", "nan", "inf"]))
+    lat = result["latency"]
+    lines.append(f"latency: median {_ms(lat['median_s'])} ms, min {_ms(lat['min_s'])}, max {_ms(lat['max_s'])}, "
+                 f"IQR {_ms(lat['iqr_s'])} ({lat['runs']} runs after {lat['warmup']} warm-up)")
+    for key, label in (("compile", "torch.compile"), ("aoti", "AOTInductor")):
+        if key in result:
+            c = result[key]
+            d = c["difference"]
+            lines.append(f"{label}: median {_ms(c['latency']['median_s'])} ms ({c['speedup']:.2f}x eager), "
+                         f"built in {c['compile_s']:.1f} s, max abs diff {d['max_abs']}, max rel diff {d['max_rel']}")
+    if result.get("hottest"):
+        lines.append(table([[h["node"], _ms(h["seconds"])] for h in result["hottest"]], ["node", "ms"]))
+    return "\n".join(lines)

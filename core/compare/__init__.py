@@ -1,0 +1,1 @@
+"""Two programs side by side: which nodes became which (the mapping) and what a compare view shows."""

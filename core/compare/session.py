@@ -1,0 +1,188 @@
+"""Two programs side by side: which nodes of one became which nodes of the other, the op diff table, and what to
+highlight when the user picks a node or an op.
+
+The compare view (app/compare/view.py) shows a program before and after a decomposition, or any two programs. It
+needs the same answers whichever way the pair was made: a decomposition brings torch's provenance mapping and the op
+counts the job measured; two arbitrary programs get `pt2_viewer.core.compare.mapping.guess_program_mapping` and op counts read from the
+archives. This module turns both into one `CompareSession`, without Qt and without torch, so the view only paints.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pt2_viewer.core.compare.mapping import NodeMapping, guess_program_mapping, read_mapping
+from pt2_viewer.core.graph.document import SELECTED, DocumentModel, Highlight
+from pt2_viewer.core.model.program import Archive, NodeOp, Program
+from pt2_viewer.core.util.words import plural
+
+LEFT, RIGHT = "left", "right"
+OP_PREFIX = "torch.ops."
+GETITEM = "_operator.getitem"
+
+
+def op_of_target(target: str) -> str:
+    """'torch.ops.aten.conv2d.default' -> 'aten.conv2d.default': ops spelled as the decompose job spells them."""
+    return target[len(OP_PREFIX):] if target.startswith(OP_PREFIX) else target
+
+
+def program_op_counts(program: Program) -> Counter[str]:
+    """Calls per op over the program's graph and every subgraph (getitem left out, as the decompose job does)."""
+    counts: Counter[str] = Counter()
+    for _, graph in program.all_graphs():
+        for n in graph.nodes:
+            if n.op is NodeOp.CALL_FUNCTION and n.target != GETITEM:
+                counts[op_of_target(n.target)] += 1
+    return counts
+
+
+@dataclass
+class OpRow:
+    """One row of the op diff table."""
+
+    op: str  # "aten.conv2d.default"
+    before: int
+    after: int
+    non_core: bool = False  # the op is in the right-hand program and outside the core ATen opset
+
+    @property
+    def change(self) -> int:
+        return self.after - self.before
+
+    @property
+    def change_text(self) -> str:
+        return f"{self.change:+d}" if self.change else "0"
+
+
+def op_rows(before: Counter[str] | dict[str, int], after: Counter[str] | dict[str, int],
+            non_core: dict[str, int] | None = None) -> list[OpRow]:
+    """Every op in either program, biggest change first, then by name (the job's order)."""
+    flagged = non_core or {}
+    rows = [OpRow(op, before.get(op, 0), after.get(op, 0), op in flagged) for op in set(before) | set(after)]
+    return sorted(rows, key=lambda r: (-abs(r.change), r.op))
+
+
+def rows_from_job(op_diff: list[dict[str, Any]], non_core: dict[str, int] | None) -> list[OpRow]:
+    """The decompose job's `op_diff` list as rows, flagged with its `non_core_ops`."""
+    flagged = non_core or {}
+    return [OpRow(r["op"], int(r["before"]), int(r["after"]), r["op"] in flagged) for r in op_diff]
+
+
+@dataclass
+class CompareSession:
+    """Everything the compare view asks: counterparts of a node, nodes of an op on either side, the diff rows."""
+
+    left: Program
+    right: Program
+    mapping: NodeMapping
+    rows: list[OpRow]
+    # {op: count} of ops outside the core ATen opset in the right program; None when unknown (judging an op needs
+    # torch's tags, which only a decompose job reads).
+    non_core_ops: dict[str, int] | None
+    method: str  # "decomposition" (torch's provenance) or "guess" (best effort by name, op and module)
+    left_title: str = ""
+    right_title: str = ""
+    _ops: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for side, program in ((LEFT, self.left), (RIGHT, self.right)):
+            by_op: dict[str, list[str]] = {}
+            for _, graph in program.all_graphs():
+                for n in graph.nodes:
+                    if n.op is NodeOp.CALL_FUNCTION:
+                        by_op.setdefault(op_of_target(n.target), []).append(n.name)
+            self._ops[side] = by_op
+
+    # -- selection across sides ----------------------------------------------------------------------------------
+    def counterparts(self, side: str, node: str) -> list[str]:
+        """The nodes on the other side that `node` (on `side`) became, or came from; in the other graph's order."""
+        if side == LEFT:
+            names = {k.after for k in self.mapping.after_of(node)}
+            order = self.mapping.after_nodes
+        else:
+            names = {k.before for k in self.mapping.before_of(node)}
+            order = self.mapping.before_nodes
+        return [n for n in order if n in names]
+
+    def link_methods(self, side: str, node: str) -> dict[str, str]:
+        """counterpart -> how the link was made ("from_node", "name", ...), to say how sure it is."""
+        links = self.mapping.after_of(node) if side == LEFT else self.mapping.before_of(node)
+        return {(k.after if side == LEFT else k.before): k.method for k in links}
+
+    def describe_link(self, side: str, node: str) -> str:
+        """A status line: 'conv2d became convolution (from_node)' or 'mul has no counterpart'."""
+        methods = self.link_methods(side, node)
+        if not methods:
+            return f"{node} has no counterpart on the other side"
+        verb = "became" if side == LEFT else "came from"
+        parts = [f"{n} ({methods[n]})" for n in self.counterparts(side, node)]
+        return f"{node} {verb} {', '.join(parts)}"
+
+    # -- ops -----------------------------------------------------------------------------------------------------
+    def nodes_for_op(self, side: str, op: str) -> list[str]:
+        """The nodes on `side` that call `op` (any graph of the program)."""
+        return list(self._ops[side].get(op, []))
+
+    def row(self, op: str) -> OpRow | None:
+        return next((r for r in self.rows if r.op == op), None)
+
+    @property
+    def non_core_total(self) -> int | None:
+        return None if self.non_core_ops is None else sum(self.non_core_ops.values())
+
+    def non_core_text(self) -> str:
+        """One line for the view: which ops of the right program are outside core ATen, or that it is unknown."""
+        if self.non_core_ops is None:
+            return "Core ATen check: decompose a program to see which ops are outside the core ATen opset."
+        if not self.non_core_ops:
+            return "Every op on the right is in the core ATen opset."
+        ops = ", ".join(f"{op} ×{n}" for op, n in self.non_core_ops.items())
+        return f"{plural(self.non_core_total, 'call')} outside the core ATen opset: {ops}"
+
+
+def session_from_decomposition(result: dict[str, Any], before: Program, after: Program) -> CompareSession:
+    """A session for a finished decompose job: its mapping file, op diff and non-core ops."""
+    mapping = read_mapping(result["mapping"])
+    non_core = dict(result.get("non_core_ops") or {})
+    target = result.get("target", "")
+    right_title = f"{target} ATen" if target in ("core", "functional") else \
+        f"table {Path(str(result.get('table') or '')).name}"
+    left_title = f"{Path(str(result.get('program', ''))).name} [{before.name}]"
+    return CompareSession(before, after, mapping, rows_from_job(result.get("op_diff") or [], non_core), non_core,
+                          "decomposition", left_title=left_title, right_title=right_title.strip())
+
+
+def session_from_programs(left: Program, right: Program, left_title: str = "", right_title: str = "",
+                          ) -> CompareSession:
+    """A best-effort session for any two programs (no provenance): nodes paired by `guess_program_mapping`."""
+    mapping = guess_program_mapping(left, right)
+    return CompareSession(left, right, mapping, op_rows(program_op_counts(left), program_op_counts(right)), None,
+                          "guess", left_title=left_title or left.name, right_title=right_title or right.name)
+
+
+class LinkedDocumentModel(DocumentModel):
+    """A DocumentModel that also paints `linked` nodes as selected: the counterparts of what the user selected on
+    the other side of a comparison, which may be several nodes (a decomposition splits one node into many)."""
+
+    def __init__(self, archive: Archive, program: Program) -> None:
+        super().__init__(archive, program)
+        self.linked: list[str] = []
+
+    def highlight(self) -> Highlight:
+        h = super().highlight()
+        if len(self.levels) > 1:  # inside a subgraph: the mapping names top-level nodes only
+            return h
+        scene = self.level.scene
+        for name in self.linked:
+            item = scene.visible_item(name)
+            if item.startswith("group:"):
+                h.groups[item[len("group:"):]] = SELECTED
+            else:
+                h.nodes[item] = SELECTED
+        return h
+
+
+__all__ = ["CompareSession", "LEFT", "LinkedDocumentModel", "OpRow", "RIGHT", "op_of_target", "op_rows",
+           "program_op_counts", "rows_from_job", "session_from_decomposition", "session_from_programs"]

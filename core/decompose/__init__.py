@@ -1,0 +1,1 @@
+"""Decomposition: the worker job, a user's decomposition table, provenance from torch's metadata, op statistics."""

@@ -1,0 +1,149 @@
+"""One open program as the window sees it: the graph level being shown (the top graph or a HOP subgraph reached
+through a breadcrumb), its expansion and layouts, the selection, search matches, and the highlight states the graph
+view paints. No Qt: the document widget mirrors this model.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
+from pt2_viewer.core.model.program import Archive, Graph, Program
+from pt2_viewer.core.graph.scene import EdgeLine, SceneModel, group_id, node_label, node_subtitle
+
+SELECTED, NEIGHBOUR, MATCH = 2, 1, 3
+
+
+@dataclass
+class GraphLevel:
+    title: str  # breadcrumb label: the program name, or "cond › true_graph_0"
+    graph: Graph
+    index: GraphIndex
+    scene: SceneModel
+
+
+@dataclass
+class Look:
+    title: str
+    subtitle: str
+    kind: str
+
+
+@dataclass
+class Highlight:
+    nodes: dict[str, int] = field(default_factory=dict)
+    groups: dict[str, int] = field(default_factory=dict)
+    edges: set[tuple[str, str]] = field(default_factory=set)
+    hub: str | None = None
+
+
+class DocumentModel:
+    def __init__(self, archive: Archive, program: Program) -> None:
+        self.archive = archive
+        self.program = program
+        owners = {s.name: s.target.rpartition(".")[0] for s in program.signature.inputs if s.target}
+        self.levels: list[GraphLevel] = [self._level(program.name, program.graph, owners)]
+        self.selection: str | None = None
+        self.matches: list[str] = []
+        self.marked: list[str] = []  # nodes highlighted by a panel (e.g. the users of a symbol)
+        self._kinds = input_kinds(program)
+
+    @staticmethod
+    def _level(title: str, graph: Graph, owners: dict[str, str] | None = None) -> GraphLevel:
+        index = GraphIndex(graph, owners)
+        return GraphLevel(title, graph, index, SceneModel(graph, index))
+
+    @property
+    def level(self) -> GraphLevel:
+        return self.levels[-1]
+
+    # -- navigation --------------------------------------------------------------------------------------------
+    def enter_subgraph(self, node: str, subgraph: str) -> bool:
+        n = self.level.graph.node_by_name.get(node)
+        if n is None:
+            return False
+        for sg in n.subgraphs:
+            if sg.name == subgraph:
+                self.levels.append(self._level(f"{node} › {subgraph}", sg))
+                self.selection = None
+                self.matches = []
+                return True
+        return False
+
+    def subgraphs_of(self, node: str) -> list[tuple[str, str]]:
+        """The (HOP node, subgraph) pairs a node leads into: a HOP's own subgraphs, or for a `get_attr` of a
+        subgraph, the HOP that runs it."""
+        graph = self.level.graph
+        n = graph.node_by_name.get(node)
+        if n is None:
+            return []
+        if n.subgraphs:
+            return [(n.name, sg.name) for sg in n.subgraphs]
+        return [(hop.name, sg.name) for hop in graph.nodes for sg in hop.subgraphs if sg.name == node]
+
+    def go_to_level(self, depth: int) -> None:
+        del self.levels[max(1, depth + 1):]
+        self.selection = None
+        self.matches = []
+
+    # -- what to draw ------------------------------------------------------------------------------------------
+    def looks(self, names: Iterable[str] | None = None) -> dict[str, Look]:
+        """How each node looks (all nodes of the level, or just `names`: the visible ones)."""
+        graph = self.level.graph
+        nodes = graph.nodes if names is None else [graph.node_by_name[n] for n in names]
+        return {n.name: Look(node_label(n), node_subtitle(n, graph), node_kind(n, self._kinds)) for n in nodes}
+
+    def edge_labeller(self) -> Callable[[EdgeLine], str]:
+        """What an edge of the current level carries, e.g. `f32[s77, 3]` (`+2` when it bundles more values). Asked
+        for only by edges drawn close enough to read, so a 10k-node program does not parse every shape up front."""
+        values = self.level.graph.values
+
+        def label(edge: EdgeLine) -> str:
+            v = values.get(edge.values[0])
+            if v is None:
+                return ""
+            return v.type_text + (f" +{len(edge.values) - 1}" if len(edge.values) > 1 else "")
+
+        return label
+
+    # -- selection ---------------------------------------------------------------------------------------------
+    def select(self, item: str | None) -> None:
+        """Select a node (or a collapsed group as "group:PATH")."""
+        self.selection = item
+
+    def highlight(self) -> Highlight:
+        level = self.level
+        scene, index = level.scene, level.index
+        h = Highlight()
+        for name in self.marked:
+            _mark(h, scene.visible_item(name), MATCH)
+        for name in self.matches:
+            _mark(h, scene.visible_item(name), MATCH)
+        sel = self.selection
+        if sel is None:
+            return h
+        if sel.startswith("group:"):
+            _mark(h, sel, SELECTED)
+            return h
+        if sel in index.hubs:
+            h.hub = sel
+        me = scene.visible_item(sel)
+        for other in [*index.producers.get(sel, []), *index.users.get(sel, [])]:
+            it = scene.visible_item(other)
+            if it != me:
+                _mark(h, it, NEIGHBOUR)
+                h.edges.add((it, me) if other in index.producers.get(sel, []) else (me, it))
+        _mark(h, me, SELECTED)
+        return h
+
+
+def _mark(h: Highlight, item: str, state: int) -> None:
+    if item.startswith("group:"):
+        path = item[len("group:"):]
+        h.groups[path] = max(h.groups.get(path, 0), state)
+    else:
+        h.nodes[item] = state if state == SELECTED else max(h.nodes.get(item, 0), state)
+
+
+__all__ = ["DocumentModel", "GraphLevel", "Highlight", "Look", "group_id"]

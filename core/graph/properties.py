@@ -1,0 +1,99 @@
+"""What Details shows when nothing is selected: the program's own properties, as Netron's model sidebar shows a
+model's (name, format, versions, inputs and outputs, weights, symbols).
+
+An empty Details panel wastes the place users look first; the program's facts belong there. The rows reuse
+`pt2_viewer.core.graph.details` (sections of rows, links to nodes) so the panel draws them as it draws a node's.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from pt2_viewer.core.graph.details import DetailRow, DetailSection, NodeDetails, NodeLink
+from pt2_viewer.core.model.expr import range_text
+from pt2_viewer.core.model.program import Archive, InputKind, OutputKind, Program
+from pt2_viewer.core.graph.summary import human_bytes, human_count, signature_rows
+from pt2_viewer.core.util.words import plural
+
+MAX_LISTED = 50  # inputs, outputs or symbols listed one per row; the rest are counted
+
+
+def program_properties(archive: Archive | None, program: Program) -> NodeDetails:
+    """Sections: Program, Inputs, Outputs, Weights, Symbols (Symbols only when there are any)."""
+    sections = [_program(archive, program), *_signature(program), _weights(program)]
+    if program.symbols:
+        sections.append(_symbols(program))
+    return NodeDetails(name=program.name, title=Path(archive.path).name if archive else program.name,
+                       kind="program", sections=sections)
+
+
+def _program(archive: Archive | None, program: Program) -> DetailSection:
+    graphs = program.all_graphs()
+    calls = sum(1 for _, g in graphs for n in g.nodes if n.op.value == "call_function")
+    rows = [DetailRow("name", program.name),
+            DetailRow("dialect", program.dialect or "?"),
+            DetailRow("torch", program.torch_version or "?", note="the version that exported it"),
+            DetailRow("schema", program.schema_version or "?", note="torch's serialized program schema")]
+    if archive is not None:
+        fmt = " ".join(x for x in (archive.archive_format, archive.archive_version) if x)
+        rows.append(DetailRow("archive", fmt or "?", note=str(archive.path)))
+        if len(archive.programs) > 1:
+            rows.append(DetailRow("programs", ", ".join(p.name for p in archive.programs)))
+    if program.opset_version:
+        rows.append(DetailRow("opset", ", ".join(f"{k} {v}" for k, v in sorted(program.opset_version.items()))))
+    nodes = plural(len(program.graph.nodes), "node")
+    if len(graphs) > 1:
+        nodes += f", {plural(len(graphs) - 1, 'subgraph')}"
+    rows.append(DetailRow("graph", nodes, note=plural(calls, "op call")))
+    return DetailSection("Program", rows)
+
+
+def _signature(program: Program) -> list[DetailSection]:
+    user_in = {s.name for s in program.signature.inputs if s.kind is InputKind.USER_INPUT}
+    user_out = {s.name for s in program.signature.outputs if s.kind is OutputKind.USER_OUTPUT}
+    other_in = Counter(s.kind.value.lower() for s in program.signature.inputs if s.kind is not InputKind.USER_INPUT)
+    other_out = Counter(s.kind.value.lower() for s in program.signature.outputs
+                        if s.kind is not OutputKind.USER_OUTPUT)
+    sections = []
+    for title, users, others, direction in (("Inputs", user_in, other_in, "input"),
+                                            ("Outputs", user_out, other_out, "output")):
+        rows = []
+        shown = [r for r in signature_rows(program, program.graph) if r.direction == direction and r.name in users]
+        for r in shown[:MAX_LISTED]:
+            rows.append(DetailRow(r.name, f"{r.dtype}{r.shape}" if r.shape.startswith("[") else
+                                  " ".join(x for x in (r.dtype, r.shape) if x), link=NodeLink(r.node)))
+        if len(shown) > MAX_LISTED:
+            rows.append(DetailRow("…", f"{len(shown) - MAX_LISTED} more (Signature tab)", muted=True))
+        for kind, n in sorted(others.items()):
+            rows.append(DetailRow("", "+ " + plural(n, kind.replace("_", " ")), muted=True))
+        if not rows:
+            rows.append(DetailRow("", "none", muted=True))
+        sections.append(DetailSection(title, rows))
+    return sections
+
+
+def _weights(program: Program) -> DetailSection:
+    params = [w for w in program.weights if w.is_param]
+    buffers = [w for w in program.weights if not w.is_param]
+    rows = []
+    for label, tensors in (("parameters", params), ("buffers", buffers), ("constants", program.constants)):
+        if not tensors:
+            continue
+        numels = [t.meta.numel() if t.meta is not None else None for t in tensors]
+        known = [n for n in numels if n is not None]
+        count = (f"{human_count(sum(known))} values" if len(known) == len(numels) else
+                 f"{human_count(sum(known))}+ values") if known else ""
+        rows.append(DetailRow(label, ", ".join(x for x in (plural(len(tensors), "tensor"), count,
+                                                           human_bytes(sum(t.nbytes for t in tensors))) if x)))
+    if not rows:
+        rows.append(DetailRow("", "no stored weights", muted=True))
+    return DetailSection("Weights", rows)
+
+
+def _symbols(program: Program) -> DetailSection:
+    rows = [DetailRow(s.name, range_text(s.min, s.max), note=", ".join(s.sources) or ("unbacked" if s.unbacked
+                                                                                        else ""))
+            for s in program.symbols[:MAX_LISTED]]
+    if len(program.symbols) > MAX_LISTED:
+        rows.append(DetailRow("…", f"{len(program.symbols) - MAX_LISTED} more (Symbols tab)", muted=True))
+    return DetailSection("Symbols", rows)

@@ -1,0 +1,475 @@
+"""What the graph view draws, computed without Qt: which items are visible at the current expansion, the layout
+requests they need, and the composed scene (boxes, frames, edges, hub proxies) in scene coordinates.
+
+Hierarchical layout: each expanded module group is laid out on its own (its direct nodes plus its child groups as
+boxes), bottom-up, so expanding one group re-lays out only that group and its ancestors, and every request is small
+enough for Graphviz to answer fast and to cache on disk. Edges from hub nodes are left out of layout requests and
+drawn as small proxies beside each consumer. Coordinates are points, y down (Qt scene convention).
+
+Module trees come from the archive and may be thousands deep (a crafted file): every walk here is a loop, never a
+recursion, and a chain of groups that each hold one item is laid out here at once (core/layout/trivial.py) rather
+than with one Graphviz round trip per level.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
+from pt2_viewer.core.layout.records import LayoutEdge, LayoutNode, LayoutRequest, LayoutResult
+from pt2_viewer.core.layout.trivial import trivial_layout
+from pt2_viewer.core.model.program import Graph, Node, NodeOp
+
+NODE_H = 38.0
+GROUP_BOX_H = 46.0
+FRAME_PAD = 14.0
+FRAME_HEADER = 26.0
+CHAR_W = 7.0
+MAX_DIRECT_ITEMS = 300  # a group with more direct nodes is split into chunks of consecutive nodes
+CHUNK = 200
+FLAT_LIMIT = 250  # programs up to this many nodes open fully expanded (down to MAX_OPEN_DEPTH)
+MAX_OPEN_DEPTH = 24  # groups deeper than this open collapsed (only crafted archives nest modules that deep)
+START_ITEMS = 12  # the first view frames at most this many items: the inputs and what they feed
+OPEN_BUDGET = 400
+MAX_PROXIES = 2  # hub references drawn beside one node
+PROXY_H = 15.0  # otherwise expand breadth-first while at most this many items are visible
+
+
+@dataclass
+class NodeBox:
+    node: str
+    x: float  # top-left
+    y: float
+    w: float
+    h: float
+    group: str  # the group path it sits in
+
+
+@dataclass
+class GroupBox:
+    path: str
+    title: str
+    count: int
+    expanded: bool
+    x: float
+    y: float
+    w: float
+    h: float
+    depth: int
+
+
+@dataclass
+class EdgeLine:
+    src: str  # visible item id: a node name or "group:PATH"
+    dst: str
+    values: tuple[str, ...]  # the values carried
+    p0: tuple[float, float]
+    p1: tuple[float, float]
+    route: tuple[tuple[float, float], ...] = ()  # Graphviz's spline (1 + 3k points) when both ends share a layout
+
+
+@dataclass
+class HubProxy:
+    hub: str  # the hub node
+    consumer: str  # visible item id it feeds
+    x: float
+    y: float
+
+
+@dataclass
+class SceneLayout:
+    nodes: list[NodeBox] = field(default_factory=list)
+    groups: list[GroupBox] = field(default_factory=list)
+    edges: list[EdgeLine] = field(default_factory=list)
+    proxies: list[HubProxy] = field(default_factory=list)
+    width: float = 0.0
+    height: float = 0.0
+    # Where the program starts, for the first view: the rects (x, y, w, h) of the visible items showing its inputs,
+    # then the items they feed, breadth first; the view frames as many of them as it can show readably.
+    start: list[tuple[float, float, float, float]] = field(default_factory=list)
+
+
+
+def node_label(n: Node) -> str:
+    if n.op is NodeOp.CALL_FUNCTION:
+        return n.op_name
+    return n.name
+
+
+def node_subtitle(n: Node, graph: Graph) -> str:
+    """The second line of a node: its (first) output's type, e.g. `f32[s77, 3]`, else its name."""
+    first = next((o for o in n.outputs if o), None)
+    v = graph.values.get(first) if first else None
+    if v is None or v.kind == "graph":
+        return n.name if n.op is NodeOp.CALL_FUNCTION else ""
+    more = sum(1 for o in n.outputs if o) - 1
+    return v.type_text + (f" (+{more})" if more > 0 else "")
+
+
+def node_width(n: Node, graph: Graph) -> float:
+    text = max(len(node_label(n)) * 1.1, len(node_subtitle(n, graph)) * 0.85)
+    return max(72.0, min(280.0, CHAR_W * text + 24))
+
+
+def group_id(path: str) -> str:
+    return f"group:{path}"
+
+
+class SceneModel:
+    """Expansion state and layouts of one graph. Views call `pending_requests`, feed results back with
+    `set_layouts`, and draw `compose()` once `ready`."""
+
+    def __init__(self, graph: Graph, index: GraphIndex | None = None) -> None:
+        self.graph = graph
+        self.index = index or GraphIndex(graph)
+        self.root = self.index.modules
+        _chunk_large_groups(self.root, self.index)
+        every = self.root.walk()
+        self.groups: dict[str, ModuleGroup] = {g.path: g for g in every}
+        self.counts = _counts(every)
+        # node -> the groups containing it, outermost first (one list shared by the nodes of a group)
+        self.group_chain: dict[str, list[ModuleGroup]] = {}
+        for g in every:
+            if g.nodes:
+                chain = [*reversed(g.ancestors()), g]
+                self.group_chain.update(dict.fromkeys(g.nodes, chain))
+        self._widths: dict[str, float] = {}
+        hubs = self.index.hubs
+        self.hub_inputs: dict[str, list[str]] = {}  # consumer node -> hubs it reads (drawn as proxies)
+        for e in graph.edges:
+            if e.src in hubs and e.src not in self.hub_inputs.get(e.dst, []):
+                self.hub_inputs.setdefault(e.dst, []).append(e.src)
+        self.level_edges = self._level_edges()
+        self.expanded: set[str] = {""}
+        self.layouts: dict[str, LayoutResult] = {}
+        self._layout_keys: dict[str, str] = {}
+        self.expand_initial()
+
+    @property
+    def notes(self) -> list[str]:
+        """What the view should tell the user about this graph beside the drawing (a damaged archive's quirks)."""
+        dups = self.index.duplicate_names
+        if not dups:
+            return []
+        named = ", ".join(f"'{d}'" for d in dups[:3]) + (f" and {len(dups) - 3} more" if len(dups) > 3 else "")
+        return [f"Several nodes of this archive share a name ({named}); each name is drawn once. The archive is "
+                "damaged or hand-made: re-export the model with torch.export.save for a faithful graph."]
+
+    # -- expansion -------------------------------------------------------------------------------------------
+    def expand_initial(self) -> None:
+        """Small programs open flat; big ones open at the deepest level that keeps few items visible."""
+        total = len(self.graph.nodes)
+        if total <= FLAT_LIMIT:
+            self.expanded = {p for p, g in self.groups.items() if g.depth < MAX_OPEN_DEPTH}
+            return
+        self.expanded = {""}
+        frontier = [self.root]
+        visible = len(self.root.nodes) + len(self.root.children)
+        while frontier:
+            nxt = []
+            for g in frontier:
+                for c in g.children:
+                    extra = len(c.nodes) + len(c.children) - 1
+                    if (c.children or c.nodes) and c.depth < MAX_OPEN_DEPTH and visible + extra <= OPEN_BUDGET:
+                        self.expanded.add(c.path)
+                        visible += extra
+                        nxt.append(c)
+            frontier = nxt
+
+    def set_expanded(self, path: str, expanded: bool) -> None:
+        if path == "":
+            return
+        if expanded:
+            self.expanded.add(path)
+            for a in self.groups[path].ancestors():
+                self.expanded.add(a.path)
+        else:
+            self.expanded.discard(path)
+
+    def expand_all(self) -> None:
+        self.expanded = set(self.groups)
+
+    def collapse_all(self) -> None:
+        self.expanded = {""}
+
+    def expand_to_depth(self, depth: int) -> None:
+        self.expanded = {p for p, g in self.groups.items() if g.depth < depth}
+
+    def expanded_depth(self) -> int:
+        """The deepest level to which every module group is expanded (what the depth control shows)."""
+        closed = [g.depth for g in self.groups.values() if g.path not in self.expanded and (g.children or g.nodes)]
+        return min(closed) if closed else max(g.depth for g in self.groups.values()) + 1
+
+    def reveal(self, node: str) -> None:
+        """Expand every group containing `node` so it is visible."""
+        for g in self.group_chain.get(node, []):
+            self.expanded.add(g.path)
+
+    def is_visible_group(self, g: ModuleGroup) -> bool:
+        return all(a.path in self.expanded for a in g.ancestors())
+
+    def visible_item(self, node: str) -> str:
+        """The visible item that shows `node`: the node itself or its outermost collapsed group."""
+        for g in self.group_chain.get(node, []):
+            if g.path not in self.expanded:
+                return group_id(g.path)
+        return node
+
+    # -- layout requests -------------------------------------------------------------------------------------
+    def _level_edges(self) -> dict[str, list[tuple[str, str]]]:
+        """For each group, the edges between its direct items (nodes and child groups), from one pass over the
+        graph's edges: an edge belongs to the deepest group containing both ends. Hub edges are left out."""
+        out: dict[str, dict[tuple[str, str], None]] = {}
+        hubs = self.index.hubs
+        root_chain = [self.root]
+        for e in self.graph.edges:
+            if e.src in hubs:
+                continue
+            ca, cb = self.group_chain.get(e.src, root_chain), self.group_chain.get(e.dst, root_chain)
+            k = 0
+            while k + 1 < len(ca) and k + 1 < len(cb) and ca[k + 1] is cb[k + 1]:
+                k += 1
+            a = group_id(ca[k + 1].path) if k + 1 < len(ca) else e.src
+            b = group_id(cb[k + 1].path) if k + 1 < len(cb) else e.dst
+            if a != b:
+                out.setdefault(ca[k].path, {})[(a, b)] = None
+        return {path: list(edges) for path, edges in out.items()}
+
+    def _box_size(self, g: ModuleGroup) -> tuple[float, float]:
+        if g.path in self.expanded:
+            r = self.layouts.get(g.path)
+            if r is None:
+                return (0.0, 0.0)
+            return (max(r.width + 2 * FRAME_PAD, CHAR_W * len(g.title) + 40),
+                    r.height + 2 * FRAME_PAD + FRAME_HEADER)
+        return (max(110.0, CHAR_W * len(g.title) + 56), GROUP_BOX_H)  # room for "▸ " and the bold title
+
+    def _request(self, g: ModuleGroup) -> LayoutRequest | None:
+        """The layout request of an expanded group, or None while an expanded child has no layout yet. Every id
+        appears once, whatever the archive holds (a node named like a group is drawn as the group)."""
+        nodes: list[LayoutNode] = []
+        ids: set[str] = set()
+        for c in g.children:
+            if c.path in self.expanded and c.path not in self.layouts:
+                return None
+            gid = group_id(c.path)
+            if gid not in ids:
+                ids.add(gid)
+                w, h = self._box_size(c)
+                nodes.append(LayoutNode(gid, w, h))
+        for n in g.nodes:
+            if n not in ids:
+                ids.add(n)
+                nodes.append(LayoutNode(n, self._node_w(n) + self._proxy_w(n), NODE_H))
+        edges = self.level_edges.get(g.path, [])
+        return LayoutRequest(nodes=nodes, edges=[LayoutEdge(a, b) for a, b in edges], key_hint=g.path)
+
+    def _open_groups(self) -> list[ModuleGroup]:
+        """The expanded groups that are visible (every ancestor expanded), each after all the groups inside it."""
+        out: list[ModuleGroup] = []
+        stack = [self.root]
+        while stack:
+            g = stack.pop()
+            out.append(g)
+            stack.extend(c for c in g.children if c.path in self.expanded)
+        out.reverse()
+        return out
+
+    def pending_requests(self) -> dict[str, LayoutRequest]:
+        """Requests that can be sent now (their expanded children are laid out) and are missing or stale. Requests
+        of one item are answered here at once (no Graphviz needed), so a chain of such groups costs no round trip."""
+        out: dict[str, LayoutRequest] = {}
+        for g in self._open_groups():
+            req = self._request(g)
+            if req is None:
+                continue
+            key = request_key(req)
+            if self._layout_keys.get(g.path) == key:
+                continue
+            done = trivial_layout(req)
+            if done is None:
+                out[g.path] = req
+            else:
+                self.layouts[g.path] = done
+                self._layout_keys[g.path] = key
+        return out
+
+    def set_layouts(self, results: dict[str, tuple[LayoutRequest, LayoutResult]]) -> None:
+        for path, (req, res) in results.items():
+            self.layouts[path] = res
+            self._layout_keys[path] = request_key(req)
+
+    def lay_out_with(self, engine: Callable[[LayoutRequest], LayoutResult]) -> int:
+        """Lay out everything the expansion needs with `engine` in this thread (headless rendering and tests: no
+        event loop to keep responsive); the number of rounds it took."""
+        rounds = 0
+        while pending := self.pending_requests():
+            self.set_layouts({path: (req, engine(req)) for path, req in pending.items()})
+            rounds += 1
+        return rounds
+
+    @property
+    def ready(self) -> bool:
+        return "" in self.layouts and not self.pending_requests()
+
+    # -- composition -----------------------------------------------------------------------------------------
+    def compose(self) -> SceneLayout:
+        scene = SceneLayout()
+        rects: dict[str, tuple[float, float, float, float]] = {}
+        routes: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}
+        shown = self._visible_items()
+        self._place(scene, rects, routes)
+        self._edges(scene, rects, routes, shown)
+        root = self.layouts.get("")
+        if root is not None:
+            scene.width, scene.height = root.width, root.height
+        scene.start = self._start(scene, rects, shown)
+        return scene
+
+    def _place(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
+               routes: dict[tuple[str, str], tuple[tuple[float, float], ...]]) -> None:
+        """Every laid-out group's items at their scene positions, outer groups before the groups inside them."""
+        stack: list[tuple[ModuleGroup, float, float]] = [(self.root, 0.0, 0.0)]
+        while stack:
+            g, ox, oy = stack.pop()
+            r = self.layouts.get(g.path)
+            if r is None:
+                continue
+            for route in r.edges:
+                if route.points:
+                    pts = [(ox + x, oy + y) for x, y in route.points]
+                    if route.head is not None:
+                        pts[-1] = (ox + route.head[0], oy + route.head[1])
+                    routes[(route.src, route.dst)] = tuple(pts)
+            inner: list[tuple[ModuleGroup, float, float]] = []
+            for c in g.children:
+                cx, cy = r.positions.get(group_id(c.path), (0.0, 0.0))
+                w, h = self._box_size(c)
+                x, y = ox + cx - w / 2, oy + cy - h / 2
+                expanded = c.path in self.expanded
+                scene.groups.append(GroupBox(c.path, c.title, self.counts[c.path], expanded, x, y, w, h, c.depth))
+                rects[group_id(c.path)] = (x, y, w, h)
+                if expanded:
+                    inner.append((c, x + FRAME_PAD, y + FRAME_PAD + FRAME_HEADER))
+            for n in g.nodes:
+                cx, cy = r.positions.get(n, (0.0, 0.0))
+                w, pw = self._node_w(n), self._proxy_w(n)
+                x, y = ox + cx - (w + pw) / 2, oy + cy - NODE_H / 2
+                scene.nodes.append(NodeBox(n, x, y, w, NODE_H, g.path))
+                rects[n] = (x, y, w, NODE_H)
+                for k, hub in enumerate(self.hub_inputs.get(n, [])[:MAX_PROXIES]):
+                    scene.proxies.append(HubProxy(hub, n, x + w + 4, y + 2 + k * (PROXY_H + 2)))
+            stack.extend(reversed(inner))
+
+    def _edges(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
+               routes: dict[tuple[str, str], tuple[tuple[float, float], ...]], shown: dict[str, str]) -> None:
+        hubs = self.index.hubs
+        lines: dict[tuple[str, str], list[str]] = {}
+        for e in self.graph.edges:
+            if e.src in hubs:
+                continue  # drawn as proxies beside each consumer (see _place)
+            a, b = shown.get(e.src, e.src), shown.get(e.dst, e.dst)
+            if a != b:
+                lines.setdefault((a, b), []).append(e.value)
+        for (a, b), values in lines.items():
+            ra, rb = rects.get(a), rects.get(b)
+            if ra is None or rb is None:
+                continue
+            route = routes.get((a, b), ())
+            p0, p1 = (route[0], route[-1]) if route else ((ra[0] + ra[2] / 2, ra[1] + ra[3]), (rb[0] + rb[2] / 2, rb[1]))
+            scene.edges.append(EdgeLine(a, b, tuple(dict.fromkeys(values)), p0, p1, route))
+
+    def _start(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
+               shown: dict[str, str]) -> list[tuple[float, float, float, float]]:
+        """Where the program starts: the items showing its user inputs that feed something (placeholders no module
+        owns; else its first op), then the items they feed, breadth first, at most START_ITEMS; then the title bars
+        of the frames those items sit in, so the view can show which module they belong to."""
+        users = self.index.users
+        inputs = [n.name for n in self.graph.nodes if n.op is NodeOp.PLACEHOLDER and n.name not in self.index.owners]
+        firsts = [n for n in inputs if users.get(n)] or inputs
+        if not firsts:
+            firsts = [n.name for n in self.graph.nodes if n.op is not NodeOp.PLACEHOLDER][:1]
+        feeds: dict[str, list[str]] = {}
+        for e in scene.edges:
+            feeds.setdefault(e.src, []).append(e.dst)
+        order = list(dict.fromkeys(item for item in (shown.get(n, n) for n in firsts) if item in rects))
+        seen = set(order)
+        i = 0
+        while i < len(order) and len(order) < START_ITEMS:
+            for item in feeds.get(order[i], []):
+                if item not in seen and len(order) < START_ITEMS:
+                    seen.add(item)
+                    order.append(item)
+            i += 1
+        frames = {g.path: g for g in scene.groups if g.expanded}
+        around: dict[str, None] = {}  # the frame each item sits in
+        for item in order:
+            if item.startswith("group:"):
+                parent = self.groups[item[len("group:"):]].parent
+                if parent is not None:
+                    around[parent.path] = None
+            elif item in self.group_chain:
+                around[self.group_chain[item][-1].path] = None
+        titles = [(f.x, f.y, min(f.w, CHAR_W * len(f.title) + 40), FRAME_HEADER)
+                  for f in (frames.get(path) for path in around) if f is not None]
+        return [rects[item] for item in order] + titles
+
+    def _visible_items(self) -> dict[str, str]:
+        """`visible_item` for every node hidden in a collapsed group, in one walk of the module tree."""
+        out: dict[str, str] = {}
+        stack = [self.root]
+        while stack:
+            g = stack.pop()
+            if g.path in self.expanded:
+                stack.extend(g.children)
+                continue
+            gid = group_id(g.path)
+            for inner in g.walk():
+                out.update(dict.fromkeys(inner.nodes, gid))
+        return out
+
+    def _node_w(self, name: str) -> float:
+        w = self._widths.get(name)
+        if w is None:
+            w = self._widths[name] = node_width(self.graph.node_by_name[name], self.graph)
+        return w
+
+    def _proxy_w(self, name: str) -> float:
+        hubs = self.hub_inputs.get(name)
+        if not hubs:
+            return 0.0
+        return 8 + CHAR_W * 0.8 * max(len(h) for h in hubs[:MAX_PROXIES]) + 16
+
+
+def request_key(req: LayoutRequest) -> str:
+    return hashlib.sha1(json.dumps(req.content(), separators=(",", ":")).encode()).hexdigest()
+
+
+def _counts(groups: list[ModuleGroup]) -> dict[str, int]:
+    """Nodes in each group and its descendants, from a parents-first list of every group."""
+    counts: dict[str, int] = {}
+    for g in reversed(groups):
+        counts[g.path] = len(g.nodes) + sum(counts[c.path] for c in g.children)
+    return counts
+
+
+def _chunk_large_groups(root: ModuleGroup, index: GraphIndex) -> None:
+    """Split groups with too many direct nodes into chunks of consecutive nodes, so no single layout is huge."""
+    for g in root.walk():
+        if len(g.nodes) <= MAX_DIRECT_ITEMS:
+            continue
+        keep, rest = [], []
+        for name in g.nodes:
+            node = index.graph.node_by_name[name]
+            (keep if node.op in (NodeOp.PLACEHOLDER, NodeOp.OUTPUT) and len(keep) < 60 else rest).append(name)
+        chunks = []
+        for i in range(0, len(rest), CHUNK):
+            part = rest[i:i + CHUNK]
+            chunk = ModuleGroup(f"{g.path}#{i // CHUNK}" if g.path else f"#{i // CHUNK}",
+                                f"nodes {i + 1}-{i + len(part)}", parent=g, depth=g.depth + 1)
+            chunk.nodes = part
+            chunks.append(chunk)
+        g.nodes = keep
+        g.children.extend(chunks)

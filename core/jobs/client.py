@@ -1,0 +1,347 @@
+"""Start a worker job in a child process and follow it, without Qt and without threads.
+
+`WorkerJob(job, request, out_dir)` starts `python -m pt2_viewer.core.worker JOB --request out_dir/request.json --out out_dir` in
+its own process group (so Cancel kills the job and anything it started, at once) and reads three pipes: JSON events,
+the script's stdout and its stderr. Nothing blocks: `poll()` reads what is there, calls the callbacks, checks the time
+limit and notices the exit. A GUI drives it with a QSocketNotifier on each of `fds()` plus a short QTimer, both calling
+`poll()`; a command line calls `wait()`. How the job ended (`JobOutcome`) is always said in words, whether it finished,
+failed, crashed (signal, os._exit), timed out, or was cancelled. See docs/worker.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import uuid
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pt2_viewer.core.jobs import process_tree
+from pt2_viewer.core.jobs import protocol
+from pt2_viewer.core.jobs.protocol import describe_exit, write_json_atomic
+from pt2_viewer.core.jobs.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
+
+STDOUT = "stdout"
+STDERR = "stderr"
+EVENTS = "events"
+READ_CHUNK = 65536
+MAX_LINE = 1 << 20  # a "line" longer than this is delivered in pieces
+DEFAULT_TIMEOUT_S = 3600.0  # a job with no limit given stops after an hour (timeout_s=0: no limit)
+MEMORY_CHECK_S = 0.5  # how often the job's processes' memory is summed
+
+
+def default_memory_mb() -> int:
+    """Three quarters of the machine's memory: the default cap on a job's processes together."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    except (ValueError, OSError, AttributeError):
+        return 8192
+    return max(2048, total * 3 // 4)
+
+EventCallback = Callable[[dict[str, Any]], None]
+OutputCallback = Callable[[str, str], None]
+
+
+@dataclass
+class JobOutcome:
+    """How a job ended. `message` is a sentence for the user; `result` is result.json when the job finished."""
+
+    status: str  # protocol.OK, FAILED, CRASHED, CANCELLED, TIMED_OUT, START_FAILED
+    message: str
+    returncode: int | None = None
+    result: dict[str, Any] | None = None
+    error: str | None = None  # the job's own error message (`error` event)
+    error_traceback: str | None = None
+    duration_s: float = 0.0
+    out_dir: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == protocol.OK
+
+
+@dataclass
+class _Stream:
+    name: str
+    fd: int
+    buffer: bytearray = field(default_factory=bytearray)
+
+
+class WorkerJob:
+    """One worker job. Call start(), then poll() whenever `fds()` are readable (and every ~100 ms), or wait()."""
+
+    def __init__(self, job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], *,
+                 timeout_s: float | None = None, memory_limit_mb: int | None = None,
+                 python: str | None = None, env: dict[str, str] | None = None, cwd: str | None = None,
+                 on_event: EventCallback | None = None, on_output: OutputCallback | None = None,
+                 on_finished: Callable[[JobOutcome], None] | None = None) -> None:
+        self.job = job
+        self.request = request
+        self.out_dir = Path(out_dir).resolve()
+        # Limits: None is the default (an hour; three quarters of the memory), 0 is none.
+        self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else (timeout_s or None)
+        self.memory_limit_mb = memory_limit_mb  # also the worker's address-space limit, when given
+        self.tree_memory_mb = default_memory_mb() if memory_limit_mb is None else (memory_limit_mb or None)
+        self.marker = uuid.uuid4().hex  # in the worker's environment, inherited by all it starts (process_tree)
+        self._tmp: Path | None = None  # the worker's TMPDIR, removed with the job (torch litters it)
+        self._next_memory_check = 0.0
+        # PT2V_WORKER_PYTHON, else the Preferences choice, else this Python (core/jobs/python_env.py)
+        self.python = python or choose_worker_python().path
+        self.extra_env = dict(env or {})
+        self.cwd = cwd
+        self.on_event = on_event
+        self.on_output = on_output
+        self.on_finished = on_finished
+        self.events: list[dict[str, Any]] = []
+        self.stdout_lines: list[str] = []
+        self.stderr_lines: list[str] = []
+        self.outcome: JobOutcome | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._streams: dict[int, _Stream] = {}
+        self._started_at = 0.0
+        self._deadline: float | None = None
+        self._stop_reason: str | None = None  # CANCELLED or TIMED_OUT once we killed it
+        self._final: dict[str, Any] | None = None  # the `done` or `error` event
+
+    # --- life cycle ---------------------------------------------------------------------------------------------
+    def command(self) -> list[str]:
+        cmd = [self.python, "-m", "pt2_viewer.core.worker", self.job, "--request", str(self.out_dir / protocol.REQUEST_FILE),
+               "--out", str(self.out_dir)]
+        if self.memory_limit_mb:
+            cmd += ["--max-memory-mb", str(int(self.memory_limit_mb))]
+        return cmd
+
+    def start(self) -> None:
+        if self._proc is not None or self.outcome is not None:
+            raise RuntimeError("a WorkerJob can be started only once; make a new one to run again")
+        self._started_at = time.monotonic()
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.out_dir / protocol.REQUEST_FILE, self.request)
+        read_fd, write_fd = os.pipe()
+        env = dict(os.environ)
+        env.update(self.extra_env)
+        env = worker_environment(env)  # core on PYTHONPATH; a bundle's LD_LIBRARY_PATH put back
+        env[protocol.EVENTS_FD_ENV] = str(write_fd)
+        env[process_tree.MARKER_ENV] = self.marker
+        self._tmp = Path(tempfile.mkdtemp(prefix="pt2v-job-tmp-"))
+        env["TMPDIR"] = str(self._tmp)
+        env["PYTHONUNBUFFERED"] = "1"  # the script's prints reach the log panel as they happen
+        try:
+            self._proc = subprocess.Popen(
+                self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=(write_fd,), env=env, cwd=self.cwd, start_new_session=True,
+            )
+        except OSError as e:
+            os.close(read_fd)
+            os.close(write_fd)
+            self._remove_tmp()
+            self._finish(protocol.START_FAILED, f"Could not start the worker's Python {self.python}: "
+                         f"{e.strerror or e}. {HOW_TO_FIX}")
+            return
+        os.close(write_fd)
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        for name, fd in ((EVENTS, read_fd), (STDOUT, self._proc.stdout.fileno()),
+                         (STDERR, self._proc.stderr.fileno())):
+            os.set_blocking(fd, False)
+            self._streams[fd] = _Stream(name, fd)
+        if self.timeout_s is not None:
+            self._deadline = self._started_at + self.timeout_s
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self.outcome is None
+
+    def fds(self) -> list[int]:
+        """The file descriptors still open for reading; watch them and call poll() when one is readable."""
+        return list(self._streams)
+
+    def poll(self) -> bool:
+        """Read what is available, deliver it, enforce the time limit, notice the exit. True while running."""
+        if not self.running:
+            return False
+        self._read_available()
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            self._kill(protocol.TIMED_OUT)
+            return False
+        if self.tree_memory_mb and time.monotonic() >= self._next_memory_check:
+            self._next_memory_check = time.monotonic() + MEMORY_CHECK_S
+            if process_tree.usage(self.marker).rss_bytes > self.tree_memory_mb * 1024 * 1024:
+                self._kill(protocol.OUT_OF_MEMORY)
+                return False
+        assert self._proc is not None
+        if self._proc.poll() is not None:
+            self._read_available()  # what it wrote before exiting is still in the pipes
+            self._conclude()
+            return False
+        return True
+
+    def wait(self) -> JobOutcome:
+        """Block until the job ends (timeout_s still applies). Callbacks run in this thread."""
+        if self._proc is None and self.outcome is None:
+            self.start()
+        with selectors.DefaultSelector() as sel:
+            watched: set[int] = set()
+            while self.poll():
+                for fd in watched - set(self._streams):
+                    sel.unregister(fd)
+                    watched.discard(fd)
+                for fd in set(self._streams) - watched:
+                    sel.register(fd, selectors.EVENT_READ)
+                    watched.add(fd)
+                if watched:
+                    sel.select(timeout=0.1)
+                else:  # all pipes closed, the process is still exiting
+                    assert self._proc is not None
+                    try:
+                        self._proc.wait(timeout=0.1)
+                    except subprocess.TimeoutExpired:
+                        pass
+        assert self.outcome is not None
+        return self.outcome
+
+    def cancel(self) -> None:
+        """Kill the job and every process it started (its process group) now; the outcome says 'cancelled'."""
+        if self.running:
+            self._kill(protocol.CANCELLED)
+
+    # --- internals ----------------------------------------------------------------------------------------------
+    def _kill(self, reason: str) -> None:
+        assert self._proc is not None
+        self._stop_reason = reason
+        self._kill_group()
+        try:
+            self._proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:  # unkillable (D state); say so rather than hang the caller
+            pass
+        self._read_available()
+        self._conclude()
+
+    def _kill_group(self) -> None:
+        """The worker's process group, then whatever carries its marker (daemons that left the group)."""
+        assert self._proc is not None
+        try:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        process_tree.kill_marked(self.marker)
+
+    def _remove_tmp(self) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _read_available(self) -> None:
+        for fd, stream in list(self._streams.items()):
+            while True:
+                try:
+                    chunk = os.read(fd, READ_CHUNK)
+                except BlockingIOError:
+                    break
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    self._close_stream(stream)
+                    break
+                stream.buffer += chunk
+                self._deliver_lines(stream)
+
+    def _deliver_lines(self, stream: _Stream, final: bool = False) -> None:
+        while True:
+            nl = stream.buffer.find(b"\n")
+            if nl < 0:
+                if len(stream.buffer) >= MAX_LINE or (final and stream.buffer):
+                    line, stream.buffer = bytes(stream.buffer), bytearray()
+                    self._deliver(stream.name, line)
+                return
+            line = bytes(stream.buffer[:nl])
+            del stream.buffer[: nl + 1]
+            self._deliver(stream.name, line)
+
+    def _deliver(self, name: str, line: bytes) -> None:
+        if name == EVENTS:
+            event = protocol.decode_event(line)
+            self.events.append(event)
+            if event["type"] in (protocol.DONE, protocol.ERROR):
+                self._final = event
+            if self.on_event:
+                self.on_event(event)
+            return
+        text = line.decode("utf-8", errors="replace").rstrip("\r")
+        (self.stdout_lines if name == STDOUT else self.stderr_lines).append(text)
+        if self.on_output:
+            self.on_output(name, text)
+
+    def _close_stream(self, stream: _Stream) -> None:
+        self._deliver_lines(stream, final=True)
+        self._streams.pop(stream.fd, None)
+        try:
+            os.close(stream.fd)
+        except OSError:
+            pass
+
+    def _conclude(self) -> None:
+        assert self._proc is not None
+        self._kill_group()  # children the script left behind must not outlive the job
+        for stream in list(self._streams.values()):
+            self._close_stream(stream)
+        for pipe in (self._proc.stdout, self._proc.stderr):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        self._remove_tmp()
+        rc = self._proc.returncode
+        final = self._final or {}
+        if self._stop_reason == protocol.CANCELLED:
+            self._finish(protocol.CANCELLED, "Cancelled: the worker and everything it started were stopped.", rc)
+        elif self._stop_reason == protocol.TIMED_OUT:
+            self._finish(protocol.TIMED_OUT, f"Stopped after the time limit of {self.timeout_s:g} s: the script "
+                         "was still running (an endless loop, or work too big for the limit).", rc)
+        elif self._stop_reason == protocol.OUT_OF_MEMORY:
+            self._finish(protocol.OUT_OF_MEMORY, f"Stopped: the job's processes used more than the memory limit of "
+                         f"{self.tree_memory_mb:,} MB (raise it with --max-memory-mb, or give the job less work).", rc)
+        elif final.get("type") == protocol.DONE and rc == 0:
+            self._finish(protocol.OK, "Finished.", rc, result=self._load_result())
+        elif final.get("type") == protocol.ERROR:
+            self._finish(protocol.FAILED, f"The job failed: {final.get('message', 'no message')}", rc,
+                         error=final.get("message"), error_traceback=final.get("traceback"))
+        elif final.get("type") == protocol.DONE:
+            self._finish(protocol.FAILED, describe_exit(rc) + " (after the job had finished)", rc,
+                         result=self._load_result())
+        else:
+            message = describe_exit(rc)
+            if self.memory_limit_mb and rc is not None and rc < 0:
+                message += f" The memory limit was {self.memory_limit_mb} MB."
+            self._finish(protocol.CRASHED, message, rc)
+
+    def _load_result(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads((self.out_dir / protocol.RESULT_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _finish(self, status: str, message: str, returncode: int | None = None, **kw: Any) -> None:
+        elapsed = time.monotonic() - self._started_at if self._started_at else 0.0
+        self.outcome = JobOutcome(status, message, returncode, duration_s=elapsed, out_dir=self.out_dir, **kw)
+        if self.on_finished:
+            self.on_finished(self.outcome)
+
+
+def run_job(job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], **kwargs: Any) -> tuple[
+        WorkerJob, JobOutcome]:
+    """Run a job to the end in this thread (command lines, tests); returns the job (events, output) and outcome."""
+    worker = WorkerJob(job, request, out_dir, **kwargs)
+    worker.start()
+    return worker, worker.wait()

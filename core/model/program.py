@@ -1,0 +1,336 @@
+"""The program model: what a `.pt2` holds, as typed dataclasses, built by `core/pt2/reader.py` without torch.
+
+Mirrors torch's serialized schema (`torch/_export/serde/schema.py`) but in the shape a viewer needs: nodes know the
+values they read and write, values know their producer, graphs know their data edges, and every HOP subgraph (cond
+branches, map/scan/while_loop bodies) is a nested `Graph`. A multi-output op (topk, split, cond) is ONE node with
+several outputs, as in the archive; torch's FX graph would add an `operator.getitem` node per output.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pt2_viewer.core.util.lazy import lazy
+from typing import Any
+
+from pt2_viewer.core.model.tensor_meta import SymDim, TensorMeta, tensor_meta_or_none
+from pt2_viewer.core.model.metadata import Frame, ModuleScope, parse_module_stack, parse_stack_trace, parse_torch_fn
+
+
+class NodeOp(str, Enum):
+    PLACEHOLDER = "placeholder"
+    CALL_FUNCTION = "call_function"
+    GET_ATTR = "get_attr"
+    OUTPUT = "output"
+
+
+@dataclass
+class Value:
+    """A named value flowing through a graph: a tensor, a symbolic int/float/bool, a token or a custom object.
+
+    A tensor's metadata is kept as the archive's JSON and parsed on first use (`meta`): a 10k-node program opens
+    without parsing 13k shapes nobody has looked at yet. `pt2_viewer.core.model.tensor_meta` does the parsing."""
+
+    name: str
+    kind: str  # "tensor", "sym_int", "sym_float", "sym_bool", "token", "custom_obj", "graph"
+    meta_json: Any = None
+    expr: SymDim | None = None  # for sym_* values: the expression it stands for
+    producer: str | None = None  # name of the node that produces it
+    class_fqn: str | None = None  # for custom objects
+
+    @lazy
+    def meta(self) -> TensorMeta | None:
+        return _parse_meta(self.meta_json)
+
+    @property
+    def type_text(self) -> str:
+        if self.meta is not None:
+            return self.meta.short
+        if self.expr is not None:
+            return f"Sym({self.expr})"  # torch's own spelling in print_readable
+        return self.class_fqn or self.kind
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An argument that refers to a value produced elsewhere in the graph."""
+
+    value: str
+
+
+@dataclass
+class Argument:
+    """One input of a node: its schema name, and a Python literal in which value references are `Ref`s."""
+
+    name: str  # schema argument name ("" for HOP operands)
+    value: Any  # int/float/str/bool/None/list/dict literal, `Ref`, or a `Graph` for subgraph operands
+    kind: str = "positional"  # or "keyword"
+
+    def refs(self) -> list[str]:
+        out: list[str] = []
+        _collect_refs(self.value, out)
+        return out
+
+
+def _collect_refs(v: Any, out: list[str]) -> None:
+    if isinstance(v, Ref):
+        out.append(v.value)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            _collect_refs(x, out)
+    elif isinstance(v, dict):
+        for x in v.values():
+            _collect_refs(x, out)
+
+
+@dataclass
+class Node:
+    name: str
+    op: NodeOp
+    target: str  # as the archive spells it: "torch.ops.aten.linear.default"; a placeholder's own name
+    inputs: list[Argument] = field(default_factory=list)
+    outputs: list[str | None] = field(default_factory=list)  # value names, None for an output that is None
+    metadata: dict[str, str] = field(default_factory=dict)
+    subgraphs: list[Graph] = field(default_factory=list)
+
+    @property
+    def namespace(self) -> str:
+        """"aten", "prims", "higher_order", a custom op's library, "_operator", "builtins" ..."""
+        t = self.target
+        if t.startswith("torch.ops."):
+            return t.split(".")[2]
+        if self.op is not NodeOp.CALL_FUNCTION:
+            return ""
+        return t.split(".", 1)[0]
+
+    @property
+    def op_name(self) -> str:
+        """The operator without namespace and overload: "linear", "add_", "cond", "getitem"."""
+        t = self.target
+        if t.startswith("torch.ops."):
+            parts = t.split(".")
+            return parts[3] if len(parts) > 3 else parts[-1]
+        return t.rsplit(".", 1)[-1]
+
+    @property
+    def overload(self) -> str:
+        parts = self.target.split(".")
+        return parts[4] if self.target.startswith("torch.ops.") and len(parts) > 4 else ""
+
+    @lazy
+    def stack(self) -> list[Frame]:
+        return parse_stack_trace(self.metadata.get("stack_trace"))
+
+    @lazy
+    def module_stack(self) -> tuple[ModuleScope, ...]:
+        return parse_module_stack(self.metadata.get("nn_module_stack"))
+
+    @property
+    def module_path(self) -> str:
+        """Fully qualified name of the innermost module that made this node ("" at the root)."""
+        scopes = self.module_stack
+        return scopes[-1].path if scopes else ""
+
+    @property
+    def torch_fn(self) -> tuple[str, str] | None:
+        return parse_torch_fn(self.metadata.get("torch_fn"))
+
+    @property
+    def user_frame(self) -> Frame | None:
+        for f in reversed(self.stack):
+            if f.is_user:
+                return f
+        return None
+
+    def input_refs(self) -> list[str]:
+        out: list[str] = []
+        for a in self.inputs:
+            _collect_refs(a.value, out)
+        return out
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: str  # producing node
+    dst: str  # consuming node
+    value: str  # the value carried (a subgraph's name for get_attr -> HOP)
+
+
+@dataclass
+class Graph:
+    name: str  # "" for a program's top graph, else the subgraph name ("true_graph_0")
+    nodes: list[Node]
+    edges: list[Edge]
+    values: dict[str, Value]
+    inputs: list[str | None]  # value names of the graph's inputs
+    outputs: list[str | None]  # value names of the graph's outputs
+
+    @lazy
+    def node_by_name(self) -> dict[str, Node]:
+        return {n.name: n for n in self.nodes}
+
+    def walk(self, prefix: str = "") -> list[tuple[str, Graph]]:
+        """This graph and every nested subgraph, with a path like "cond/true_graph_0"."""
+        out = [(prefix, self)]
+        for n in self.nodes:
+            for sg in n.subgraphs:
+                out.extend(sg.walk(f"{prefix}/{n.name}/{sg.name}".lstrip("/")))
+        return out
+
+
+class InputKind(str, Enum):
+    USER_INPUT = "USER_INPUT"
+    PARAMETER = "PARAMETER"
+    BUFFER = "BUFFER"
+    CONSTANT_TENSOR = "CONSTANT_TENSOR"
+    CUSTOM_OBJ = "CUSTOM_OBJ"
+    TOKEN = "TOKEN"
+
+
+class OutputKind(str, Enum):
+    USER_OUTPUT = "USER_OUTPUT"
+    LOSS_OUTPUT = "LOSS_OUTPUT"
+    BUFFER_MUTATION = "BUFFER_MUTATION"
+    PARAMETER_MUTATION = "PARAMETER_MUTATION"
+    GRADIENT_TO_PARAMETER = "GRADIENT_TO_PARAMETER"
+    GRADIENT_TO_USER_INPUT = "GRADIENT_TO_USER_INPUT"
+    USER_INPUT_MUTATION = "USER_INPUT_MUTATION"
+    TOKEN = "TOKEN"
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    name: str  # the placeholder's name
+    kind: InputKind
+    target: str | None  # the parameter/buffer/constant's fqn
+    persistent: bool | None = None
+    constant: Any = None  # for inputs export specialised to a constant
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    name: str
+    kind: OutputKind
+    target: str | None
+
+
+@dataclass
+class Signature:
+    inputs: list[InputSpec]
+    outputs: list[OutputSpec]
+
+
+@dataclass
+class Symbol:
+    """A symbolic dimension: `s*` backed by an input size, `u*` unbacked (from data, e.g. `.item()` or nonzero)."""
+
+    name: str
+    min: int | None  # None: unbounded
+    max: int | None
+    sources: list[str] = field(default_factory=list)  # input dims it stands for, e.g. "x.shape[0]"
+    hint: int | None = None
+
+    @property
+    def unbacked(self) -> bool:
+        return self.name.startswith(("u", "f")) and self.name[1:].isdigit()
+
+
+@dataclass
+class StoredTensor:
+    """A weight or constant described in the archive's config JSON (its bytes are never read). Its metadata is
+    parsed on first use, like `Value.meta`: a big model has thousands of weights."""
+
+    name: str
+    path: str
+    meta_json: Any
+    is_param: bool
+    use_pickle: bool
+    nbytes: int  # from the zip entry
+
+    @lazy
+    def meta(self) -> TensorMeta | None:
+        return _parse_meta(self.meta_json)
+
+
+def _parse_meta(meta_json: Any) -> TensorMeta | None:
+    """Parse tensor metadata kept as the archive's JSON (see `Value.meta`)."""
+    if meta_json is None:
+        return None
+    return tensor_meta_or_none(meta_json)
+
+
+@dataclass
+class ModuleCall:
+    fqn: str
+    forward_arg_names: list[str] | None
+    inputs: list[str]
+    outputs: list[str]
+
+
+@dataclass
+class Program:
+    name: str  # model name inside the archive ("model")
+    graph: Graph
+    signature: Signature
+    range_constraints: dict[str, tuple[int | None, int | None]]
+    symbols: list[Symbol]
+    module_call_graph: list[ModuleCall]
+    weights: list[StoredTensor]
+    constants: list[StoredTensor]
+    dialect: str
+    opset_version: dict[str, int]
+    schema_version: str
+    torch_version: str
+    guards_code: list[str] = field(default_factory=list)
+    metadata: dict[str, str] = field(default_factory=dict)
+    has_sample_inputs: bool = False
+    unknown_fields: dict[str, Any] = field(default_factory=dict)  # fields newer than this reader, kept and shown
+
+    @property
+    def node_count(self) -> int:
+        return len(self.graph.nodes)
+
+    @property
+    def weight_bytes(self) -> int:
+        return sum(w.nbytes for w in self.weights) + sum(c.nbytes for c in self.constants)
+
+    def all_graphs(self) -> list[tuple[str, Graph]]:
+        return self.graph.walk()
+
+
+@dataclass
+class AotiPackage:
+    """What an AOTInductor package holds, read from its file names and metadata JSON (no code is loaded)."""
+
+    models: list[str]
+    files: list[str]
+    devices: list[str]
+    metadata: dict[str, dict[str, str]]
+
+
+@dataclass
+class Archive:
+    path: str
+    root: str
+    entries: list[str]
+    programs: list[Program]
+    archive_format: str
+    archive_version: str
+    byteorder: str
+    aoti: AotiPackage | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def torch_version(self) -> str:
+        return self.programs[0].torch_version if self.programs else ""
+
+    @property
+    def schema_version(self) -> str:
+        return self.programs[0].schema_version if self.programs else ""
+
+    def program(self, name: str | None = None) -> Program:
+        if name is None:
+            return self.programs[0]
+        for p in self.programs:
+            if p.name == name:
+                return p
+        raise KeyError(name)

@@ -1,0 +1,92 @@
+"""`pt2-viewer info`: the archive as one JSON object (for scripts) or a readable summary (for people).
+
+The JSON shape is a public contract (users' scripts rely on it): `torch_version`, `schema_version`, `programs`
+(each with `name`, `dialect`, `node_count`, `nodes`, `subgraphs`, `inputs`, `outputs`, `range_constraints`).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pt2_viewer.core.model.program import Archive, Graph, Node, Program
+
+
+def _node_entry(n: Node) -> dict[str, str]:
+    return {"name": n.name, "op": n.op.value, "target": n.target}
+
+
+def _subgraphs(g: Graph) -> list[dict[str, Any]]:
+    out = []
+    for n in g.nodes:
+        for sg in n.subgraphs:
+            out.append({"name": sg.name, "nodes": [_node_entry(x) for x in sg.nodes], "subgraphs": _subgraphs(sg)})
+    return out
+
+
+def program_info(p: Program) -> dict[str, Any]:
+    return {
+        "name": p.name,
+        "dialect": p.dialect,
+        "node_count": p.node_count,
+        "nodes": [_node_entry(n) for n in p.graph.nodes],
+        "subgraphs": _subgraphs(p.graph),
+        "inputs": [{"name": s.name, "kind": s.kind.value, "target": s.target} for s in p.signature.inputs],
+        "outputs": [{"name": s.name, "kind": s.kind.value, "target": s.target} for s in p.signature.outputs],
+        "range_constraints": {k: [lo, hi] for k, (lo, hi) in p.range_constraints.items()},
+    }
+
+
+def archive_info(a: Archive) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "torch_version": a.torch_version,
+        "schema_version": a.schema_version,
+        "programs": [program_info(p) for p in a.programs],
+    }
+    if a.aoti is not None:
+        info["aoti"] = {"models": a.aoti.models, "devices": a.aoti.devices, "files": len(a.aoti.files)}
+    return info
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def summary_text(a: Archive) -> str:
+    lines = [f"{a.path}", f"  torch {a.torch_version or '?'}, schema {a.schema_version or '?'}, "
+                          f"{len(a.programs)} program(s)"]
+    if a.aoti is not None:
+        lines.append(f"  AOTInductor package: models {', '.join(a.aoti.models) or '?'} compiled for "
+                     f"{', '.join(a.aoti.devices) or 'an unknown device'} ({len(a.aoti.files)} files). "
+                     "It holds compiled code, not a program graph." if not a.programs else
+                     f"  Also holds AOTInductor code for {', '.join(a.aoti.devices) or '?'}.")
+    for p in a.programs:
+        ops = Counter(n.target for n in p.graph.nodes if n.op.value == "call_function")
+        lines.append(f"\nprogram '{p.name}' ({p.dialect}): {p.node_count} nodes, {len(ops)} distinct ops, "
+                     f"{len(p.weights)} weights ({_bytes(p.weight_bytes)})")
+        lines.append("  inputs:")
+        for s in p.signature.inputs:
+            v = p.graph.values.get(s.name)
+            t = v.type_text if v else ""
+            lines.append(f"    {s.name:<28} {s.kind.value:<16} {s.target or '':<28} {t}")
+        lines.append("  outputs:")
+        for s in p.signature.outputs:
+            v = p.graph.values.get(s.name)
+            t = v.type_text if v else ""
+            lines.append(f"    {s.name:<28} {s.kind.value:<16} {s.target or '':<28} {t}")
+        if p.symbols:
+            lines.append("  symbols:")
+            for sym in p.symbols:
+                lo = "-inf" if sym.min is None else sym.min
+                hi = "inf" if sym.max is None else sym.max
+                src = ", ".join(sym.sources)
+                lines.append(f"    {sym.name:<8} [{lo}, {hi}] {'unbacked' if sym.unbacked else 'backed':<9} {src}")
+        lines.append("  top ops:")
+        for target, count in ops.most_common(10):
+            lines.append(f"    {count:>6}  {target}")
+    for w in a.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)

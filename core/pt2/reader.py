@@ -1,0 +1,417 @@
+"""Build the program model (`core/model/program.py`) from a `.pt2` archive's JSON, without torch and without unpickling.
+
+One reader for one format, as Netron does: `read_archive(path)` lists the zip, reads each `models/NAME.json`
+(torch's serialized `ExportedProgram`, see `torch/_export/serde/schema.py`) and the weights/constants manifests, and
+returns an `Archive`. Every problem becomes an `ArchiveError` with a message for the user. Fields this reader does not
+know (a newer schema) are kept in `Program.unknown_fields` and in `Archive.warnings`, never fatal.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pt2_viewer.core.pt2 import archive as zipfiles
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.model.tensor_meta import (
+    LAYOUTS, SCALAR_TYPES, device_text as _device, json_list as _list, json_object as _obj,
+    json_union as _union, sym_value as _sym,
+)
+from pt2_viewer.core.model.program import (
+    AotiPackage,
+    Archive,
+    Argument,
+    Edge,
+    Graph,
+    InputKind,
+    InputSpec,
+    ModuleCall,
+    Node,
+    NodeOp,
+    OutputKind,
+    OutputSpec,
+    Program,
+    Ref,
+    Signature,
+    StoredTensor,
+    SymDim,
+    Symbol,
+    Value,
+)
+
+MEMORY_FORMATS = {0: "unknown", 1: "contiguous_format", 2: "channels_last", 3: "channels_last_3d",
+                  4: "preserve_format"}
+KNOWN_PROGRAM_FIELDS = {"graph_module", "opset_version", "range_constraints", "schema_version", "verifiers",
+                        "torch_version", "guards_code"}
+
+
+class Unknown:
+    """An argument or spec of a kind this reader does not know (a newer schema): shown as-is."""
+
+    def __init__(self, kind: str, raw: Any) -> None:
+        self.kind, self.raw = kind, raw
+
+    def __repr__(self) -> str:
+        return f"<{self.kind}>"
+
+
+def read_archive(path: str | os.PathLike[str]) -> Archive:
+    """Read every program in a `.pt2`. Raises `ArchiveError` with a user-facing message on any problem."""
+    files = zipfiles.open_archive(path)
+    try:
+        return _read(files)
+    finally:
+        files.close()
+
+
+def _read(files: zipfiles.ArchiveFiles) -> Archive:
+    name = files.path.name
+    fmt = files.read_text("archive_format") if files.has("archive_format") else ""
+    if fmt and fmt != "pt2":
+        raise ArchiveError(f"'{name}' says it is a '{fmt[:40]}' archive, not a torch.export (.pt2) archive.")
+    model_files = [n for n in files.names_under(zipfiles.MODELS_DIR) if n.endswith(".json") and n.count("/") == 1]
+    aoti = _read_aoti(files)
+    if not model_files and aoti is None:
+        if not fmt:
+            raise ArchiveError(
+                f"'{name}' is a zip file but not a torch.export archive: it has no 'archive_format' entry and no "
+                "'models/*.json' program. Open a file written by torch.export.save."
+            )
+        raise ArchiveError(
+            f"'{name}' is a .pt2 archive with no program in it (no 'models/*.json' entry) and no AOTInductor "
+            "package. It may have been written by a tool that stores only weights."
+        )
+    result = Archive(
+        path=str(files.path),
+        root=files.root,
+        entries=sorted(files.entries),
+        programs=[],
+        archive_format=fmt,
+        archive_version=files.read_text("archive_version") if files.has("archive_version") else "",
+        byteorder=files.read_text("byteorder") if files.has("byteorder") else "",
+        aoti=aoti,
+    )
+    for member in model_files:
+        model = member[len(zipfiles.MODELS_DIR):-len(".json")]
+        doc = files.read_json(member)
+        try:
+            program = _ProgramReader(model, doc, files, result.warnings).read()
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError, RecursionError) as e:
+            raise ArchiveError(
+                f"The program '{model}' in '{name}' does not have the shape of a torch.export program "
+                f"({type(e).__name__}: {e}). The archive is damaged or was written by an incompatible tool.",
+                path=str(files.path),
+                member=member,
+            ) from None
+        result.programs.append(program)
+    return result
+
+
+def _read_aoti(files: zipfiles.ArchiveFiles) -> AotiPackage | None:
+    names = files.names_under(zipfiles.AOTI_DIR)
+    if not names:
+        return None
+    models = sorted({n[len(zipfiles.AOTI_DIR):].split("/", 1)[0] for n in names if "/" in n[len(zipfiles.AOTI_DIR):]})
+    metadata: dict[str, dict[str, str]] = {}
+    devices: set[str] = set()
+    for n in names:
+        if n.endswith("_metadata.json"):
+            try:
+                meta = files.read_json(n, zipfiles.MAX_SMALL_BYTES)
+            except ArchiveError:
+                continue
+            if isinstance(meta, dict):
+                metadata[n] = {str(k): str(v) for k, v in meta.items()}
+                if "AOTI_DEVICE_KEY" in meta:
+                    devices.add(str(meta["AOTI_DEVICE_KEY"]))
+    return AotiPackage(models=models, files=names, devices=sorted(devices), metadata=metadata)
+
+
+def _name_of(arg: Any) -> str | None:
+    """The value name an Argument union (an input, an output, a spec's arg) refers to, if any."""
+    kind, x = _union(arg, "argument")
+    if kind in ("as_tensor", "as_custom_obj", "as_token") and isinstance(x, dict):
+        return str(x["name"])
+    if kind in ("as_sym_int", "as_sym_float", "as_sym_bool"):
+        k, v = _union(x, kind)
+        return str(v) if k == "as_name" else None
+    if kind == "as_optional_tensor":
+        k, v = _union(x, kind)
+        return str(v["name"]) if k == "as_tensor" else None
+    return None
+
+
+class _ProgramReader:
+    def __init__(self, model: str, doc: Any, files: zipfiles.ArchiveFiles, warnings: list[str]) -> None:
+        self.model = model
+        self.doc = _obj(doc, f"models/{model}.json")
+        self.files = files
+        self.warnings = warnings
+
+    def read(self) -> Program:
+        doc = self.doc
+        gm = _obj(doc["graph_module"], "graph_module")
+        sig_doc = _obj(gm["signature"], "signature")
+        signature = Signature(
+            inputs=[self._input_spec(s) for s in _list(sig_doc["input_specs"], "input_specs")],
+            outputs=[self._output_spec(s) for s in _list(sig_doc["output_specs"], "output_specs")],
+        )
+        placeholder_names = [s.name for s in signature.inputs]
+        graph = self._graph(gm["graph"], "", placeholder_names)
+        ranges = {
+            str(k): (_obj(v, "range").get("min_val"), _obj(v, "range").get("max_val"))
+            for k, v in _obj(doc.get("range_constraints", {}), "range_constraints").items()
+        }
+        sv = _obj(doc.get("schema_version", {}), "schema_version")
+        unknown = {k: v for k, v in doc.items() if k not in KNOWN_PROGRAM_FIELDS}
+        if unknown:
+            self.warnings.append(f"Program '{self.model}' has fields this viewer does not know: {sorted(unknown)}")
+        verifiers = [str(v) for v in _list(doc.get("verifiers", []), "verifiers")]
+        return Program(
+            name=self.model,
+            graph=graph,
+            signature=signature,
+            range_constraints=ranges,
+            symbols=_symbols(ranges, graph, signature),
+            module_call_graph=[self._module_call(e) for e in _list(gm.get("module_call_graph", []), "calls")],
+            weights=self._stored(zipfiles.WEIGHTS_CONFIG.format(self.model), "data/weights/"),
+            constants=self._stored(zipfiles.CONSTANTS_CONFIG.format(self.model), "data/constants/"),
+            dialect=verifiers[0] if verifiers else str(doc.get("dialect", "ATEN")),
+            opset_version={str(k): v for k, v in _obj(doc.get("opset_version", {}), "opset_version").items()},
+            schema_version=f"{sv.get('major', '?')}.{sv.get('minor', '?')}",
+            torch_version=str(doc.get("torch_version", "")),
+            guards_code=[str(g) for g in _list(doc.get("guards_code", []), "guards_code")],
+            metadata={str(k): str(v) for k, v in _obj(gm.get("metadata", {}), "metadata").items()},
+            has_sample_inputs=self.files.has(zipfiles.SAMPLE_INPUTS.format(self.model)),
+            unknown_fields=unknown,
+        )
+
+    # -- graphs -------------------------------------------------------------------------------------------------
+    def _graph(self, g: Any, name: str, placeholder_names: list[str] | None = None) -> Graph:
+        g = _obj(g, "graph")
+        values: dict[str, Value] = {}
+        for k, v in _obj(g.get("tensor_values", {}), "tensor_values").items():
+            if type(v) is not dict or "dtype" not in v or type(v.get("sizes")) is not list:
+                raise ValueError(f"tensor '{k}' has malformed metadata")
+            values[k] = Value(k, "tensor", meta_json=v)
+        for field_name, kind in (("sym_int_values", "sym_int"), ("sym_float_values", "sym_float"),
+                                 ("sym_bool_values", "sym_bool")):
+            for k, v in _obj(g.get(field_name, {}), field_name).items():
+                s = _sym(v, field_name)
+                expr = s if isinstance(s, SymDim) else SymDim(str(s), (), s)
+                values[k] = Value(k, kind, expr=expr)
+        for k, v in _obj(g.get("custom_obj_values", {}), "custom_obj_values").items():
+            values[k] = Value(k, "custom_obj", class_fqn=str(_obj(v, "custom object").get("class_fqn", "")))
+
+        nodes: list[Node] = []
+        input_args = _list(g["inputs"], "graph inputs")
+        inputs: list[str | None] = []
+        for i, a in enumerate(input_args):
+            vname = _name_of(a)
+            pname = placeholder_names[i] if placeholder_names and i < len(placeholder_names) else vname
+            if pname is None:
+                pname = f"arg{i}"
+            inputs.append(vname or pname)
+            nodes.append(Node(pname, NodeOp.PLACEHOLDER, pname, outputs=[vname or pname]))
+            values.setdefault(vname or pname, Value(vname or pname, "constant"))
+
+        for raw in _list(g["nodes"], "nodes"):
+            node = self._node(raw)
+            for sg in node.subgraphs:
+                nodes.append(Node(sg.name, NodeOp.GET_ATTR, sg.name, outputs=[sg.name]))
+                values.setdefault(sg.name, Value(sg.name, "graph"))
+            nodes.append(node)
+
+        outputs = [_name_of(a) for a in _list(g["outputs"], "graph outputs")]
+        nodes.append(Node("output", NodeOp.OUTPUT, "output",
+                          inputs=[Argument("", [Ref(o) if o else None for o in outputs])]))
+        _link(nodes, values)
+        return Graph(name=name, nodes=nodes, edges=_edges(nodes, values), values=values, inputs=inputs,
+                     outputs=outputs)
+
+    def _node(self, raw: Any) -> Node:
+        raw = _obj(raw, "node")
+        target = raw["target"]
+        if not isinstance(target, str):
+            raise ValueError(f"a node's target should be a string, found {type(target).__name__}")
+        subgraphs: list[Graph] = []
+        args = []
+        for na in _list(raw.get("inputs", []), f"inputs of {target}"):
+            na = _obj(na, "named argument")
+            kind = "keyword" if na.get("kind") == 2 else "positional"
+            args.append(Argument(str(na.get("name", "")), self._arg(na["arg"], subgraphs), kind))
+        outputs: list[str | None] = []
+        for o in _list(raw.get("outputs", []), f"outputs of {target}"):
+            outputs.extend(_output_names(o))
+        metadata = raw.get("metadata") or {}
+        if type(metadata) is not dict or not all(type(v) is str for v in metadata.values()):
+            raise ValueError(f"the metadata of a '{target}' node should map names to strings")
+        name = raw.get("name") or next((o for o in outputs if o), None) or target.rsplit(".", 2)[-2]
+        return Node(str(name), NodeOp.CALL_FUNCTION, target, args, outputs, metadata, subgraphs)
+
+    def _arg(self, a: Any, subgraphs: list[Graph]) -> Any:
+        kind, x = _union(a, "argument")
+        if kind in ("as_int", "as_float", "as_string", "as_bool", "as_ints", "as_floats", "as_strings", "as_bools",
+                    "as_int_lists", "as_float_lists", "as_operator"):
+            return x
+        if kind == "as_none":
+            return None
+        if kind == "as_tensor":
+            return Ref(str(x["name"]))
+        if kind == "as_tensors":
+            return [Ref(str(t["name"])) for t in _list(x, kind)]
+        if kind == "as_nested_tensors":
+            return [[Ref(str(t["name"])) for t in _list(inner, kind)] for inner in _list(x, kind)]
+        if kind in ("as_sym_int", "as_sym_float", "as_sym_bool"):
+            k, v = _union(x, kind)
+            return Ref(str(v)) if k == "as_name" else v
+        if kind in ("as_sym_ints", "as_sym_floats", "as_sym_bools"):
+            out = []
+            for item in _list(x, kind):
+                k, v = _union(item, kind)
+                out.append(Ref(str(v)) if k == "as_name" else v)
+            return out
+        if kind == "as_optional_tensor":
+            k, v = _union(x, kind)
+            return Ref(str(v["name"])) if k == "as_tensor" else None
+        if kind == "as_optional_tensors":
+            return [self._arg({"as_optional_tensor": t}, subgraphs) for t in _list(x, kind)]
+        if kind == "as_scalar_type":
+            return f"torch.{SCALAR_TYPES.get(x, x)}"
+        if kind == "as_memory_format":
+            return f"torch.{MEMORY_FORMATS.get(x, x)}"
+        if kind == "as_layout":
+            return f"torch.{LAYOUTS.get(x, x)}"
+        if kind == "as_device":
+            return f"device('{_device(x)}')"
+        if kind == "as_complex":
+            return complex(x["real"], x["imag"])
+        if kind == "as_custom_obj":
+            return Ref(str(x["name"]))
+        if kind == "as_graph":
+            x = _obj(x, kind)
+            sg = self._graph(x["graph"], str(x["name"]))
+            subgraphs.append(sg)
+            return sg
+        if kind == "as_string_to_argument":
+            return {str(k): self._arg(v, subgraphs) for k, v in _obj(x, kind).items()}
+        self.warnings.append(f"Argument kind '{kind}' is unknown to this viewer; shown as-is.")
+        return Unknown(kind, x)
+
+    # -- signature ----------------------------------------------------------------------------------------------
+    def _input_spec(self, s: Any) -> InputSpec:
+        kind, x = _union(s, "input spec")
+        x = _obj(x, kind)
+        if kind == "user_input":
+            arg = x["arg"]
+            return InputSpec(_name_of(arg) or "", InputKind.USER_INPUT, None)
+        if kind == "parameter":
+            return InputSpec(x["arg"]["name"], InputKind.PARAMETER, x["parameter_name"])
+        if kind == "buffer":
+            return InputSpec(x["arg"]["name"], InputKind.BUFFER, x["buffer_name"], bool(x.get("persistent")))
+        if kind == "tensor_constant":
+            return InputSpec(x["arg"]["name"], InputKind.CONSTANT_TENSOR, x["tensor_constant_name"])
+        if kind == "custom_obj":
+            return InputSpec(x["arg"]["name"], InputKind.CUSTOM_OBJ, x["custom_obj_name"])
+        if kind == "token":
+            return InputSpec(x["arg"]["name"], InputKind.TOKEN, None)
+        if kind == "constant_input":
+            value = _union(x["value"], "constant")[1] if x.get("value") else None
+            return InputSpec(x["name"], InputKind.USER_INPUT, None, constant=value)
+        raise ValueError(f"unknown input spec kind '{kind}'")
+
+    def _output_spec(self, s: Any) -> OutputSpec:
+        kind, x = _union(s, "output spec")
+        x = _obj(x, kind)
+        try:
+            out_kind = OutputKind(kind.upper())
+        except ValueError:
+            raise ValueError(f"unknown output spec kind '{kind}'") from None
+        target = next((x[k] for k in ("buffer_name", "parameter_name", "user_input_name") if k in x), None)
+        # A user output's arg is an Argument union (a tensor, a symint, a constant); every other kind holds a
+        # plain TensorArgument/TokenArgument `{"name": ...}`.
+        name = _name_of(x["arg"]) if kind == "user_output" else _obj(x["arg"], kind)["name"]
+        return OutputSpec(str(name or ""), out_kind, target)
+
+    def _module_call(self, e: Any) -> ModuleCall:
+        e = _obj(e, "module call")
+        sig = e.get("signature") or {}
+        return ModuleCall(
+            fqn=str(e.get("fqn", "")),
+            forward_arg_names=sig.get("forward_arg_names"),
+            inputs=[n for n in (_name_of(a) for a in sig.get("inputs", [])) if n],
+            outputs=[n for n in (_name_of(a) for a in sig.get("outputs", [])) if n],
+        )
+
+    def _stored(self, config_name: str, folder: str) -> list[StoredTensor]:
+        if not self.files.has(config_name):
+            return []
+        doc = _obj(self.files.read_json(config_name), config_name)
+        out = []
+        for name, entry in _obj(doc.get("config", {}), "config").items():
+            entry = _obj(entry, name)
+            path = str(entry.get("path_name", ""))
+            zentry = self.files.entries.get(folder + path)
+            meta = entry.get("tensor_meta")
+            if meta is not None and (type(meta) is not dict or "dtype" not in meta):
+                raise ValueError(f"weight '{name}' has malformed metadata")
+            out.append(StoredTensor(str(name), path, meta, bool(entry.get("is_param")),
+                                    bool(entry.get("use_pickle")), zentry.size if zentry else 0))
+        return out
+
+
+def _output_names(o: Any) -> list[str | None]:
+    kind, x = _union(o, "output")
+    if kind == "as_none":
+        return [None]
+    if kind == "as_tensors":
+        return [str(t["name"]) for t in _list(x, kind)]
+    if kind == "as_optional_tensors":
+        return [_name_of({"as_optional_tensor": t}) for t in _list(x, kind)]
+    if kind in ("as_sym_ints", "as_sym_bools", "as_sym_floats"):
+        return [str(v) if k == "as_name" else None for k, v in (_union(i, kind) for i in _list(x, kind))]
+    return [_name_of(o)]
+
+
+def _link(nodes: list[Node], values: dict[str, Value]) -> None:
+    for node in nodes:
+        for out in node.outputs:
+            if out is None:
+                continue
+            v = values.get(out)
+            if v is None:
+                v = values[out] = Value(out, "unknown")
+            v.producer = node.name
+
+
+def _edges(nodes: list[Node], values: dict[str, Value]) -> list[Edge]:
+    edges: list[Edge] = []
+    for node in nodes:
+        seen: set[tuple[str, str]] = set()
+        for sg in node.subgraphs:
+            edges.append(Edge(sg.name, node.name, sg.name))
+        for ref in node.input_refs():
+            v = values.get(ref)
+            if v is None or v.producer is None or (v.producer, ref) in seen:
+                continue
+            seen.add((v.producer, ref))
+            edges.append(Edge(v.producer, node.name, ref))
+    return edges
+
+
+def _symbols(ranges: dict[str, tuple[int | None, int | None]], graph: Graph, sig: Signature) -> list[Symbol]:
+    """Each symbol with its range, and the user-input dims it stands for (from the placeholders' shapes)."""
+    symbols = {k: Symbol(k, lo, hi) for k, (lo, hi) in ranges.items()}
+    user_inputs = {s.name for s in sig.inputs if s.kind is InputKind.USER_INPUT}
+    for name in graph.inputs:
+        if name not in user_inputs:
+            continue  # parameters and buffers have static shapes; parsing thousands of them would cost time
+        v = graph.values.get(name or "")
+        if v is None or v.meta is None:
+            continue
+        for i, d in enumerate(v.meta.sizes):
+            if isinstance(d, SymDim) and len(d.symbols) == 1 and d.text == d.symbols[0]:
+                sym = symbols.setdefault(d.text, Symbol(d.text, None, None))
+                sym.sources.append(f"{name}.shape[{i}]")
+                if sym.hint is None and isinstance(d.hint, int):
+                    sym.hint = d.hint
+    return sorted(symbols.values(), key=lambda s: (s.unbacked, len(s.name), s.name))

@@ -1,0 +1,1 @@
+"""Small leaf helpers with no knowledge of programs: lazy attributes, counts in words, atomic file writes."""

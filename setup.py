@@ -1,0 +1,26 @@
+"""The package list for setuptools (everything else is in pyproject.toml).
+
+One top-level package in site-packages, `pt2_viewer`, while the repository keeps its folders: app/ and core/ become
+`pt2_viewer.app` and `pt2_viewer.core` in a wheel, and resources/ and packaging/ ride along as package data (icons,
+the bundled examples, the desktop files). From a checkout, pt2_viewer/__init__.py finds core/ and app/ beside it.
+"""
+from setuptools import find_packages, setup
+
+CODE = {"app": "app", "core": "core"}
+DATA = {"resources": "resources", "packaging": "packaging"}
+
+packages = ["pt2_viewer"]
+package_dir = {"pt2_viewer": "pt2_viewer"}
+for name, folder in CODE.items():
+    package_dir[f"pt2_viewer.{name}"] = folder
+    packages += [f"pt2_viewer.{p}" for p in find_packages(include=[name, f"{name}.*"])]
+for name, folder in DATA.items():
+    package_dir[f"pt2_viewer.{name}"] = folder
+    packages.append(f"pt2_viewer.{name}")
+
+setup(
+    packages=packages,
+    package_dir=package_dir,
+    package_data={f"pt2_viewer.{name}": ["**/*"] for name in DATA},
+    exclude_package_data={f"pt2_viewer.{name}": ["**/__pycache__/*", "*.pyc"] for name in DATA},
+)

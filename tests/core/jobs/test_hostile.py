@@ -1,0 +1,342 @@
+"""Untrusted files: no code from a `.pt2` runs without consent, and every hostile input gets one clean message.
+
+Each hostile archive is made in the test from one real exported program (tests/hostile_archives.py) and goes through
+every command: `info`, `render`, `run`, `decompose` and the window's `--screenshot`. None may run its payload (the
+marker file it would create must not exist), print a traceback or control characters, crash, hang or leave files in
+the temporary folder. Hostile scripts go through `export`: signals, daemons, limits, a forged events channel.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from pt2_viewer.app.cli import main as cli_main
+from pt2_viewer.core.jobs.archive_check import check_archive
+from pt2_viewer.core.jobs.expr_grammar import UnsafeExpression, check_expression
+from pt2_viewer.core.jobs.loading import _weights_only_unpickling, load_program
+from pt2_viewer.core.jobs import protocol
+from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, WorkerJob, default_memory_mb, run_job
+from tests import hostile_archives as hostile
+from tests.programs import REPO_ROOT, pt2_path  # noqa: F401  (pt2_path is a fixture)
+from tests.core.jobs.test_worker import dead_within, pump_until
+
+BASE = "dynamic_shapes"
+ENV = {"OMP_NUM_THREADS": "1"}
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# What the worker must answer for each hostile archive when not trusted: the failure kind, or "ok" (it loads, safely).
+EXPECTED_KIND = {**{name: "untrusted" for name in hostile.CODE}, "aoti_part": "ok", "non_utf8_name": "load",
+                 **{name: "load" for name in hostile.BROKEN if name != "non_utf8_name"}}
+NAMES = sorted(hostile.ALL)
+VIEWER_REFUSES = {"flipped_name_byte", "deep_json", "json_bomb", "binary_archive_format"}
+
+
+@pytest.fixture
+def payload(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> hostile.Payload:
+    p = hostile.Payload.make(tmp_path / "payload")
+    monkeypatch.syspath_prepend(str(p.path))  # the module a hostile file names is installed, and importable
+    return p
+
+
+def make(name: str, pt2_path, tmp_path: Path, payload: hostile.Payload) -> Path:  # type: ignore[no-untyped-def]
+    return hostile.build(name, pt2_path(BASE), tmp_path / "archives", payload)
+
+
+def cli(*argv: str) -> tuple[int, str]:
+    """`pt2-viewer ARGV` in this process: (exit status, stdout then stderr)."""
+    rc, out, err = cli_streams(*argv)
+    return rc, out + err
+
+
+def cli_streams(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            rc = cli_main(list(argv))
+        except SystemExit as e:
+            rc = int(e.code or 0)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def assert_clean(rc: int, text: str, payload: hostile.Payload) -> None:
+    assert not payload.marker.exists(), "the file's payload ran"
+    assert "Traceback" not in text, text
+    assert not CONTROL.search(text), f"control characters reached the terminal: {text!r}"
+    if rc != 0:
+        errors = [line for line in text.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and len(errors[0]) > 20, text
+
+
+def aoti_litter() -> set[str]:
+    import tempfile
+
+    return {p.name for p in Path(tempfile.gettempdir()).glob("aotinductor_*")}
+
+
+# --- the worker's check, through run and decompose ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_run_and_decompose_refuse_or_load_safely(name, pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
+    path = make(name, pt2_path, tmp_path, payload)
+    litter = aoti_litter()
+    rc, out, err = cli_streams("run", str(path), "--runs", "1", "--warmup", "0", "--json", "-q")
+    assert_clean(rc, err, payload)  # --json prints the failure's detail (torch's traceback) inside the object
+    assert not CONTROL.search(out)
+    result = json.loads(out)
+    kind = "ok" if result["ok"] else result["error"]["kind"]
+    assert kind == EXPECTED_KIND[name], result.get("error")
+    if kind == "untrusted":
+        assert "--trust" in result["error"]["hint"] and result["error"]["consent"]
+    rc, text = cli("decompose", str(path), "--to", "functional", "-o", str(tmp_path / "out.pt2"), "-q")
+    assert_clean(rc, text, payload)
+    assert (rc == 0) == (kind == "ok"), text
+    assert aoti_litter() <= litter, "torch left an aotinductor_* folder in the temporary folder"
+
+
+def test_refusals_say_what_was_found_and_how_to_proceed(pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
+    rc, text = cli("run", str(make("pickled_weight", pt2_path, tmp_path, payload)), "-q")
+    assert rc == 1 and "posix.system" in text and "weight 'evil'" in text and "--trust" in text
+    rc, text = cli("run", str(make("op_namespace", pt2_path, tmp_path, payload)), "-q")
+    assert rc == 1 and f"import the module '{payload.module}'" in text and "custom-op namespace" in text
+    rc, text = cli("decompose", str(make("sympy_expression", pt2_path, tmp_path, payload)), "-q")
+    assert rc == 1 and "symbolic expression" in text and "__import__" in text
+
+
+def test_trust_imports_the_modules_the_user_agreed_to(pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
+    path = make("pytree_type", pt2_path, tmp_path, payload)
+    assert check_archive(path).modules == {f"{payload.module}": f"the pytree type '{payload.module}.Inputs'"}
+    rc, _text = cli("run", str(path), "--trust", "-q")
+    assert payload.marker.read_text() == "imported", "with --trust, the module the file names is imported"
+    assert rc == 1  # the module registers no such type: torch's missing-type message follows
+
+
+def test_real_programs_need_no_trust(pt2_path):  # type: ignore[no-untyped-def]
+    for name in ("dynamic_shapes", "topk_cond", "cond_map", "unbacked", "batchnorm_train", "two_programs"):
+        check = check_archive(pt2_path(name))
+        assert not check.needs_trust, (name, check.consent_items())
+    loaded = load_program(pt2_path("dynamic_shapes"))
+    assert loaded.sample_inputs is not None and not loaded.imported
+
+
+def test_second_guard_forces_weights_only_inside_torchs_loader(tmp_path, payload):  # type: ignore[no-untyped-def]
+    import pickle
+
+    import torch
+
+    data = hostile.evil_torch_save(lambda e: {"w": e}, payload)
+    with _weights_only_unpickling(), pytest.raises(pickle.UnpicklingError):
+        torch.load(io.BytesIO(data), weights_only=False)
+    assert not payload.marker.exists()
+    assert torch.load is not None and torch.load.__name__ == "load"
+
+
+@pytest.mark.parametrize("text", [
+    "__import__('os').system('true')", "Symbol('s0').__class__", "eval('1')", "Symbol('s0', integer=lambda: 1)",
+    "Pow(Integer(9), Integer(99999999))", "Integer(" + "9" * 100 + ")", "Add(" * 200 + "1" + ")" * 200,
+    "sympify('1')", "[s0 for s0 in ()]", "Symbol('a b')", "Float('1e5; import os')", "s0[0]",
+])
+def test_expression_grammar_refuses_what_torch_never_writes(text):  # type: ignore[no-untyped-def]
+    with pytest.raises(UnsafeExpression):
+        check_expression(text)
+
+
+def test_expression_grammar_accepts_what_torch_writes():
+    for text in ["Symbol('s77', positive=True, integer=True)", "Add(Symbol('s0', integer=True), Integer(-1))",
+                 "FloorDiv(Mul(Integer(2), Symbol('s1')), Integer(3))", "StrictLessThan(Symbol('u0'), IntInfinity())",
+                 "Eq(PythonMod(Symbol('s0'), Integer(8)), Integer(0))", "Float('1.5', precision=53)", "true",
+                 "s0 + 2*s1 <= 8", "Max(Integer(1), Pow(Symbol('s2'), Integer(2)))", "OpaqueUnaryFn_sqrt(s0)"]:
+        check_expression(text)
+
+
+# --- the viewer, through info, render and --screenshot ----------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_info_and_render_answer_in_one_clean_line(name, pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
+    path = make(name, pt2_path, tmp_path, payload)
+    rc, text = cli("info", str(path))
+    assert not payload.marker.exists() and "Traceback" not in text
+    assert not CONTROL.search(text), repr(text)
+    if name not in VIEWER_REFUSES:
+        assert rc == 0, text
+        rc, text = cli("render", str(path), "-o", str(tmp_path / "g.svg"))
+        assert rc == 0 and (tmp_path / "g.svg").stat().st_size > 0, text
+    else:
+        assert rc != 0 and len(text.strip().splitlines()) == 1, text
+
+
+@pytest.mark.parametrize("name", ["nan_range", "infinite_range", "inverted_range", "pickled_weight", "sympy_expression"])
+def test_screenshot_opens_hostile_programs_without_running_or_hanging(name, pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
+    path = make(name, pt2_path, tmp_path, payload)
+    shot = tmp_path / "shot.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": f"{payload.path}{os.pathsep}{REPO_ROOT}"}
+    run = subprocess.run([sys.executable, "-m", "pt2_viewer", str(path), "--screenshot", str(shot), "--new-instance"],
+                         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and shot.stat().st_size > 0, run.stderr
+    assert "Traceback" not in run.stderr and not payload.marker.exists()
+
+
+def test_too_many_members_is_refused_quickly(pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
+    path = hostile.many_members(pt2_path(BASE), tmp_path / "many.pt2", payload)
+    rc, text = cli("run", str(path), "-q")
+    assert rc == 1 and "100,001 members" not in text and "members, more than" in text
+    assert_clean(rc, text, payload)
+
+
+# --- hostile scripts, through export -----------------------------------------------------------------------------
+
+def write_script(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "hostile_script.py"
+    script.write_text(textwrap.dedent(body), encoding="utf-8")
+    return script
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_signals_to_export_end_the_worker_too(sig, tmp_path, qtbot):  # type: ignore[no-untyped-def]
+    pid_file = tmp_path / "pid"
+    script = write_script(tmp_path, f"""
+        import os, time
+        open({str(pid_file)!r}, "w").write(str(os.getpid()))
+        while True:
+            time.sleep(0.05)
+    """)
+    command = subprocess.Popen([sys.executable, "-m", "pt2_viewer", "export", str(script), "-o", str(tmp_path / "out")],
+                               cwd=REPO_ROOT, env={**os.environ, **ENV}, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    qtbot.waitUntil(lambda: pid_file.exists() and pid_file.read_text().isdigit(), timeout=60_000)
+    worker = int(pid_file.read_text())
+    command.send_signal(sig)
+    _out, err = command.communicate(timeout=30)
+    assert command.returncode == 2 and "cancelled" in err and "Traceback" not in err
+    assert dead_within(worker, 5.0), "the worker outlived the command"
+
+
+def test_a_setsid_daemon_does_not_survive_its_job(tmp_path):  # type: ignore[no-untyped-def]
+    pid_file = tmp_path / "daemon.pid"
+    script = write_script(tmp_path, f"""
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                open({str(pid_file)!r} + ".tmp", "w").write(str(os.getpid()))
+                os.rename({str(pid_file)!r} + ".tmp", {str(pid_file)!r})
+                while True:
+                    time.sleep(0.05)
+            os._exit(0)
+        while not os.path.exists({str(pid_file)!r}):
+            time.sleep(0.01)
+    """)
+    job, outcome = run_job("export_script", {"script": str(script)}, tmp_path / "out", env=ENV, timeout_s=120)
+    assert outcome.status == protocol.OK, outcome.message
+    assert dead_within(int(pid_file.read_text()), 2.0), "the daemon outlived the job"
+
+
+def test_jobs_have_default_limits_the_user_can_change(tmp_path):  # type: ignore[no-untyped-def]
+    job = WorkerJob("export_script", {}, tmp_path)
+    assert job.timeout_s == DEFAULT_TIMEOUT_S and job.tree_memory_mb == default_memory_mb()
+    job = WorkerJob("export_script", {}, tmp_path, timeout_s=0, memory_limit_mb=0)
+    assert job.timeout_s is None and job.tree_memory_mb is None
+    assert WorkerJob("export_script", {}, tmp_path, timeout_s=5, memory_limit_mb=900).tree_memory_mb == 900
+
+
+def test_memory_limit_covers_children_that_left_the_group(tmp_path):  # type: ignore[no-untyped-def]
+    pid_file = tmp_path / "eater.pid"
+    eater = tmp_path / "eater.py"  # leaves the group and lifts its own address-space limit: only the tree sum stops it
+    eater.write_text(textwrap.dedent(f"""
+        import os, resource, time
+        os.setsid()
+        resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        open({str(pid_file)!r}, "w").write(str(os.getpid()))
+        hoard = []
+        while True:
+            hoard.append(bytearray(64 << 20))
+            time.sleep(0.02)
+    """), encoding="utf-8")
+    script = write_script(tmp_path, f"""
+        import subprocess, sys
+        subprocess.Popen([sys.executable, {str(eater)!r}]).wait()
+    """)
+    job, outcome = run_job("export_script", {"script": str(script)}, tmp_path / "out", env=ENV, timeout_s=120,
+                           memory_limit_mb=1500)
+    assert outcome.status == protocol.OUT_OF_MEMORY and "1,500 MB" in outcome.message
+    assert dead_within(int(pid_file.read_text()), 2.0)
+
+
+def test_a_forged_events_channel_cannot_make_export_read_other_files(tmp_path):  # type: ignore[no-untyped-def]
+    out = tmp_path / "out"
+    script = write_script(tmp_path, f"""
+        import json, os, stat
+        out = {str(out)!r}
+        json.dump({{"report": "/etc/passwd"}}, open(os.path.join(out, "result.json"), "w"))
+        for fd in range(3, 64):
+            try:
+                if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                    os.write(fd, b'{{"type": "progress", "fraction": "lots", "message": 3}}\\n')
+                    os.write(fd, b'{{"type": "done", "result": "/etc/passwd"}}\\n' + b"[" * 100000 + b"\\n")
+                    os.write(fd, b'{{"type": "done", "result": "result.json"}}\\n')
+            except OSError:
+                pass
+        os._exit(0)
+    """)
+    run = subprocess.run([sys.executable, "-m", "pt2_viewer", "export", str(script), "-o", str(out)], cwd=REPO_ROOT,
+                         env={**os.environ, **ENV}, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert "root:" not in run.stdout + run.stderr
+    assert "report.json" in run.stderr and "malformed" in run.stderr
+
+
+# --- the window: a refusal becomes a question, and a yes runs the job again with trust ---------------------------
+
+def test_window_reruns_a_refused_job_once_the_file_is_trusted(qtbot, pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QWidget
+
+    from pt2_viewer.app.jobs.driver import WorkerDriver
+    from pt2_viewer.core.platform.trust import TrustStore
+
+    owner = QWidget()
+    qtbot.addWidget(owner)
+    owner.interactive = False  # type: ignore[attr-defined]  (no dialog in tests: only a stored yes counts)
+    owner.trust = TrustStore(tmp_path / "trusted.json")  # type: ignore[attr-defined]
+    driver = WorkerDriver(owner)
+    path = make("pytree_type", pt2_path, tmp_path, payload)
+    options = {"env": {**ENV, "PYTHONPATH": str(payload.path)}}
+    with qtbot.waitSignal(driver.finished, timeout=120_000) as refused:
+        driver.start("run_program", {"program": str(path)}, tmp_path / "job1", **options)
+    error = refused.args[0].result["error"]
+    assert error["kind"] == "untrusted" and any(payload.module in item for item in error["consent"])
+    assert not payload.marker.exists()
+
+    owner.trust.trust(path)  # type: ignore[attr-defined]  (what answering Yes in the prompt stores)
+    with qtbot.waitSignal(driver.finished, timeout=120_000) as rerun:
+        driver.start("run_program", {"program": str(path)}, tmp_path / "job2", **options)
+    assert rerun.args[0].result["error"]["kind"] == "missing_type"  # loaded with trust: the module was imported
+    assert payload.marker.read_text() == "imported"
+
+
+def test_closing_the_owner_of_a_running_job_ends_its_process_tree(qtbot, tmp_path):  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QWidget
+    from shiboken6 import delete
+
+    from pt2_viewer.app.jobs.driver import WorkerDriver
+
+    owner = QWidget()
+    driver = WorkerDriver(owner)
+    script = write_script(tmp_path, """
+        import time
+        while True:
+            time.sleep(0.05)
+    """)
+    job = driver.start("export_script", {"script": str(script)}, tmp_path / "out", env=ENV)
+    qtbot.waitUntil(lambda: job.pid is not None, timeout=10_000)
+    worker = job.pid
+    delete(owner)  # a tab or dialog closed without cancelling its job
+    assert job.outcome is not None and job.outcome.status == protocol.CANCELLED
+    assert dead_within(worker, 2.0)
