@@ -11,6 +11,6 @@ from pathlib import Path
 
 _CHECKOUT = Path(__file__).resolve().parent.parent
 if not (Path(__file__).resolve().parent / "core").is_dir() and (_CHECKOUT / "core" / "__init__.py").is_file():
-    __path__.append(str(_CHECKOUT))  # type: ignore[name-defined]  # a source checkout: core/ and app/ beside us
+    __path__.append(str(_CHECKOUT))  # a source checkout: core/ and app/ beside us
 
 __version__ = "0.1.0"

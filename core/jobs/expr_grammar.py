@@ -109,7 +109,7 @@ class _Checker:
             if kw.arg not in KEYWORDS or not isinstance(kw.value, ast.Constant) or isinstance(kw.value.value, str):
                 raise UnsafeExpression(f"the argument '{kw.arg}' of {name} is not allowed")
             self._constant(kw.value.value)
-        args = list(node.args)
+        args: list[ast.AST] = list(node.args)
         if name in ("Symbol", "Dummy"):
             if not args or not isinstance(args[0], ast.Constant) or not isinstance(args[0].value, str) \
                     or not SYMBOL_NAME.match(args[0].value) or len(args) > 1:

@@ -40,7 +40,7 @@ TIMED_OUT = "timed_out"  # it ran past its time limit and was killed
 OUT_OF_MEMORY = "out_of_memory"  # its processes together grew past the memory limit and were killed
 START_FAILED = "start_failed"  # the process could not be started at all
 
-_SIGNAL_WORDS = {
+_SIGNAL_WORDS: dict[int, str] = {
     signal.SIGSEGV: "crashed with a segmentation fault (SIGSEGV): native code (a C extension, ctypes or torch "
                     "itself) read or wrote memory it does not own",
     signal.SIGABRT: "aborted (SIGABRT): native code gave up, often because a memory allocation failed under the "

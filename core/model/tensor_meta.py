@@ -124,7 +124,7 @@ def dim_value(s: Any, what: str) -> int | float | bool | SymDim:
     if type(s) is dict and len(s) == 1:
         v = s.get("as_int")
         if v is not None:
-            return v  # type: ignore[no-any-return]
+            return v
     return sym_value(s, what)
 
 

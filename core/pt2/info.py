@@ -73,10 +73,10 @@ def summary_text(a: Archive) -> str:
             t = v.type_text if v else ""
             lines.append(f"    {s.name:<28} {s.kind.value:<16} {s.target or '':<28} {t}")
         lines.append("  outputs:")
-        for s in p.signature.outputs:
-            v = p.graph.values.get(s.name)
+        for o in p.signature.outputs:
+            v = p.graph.values.get(o.name)
             t = v.type_text if v else ""
-            lines.append(f"    {s.name:<28} {s.kind.value:<16} {s.target or '':<28} {t}")
+            lines.append(f"    {o.name:<28} {o.kind.value:<16} {o.target or '':<28} {t}")
         if p.symbols:
             lines.append("  symbols:")
             for sym in p.symbols:
