@@ -31,12 +31,11 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.graph.document import DocumentWidget
-from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.panels.details import DetailsPanel
-from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.app.widgets.common import splitter
-from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.core.compare.session import (
     LEFT,
     RIGHT,
@@ -45,7 +44,9 @@ from pt2_viewer.core.compare.session import (
     session_from_decomposition,
     session_from_programs,
 )
+from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.model.program import Archive, Program
+from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.util.words import plural
 
 OP_COLUMNS = ("op", "before", "after", "change", "core ATen")
@@ -219,8 +220,7 @@ class CompareView(QWidget):
         """The user selected `node` on `side` (the document already selected it there): select its counterparts."""
         other = RIGHT if side == LEFT else LEFT
         mine, theirs = self.docs[side], self.docs[other]
-        if node is not None and node.startswith("group:"):
-            node = None
+        node = node_of(node)  # a group has no counterparts
         linked = self.session.counterparts(side, node) if node is not None else []
         assert isinstance(mine.model, LinkedDocumentModel) and isinstance(theirs.model, LinkedDocumentModel)
         mine.model.linked = []

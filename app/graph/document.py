@@ -29,20 +29,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from pt2_viewer.app.graph.view import GraphView, MiniMap
 from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.graph.view import GraphView, MiniMap
 from pt2_viewer.app.panels.code import CodePanel
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.panels.signature import SignaturePanel
 from pt2_viewer.app.panels.summary import SummaryPanel
 from pt2_viewer.app.panels.symbols import SymbolsPanel
 from pt2_viewer.app.run.panel import RunPanel
-from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.app.widgets.common import splitter
+from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.core.graph.document import DocumentModel, GraphLevel
 from pt2_viewer.core.graph.find_pattern import find_status, regex_problem
-from pt2_viewer.core.util.words import plural
+from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.layout.records import LayoutError, LayoutResult
+from pt2_viewer.core.util.words import plural
 
 PROGRESS_AFTER_MS = 500
 
@@ -361,8 +362,7 @@ class DocumentWidget(QWidget):
             self.panels.setCurrentWidget(self.panel_widgets.get("Details", self.panels.currentWidget()))
 
     def _selected_node(self) -> str | None:
-        item = self.model.selection
-        return item if item and not item.startswith("group:") else None
+        return node_of(self.model.selection)
 
     def _refresh_current_panel(self) -> None:
         """Panels are filled when first shown: a 10k-node program's code view or symbol table costs time nobody

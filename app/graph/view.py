@@ -24,6 +24,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QSty
 
 from pt2_viewer.app import theme
 from pt2_viewer.core.graph.document import Look
+from pt2_viewer.core.graph.highlight_state import HighlightState
+from pt2_viewer.core.graph.ids import group_item, group_of
 from pt2_viewer.core.graph.scene import EdgeLine, GroupBox, NodeBox, SceneLayout
 
 DETAIL_LOD = 0.45  # below this zoom, nodes are plain boxes
@@ -48,7 +50,7 @@ class NodeItem(QGraphicsItem):
         self.name = box.node
         self.look = look
         self.rect = QRectF(0, 0, box.w, box.h)
-        self.state = 0  # 0 normal, 1 neighbour, 2 selected, 3 match
+        self.state = HighlightState.NONE
         self.fill = theme.kind_color(look.kind)
         self.pen = QPen(self.fill.darker(150), 1)
         self.text_color = theme.text_color()
@@ -97,7 +99,8 @@ class NodeItem(QGraphicsItem):
         p.drawText(self.bottom, Qt.AlignmentFlag.AlignCenter, self.subtitle)
 
 
-_STATE_PENS = {1: QPen(theme.NEIGHBOUR, 3), 2: QPen(theme.HIGHLIGHT, 3), 3: QPen(theme.MATCH, 3)}
+_STATE_PENS = {HighlightState.NEIGHBOUR: QPen(theme.NEIGHBOUR, 3), HighlightState.SELECTED: QPen(theme.HIGHLIGHT, 3),
+               HighlightState.MATCH: QPen(theme.MATCH, 3)}
 
 
 class GroupItem(QGraphicsItem):
@@ -106,7 +109,7 @@ class GroupItem(QGraphicsItem):
         self.path = box.path
         self.box = box
         self.rect = QRectF(0, 0, box.w, box.h)
-        self.state = 0
+        self.state = HighlightState.NONE
         self.setPos(box.x, box.y)
         self.setZValue(1 if box.expanded else 2)
         self.setToolTip(f"{box.path or '(model)'}  ({box.count} nodes)\nDouble-click to "
@@ -164,7 +167,7 @@ class ProxyItem(QGraphicsItem):
     def __init__(self, hub: str, x: float, y: float) -> None:
         super().__init__()
         self.hub = hub
-        self.state = 0
+        self.state = HighlightState.NONE
         f = QFont()
         f.setPointSizeF(7)
         self.text = f"↳ {hub}"
@@ -345,20 +348,21 @@ class GraphView(QGraphicsView):
             self.show_start()
         self.scene_shown.emit()
 
-    def set_states(self, nodes: dict[str, int], groups: dict[str, int], hot_edges: set[tuple[str, str]],
+    def set_states(self, nodes: dict[str, HighlightState], groups: dict[str, HighlightState],
+                   hot_edges: set[tuple[str, str]],
                    hub: str | None = None) -> None:
         for name, item in self.nodes.items():
-            s = nodes.get(name, 0)
+            s = nodes.get(name, HighlightState.NONE)
             if item.state != s:
                 item.state = s
                 item.update()
         for path, item in self.groups.items():
-            s = groups.get(path, 0)
+            s = groups.get(path, HighlightState.NONE)
             if item.state != s:
                 item.state = s
                 item.update()
         for px in self.proxies:
-            s = 2 if px.hub == hub else 0
+            s = HighlightState.SELECTED if px.hub == hub else HighlightState.NONE
             if px.state != s:
                 px.state = s
                 px.update()
@@ -372,8 +376,9 @@ class GraphView(QGraphicsView):
             item.set_heat(self.heat.get(name))
 
     def center_on_item(self, item_id: str) -> None:
-        if item_id.startswith("group:"):
-            item = self.groups.get(item_id[6:])
+        path = group_of(item_id)
+        if path is not None:
+            item = self.groups.get(path)
         else:
             item = self.nodes.get(item_id)
         if item is None:
@@ -454,7 +459,7 @@ class GraphView(QGraphicsView):
             elif isinstance(item, ProxyItem):
                 self.hub_clicked.emit(item.hub)
             elif isinstance(item, GroupItem) and not item.box.expanded:
-                self.node_clicked.emit(f"group:{item.path}")
+                self.node_clicked.emit(group_item(item.path))
             elif item is None:
                 self.background_clicked.emit()
         super().mousePressEvent(event)

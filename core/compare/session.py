@@ -15,6 +15,7 @@ from typing import Any
 
 from pt2_viewer.core.compare.mapping import NodeMapping, guess_program_mapping, read_mapping
 from pt2_viewer.core.graph.document import SELECTED, DocumentModel, Highlight
+from pt2_viewer.core.graph.ids import group_of
 from pt2_viewer.core.model.program import Archive, NodeOp, Program
 from pt2_viewer.core.util.words import plural
 
@@ -177,8 +178,9 @@ class LinkedDocumentModel(DocumentModel):
         scene = self.level.scene
         for name in self.linked:
             item = scene.visible_item(name)
-            if item.startswith("group:"):
-                h.groups[item[len("group:"):]] = SELECTED
+            path = group_of(item)
+            if path is not None:
+                h.groups[path] = SELECTED
             else:
                 h.nodes[item] = SELECTED
         return h

@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from pt2_viewer.core.graph.highlight_state import HighlightState
+from pt2_viewer.core.graph.ids import group_of, is_group
 from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.graph.scene import EdgeLine, SceneModel, group_id, node_label, node_subtitle
 from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
 from pt2_viewer.core.model.program import Archive, Graph, Program
-from pt2_viewer.core.graph.scene import EdgeLine, SceneModel, group_id, node_label, node_subtitle
 
-SELECTED, NEIGHBOUR, MATCH = 2, 1, 3
+SELECTED, NEIGHBOUR, MATCH = HighlightState.SELECTED, HighlightState.NEIGHBOUR, HighlightState.MATCH
 
 
 @dataclass
@@ -32,8 +34,8 @@ class Look:
 
 @dataclass
 class Highlight:
-    nodes: dict[str, int] = field(default_factory=dict)
-    groups: dict[str, int] = field(default_factory=dict)
+    nodes: dict[str, HighlightState] = field(default_factory=dict)
+    groups: dict[str, HighlightState] = field(default_factory=dict)  # by module path
     edges: set[tuple[str, str]] = field(default_factory=set)
     hub: str | None = None
 
@@ -109,7 +111,7 @@ class DocumentModel:
 
     # -- selection ---------------------------------------------------------------------------------------------
     def select(self, item: str | None) -> None:
-        """Select a node (or a collapsed group as "group:PATH")."""
+        """Select a node (or a collapsed group by its id, core/graph/ids.py)."""
         self.selection = item
 
     def highlight(self) -> Highlight:
@@ -123,7 +125,7 @@ class DocumentModel:
         sel = self.selection
         if sel is None:
             return h
-        if sel.startswith("group:"):
+        if is_group(sel):
             _mark(h, sel, SELECTED)
             return h
         if sel in index.hubs:
@@ -138,12 +140,13 @@ class DocumentModel:
         return h
 
 
-def _mark(h: Highlight, item: str, state: int) -> None:
-    if item.startswith("group:"):
-        path = item[len("group:"):]
-        h.groups[path] = max(h.groups.get(path, 0), state)
+def _mark(h: Highlight, item: str, state: HighlightState) -> None:
+    path = group_of(item)
+    if path is not None:
+        h.groups[path] = max(h.groups.get(path, HighlightState.NONE), state)
     else:
-        h.nodes[item] = state if state == SELECTED else max(h.nodes.get(item, 0), state)
+        h.nodes[item] = state if state is HighlightState.SELECTED else max(h.nodes.get(item, HighlightState.NONE),
+                                                                             state)
 
 
-__all__ = ["DocumentModel", "GraphLevel", "Highlight", "Look", "group_id"]
+__all__ = ["DocumentModel", "GraphLevel", "Highlight", "HighlightState", "Look", "group_id"]

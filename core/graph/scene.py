@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pt2_viewer.core.graph.ids import group_item, group_of
 from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
 from pt2_viewer.core.layout.records import LayoutEdge, LayoutNode, LayoutRequest, LayoutResult
 from pt2_viewer.core.layout.trivial import trivial_layout
@@ -62,7 +63,7 @@ class GroupBox:
 
 @dataclass
 class EdgeLine:
-    src: str  # visible item id: a node name or "group:PATH"
+    src: str  # visible item id (core/graph/ids.py): a node name or a group's id
     dst: str
     values: tuple[str, ...]  # the values carried
     p0: tuple[float, float]
@@ -113,8 +114,7 @@ def node_width(n: Node, graph: Graph) -> float:
     return max(72.0, min(280.0, CHAR_W * text + 24))
 
 
-def group_id(path: str) -> str:
-    return f"group:{path}"
+group_id = group_item  # the id of a group's box (core/graph/ids.py)
 
 
 class SceneModel:
@@ -406,8 +406,9 @@ class SceneModel:
         frames = {g.path: g for g in scene.groups if g.expanded}
         around: dict[str, None] = {}  # the frame each item sits in
         for item in order:
-            if item.startswith("group:"):
-                parent = self.groups[item[len("group:"):]].parent
+            path = group_of(item)
+            if path is not None:
+                parent = self.groups[path].parent
                 if parent is not None:
                     around[parent.path] = None
             elif item in self.group_chain:

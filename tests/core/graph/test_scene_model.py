@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from pt2_viewer.core.graph.document import DocumentModel
+from pt2_viewer.core.graph.ids import group_item
+from pt2_viewer.core.graph.scene import SceneModel
 from pt2_viewer.core.layout.engine import layout
 from pt2_viewer.core.pt2.reader import read_archive
-from pt2_viewer.core.graph.scene import SceneModel, group_id
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "resources" / "examples" / "example.pt2"
 
@@ -78,10 +79,10 @@ def test_collapsing_a_group_routes_its_edges_to_the_box(doc: DocumentModel) -> N
     composed = scene.compose()
     box = next(g for g in composed.groups if g.path == "blocks.0")
     assert not box.expanded and box.count == 35
-    assert scene.visible_item("linear") == group_id("blocks.0")
+    assert scene.visible_item("linear") == group_item("blocks.0")
     assert not any(n.group.startswith("blocks.0") for n in composed.nodes)
     ends = {e.src for e in composed.edges} | {e.dst for e in composed.edges}
-    assert group_id("blocks.0") in ends
+    assert group_item("blocks.0") in ends
     scene.reveal("linear")
     assert scene.visible_item("linear") == "linear"
 

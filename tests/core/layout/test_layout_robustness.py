@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from pt2_viewer.app.graph.document import DocumentWidget
-from pt2_viewer.app.graph.view import READABLE_SCALE
 from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.graph.view import READABLE_SCALE
 from pt2_viewer.core.graph.document import DocumentModel
+from pt2_viewer.core.graph.ids import group_of
+from pt2_viewer.core.graph.scene import MAX_OPEN_DEPTH, SceneLayout, SceneModel
 from pt2_viewer.core.layout import LayoutEdge, LayoutError, LayoutNode, LayoutRequest, LayoutService
 from pt2_viewer.core.layout.engine import layout
 from pt2_viewer.core.pt2.reader import read_archive
-from pt2_viewer.core.graph.scene import MAX_OPEN_DEPTH, SceneLayout, SceneModel
 from tests.programs import REPO_ROOT, with_model_json
 
 DEPTH = 3000
@@ -127,8 +128,9 @@ def test_a_3000_deep_module_stack_lays_out_without_recursion(pt2_path, tmp_path:
     deep = deepest.nodes[0]
     lay_out(scene)
     shown = scene.visible_item(deep)  # opens collapsed below MAX_OPEN_DEPTH: a box, not 3,000 nested frames
-    assert shown.startswith("group:") and scene.groups[shown[len("group:"):]].depth == MAX_OPEN_DEPTH
-    assert shown[len("group:"):] in frames(scene.compose())
+    shown_group = group_of(shown)
+    assert shown_group is not None and scene.groups[shown_group].depth == MAX_OPEN_DEPTH
+    assert shown_group in frames(scene.compose())
     scene.expand_all()
     assert lay_out(scene) <= 4, "a chain of one-item groups is laid out without a Graphviz round per level"
     composed = scene.compose()
@@ -170,7 +172,7 @@ def test_first_view_of_a_deep_encoder_shows_its_start_readably(qtbot, window, pt
     shown = view.mapToScene(view.viewport().rect()).boundingRect()
     assert shown.contains(view.nodes["src"].sceneBoundingRect()), "the input is on screen"
     first = {scene.visible_item(u) for u in index.users["src"]}
-    items = [view.nodes.get(i) or view.groups.get(i[len("group:"):]) for i in first]
+    items = [view.nodes.get(i) or view.groups.get(group_of(i) or "") for i in first]
     assert any(it is not None and shown.intersects(it.sceneBoundingRect()) for it in items), "and what it feeds"
 
 
