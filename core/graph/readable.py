@@ -128,8 +128,8 @@ class _Writer:
         placeholders = [n for n in graph.nodes if n.op is NodeOp.PLACEHOLDER]
         params = [_param(graph, n) for n in placeholders]
         if len(placeholders) <= 1:
-            node = placeholders[0].name if placeholders else None
-            self.emit(depth, f"def forward({', '.join(['self', *params])}):", owner or node)
+            first = placeholders[0].name if placeholders else None
+            self.emit(depth, f"def forward({', '.join(['self', *params])}):", owner or first)
         else:
             self.emit(depth, "def forward(", owner)
             self.emit(depth + 1, "self,", owner)
@@ -156,11 +156,11 @@ class _Writer:
             self.emit(depth, f"{out}{': ' + ann if ann else ''} = {call_text(node)}", owner)
             return
         self.emit(depth, f"{node.name} = {call_text(node)}", owner)
-        for i, out in enumerate(outputs):
-            if out is None:
+        for i, item in enumerate(outputs):
+            if item is None:
                 continue
-            ann = annotation(graph.values.get(out))
-            self.emit(depth, f"{out}{': ' + ann if ann else ''} = {node.name}[{i}]", owner)
+            ann = annotation(graph.values.get(item))
+            self.emit(depth, f"{item}{': ' + ann if ann else ''} = {node.name}[{i}]", owner)
 
 
 def _param(graph: Graph, node: Node) -> str:

@@ -461,7 +461,8 @@ def _chunk_large_groups(root: ModuleGroup, index: GraphIndex) -> None:
     for g in root.walk():
         if len(g.nodes) <= MAX_DIRECT_ITEMS:
             continue
-        keep, rest = [], []
+        keep: list[str] = []
+        rest: list[str] = []
         for name in g.nodes:
             node = index.graph.node_by_name[name]
             (keep if node.op in (NodeOp.PLACEHOLDER, NodeOp.OUTPUT) and len(keep) < 60 else rest).append(name)

@@ -258,12 +258,12 @@ def _weights_only_unpickling() -> Iterator[None]:
             raise pickle.UnpicklingError("an untrusted archive may not be unpickled with Python's pickle")
 
     saved_pickle = _package.pickle
-    torch.load = weights_only_load  # type: ignore[assignment]
-    _package.pickle = _NoPickle()  # type: ignore[assignment]
+    torch.load = weights_only_load
+    _package.pickle = _NoPickle()
     try:
         yield
     finally:
-        torch.load = original  # type: ignore[assignment]
+        torch.load = original
         _package.pickle = saved_pickle
 
 
