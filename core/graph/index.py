@@ -75,7 +75,7 @@ class ModuleGroup:
 @dataclass(frozen=True)
 class SearchHit:
     node: str
-    field: str  # "name", "target" or "module"
+    field: str  # "name", "target", "module" or "shape"
     text: str
 
 
@@ -181,7 +181,8 @@ class GraphIndex:
         return list(dups)
 
     def search(self, pattern: str, limit: int = 5000) -> list[SearchHit]:
-        """Regex (case-insensitive) over node names, targets and module paths. A bad regex matches literally."""
+        """Regex (case-insensitive) over node names, targets, module paths and output types (`f32[s27, 3]`, so
+        a shape, a dtype or a symbol finds the nodes that carry it). A bad regex matches literally."""
         if not pattern:
             return []
         try:
@@ -194,9 +195,37 @@ class GraphIndex:
                 if text and rx.search(text):
                     hits.append(SearchHit(n.name, field_name, text))
                     break
+            else:
+                shape = self.output_types.get(n.name, "")
+                if shape and rx.search(shape):
+                    hits.append(SearchHit(n.name, "shape", shape))
             if len(hits) >= limit:
                 break
         return hits
+
+    @lazy
+    def output_types(self) -> dict[str, str]:
+        """node -> its outputs' types as one text, `f32[s27, 3], i64[s27]` (symbols included), for search."""
+        values = self.graph.values
+        out: dict[str, str] = {}
+        for n in self.graph.nodes:
+            texts = [values[o].type_text for o in n.outputs if o and o in values and values[o].kind != "graph"]
+            if texts:
+                out[n.name] = ", ".join(texts)
+        return out
+
+    def hit_text(self, hit: SearchHit) -> str:
+        """A search result in words: the node, its op and its module, and what matched when that is neither."""
+        n = self.graph.node_by_name.get(hit.node)
+        if n is None:
+            return hit.node
+        op = n.op_name if n.op is NodeOp.CALL_FUNCTION else n.op.value
+        parts = [f"{n.name}  ·  {op}"]
+        if n.module_path:
+            parts.append(f"in {n.module_path}")
+        if hit.field == "shape":
+            parts.append(f"→ {hit.text}")
+        return "    ".join(parts)
 
     @lazy
     def symbol_users(self) -> dict[str, list[str]]:

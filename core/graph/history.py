@@ -1,0 +1,62 @@
+"""Back and forward through where the user has been in one document: the graph level (the trail of subgraph drills
+from the top graph) and the selection there. No Qt: the document widget records each move and applies what
+`back()` and `forward()` return, as a browser does with its history.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_PLACES = 500
+
+
+@dataclass(frozen=True)
+class Place:
+    """A graph level, as the (HOP node, subgraph) drills that lead there from the top graph, and the selection (a
+    node name, a collapsed group's id, or None)."""
+
+    trail: tuple[tuple[str, str], ...] = ()
+    selection: str | None = None
+
+
+class History:
+    """A list of places and a cursor. `visit` records a new place (dropping the places ahead of the cursor, as a
+    browser drops its forward pages); `back` and `forward` move the cursor and return the place to show."""
+
+    def __init__(self, start: Place | None = None) -> None:
+        self.places: list[Place] = [start or Place()]
+        self.cursor = 0
+
+    @property
+    def current(self) -> Place:
+        return self.places[self.cursor]
+
+    def visit(self, place: Place) -> None:
+        if place == self.current:
+            return
+        cur = self.current
+        del self.places[self.cursor + 1:]
+        if cur.trail == place.trail and cur.selection is None:
+            self.places[self.cursor] = place  # a selection on a level just entered replaces the bare level
+        else:
+            self.places.append(place)
+        if len(self.places) > MAX_PLACES:
+            del self.places[: len(self.places) - MAX_PLACES]
+        self.cursor = len(self.places) - 1
+
+    def can_go_back(self) -> bool:
+        return self.cursor > 0
+
+    def can_go_forward(self) -> bool:
+        return self.cursor < len(self.places) - 1
+
+    def back(self) -> Place | None:
+        if not self.can_go_back():
+            return None
+        self.cursor -= 1
+        return self.current
+
+    def forward(self) -> Place | None:
+        if not self.can_go_forward():
+            return None
+        self.cursor += 1
+        return self.current

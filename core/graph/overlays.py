@@ -1,0 +1,187 @@
+"""Overlays: one value per node painted over the graph (a run's per-node time, dtype, parameter bytes, a user's own
+`{node_name: value}` JSON, a numerics error ...), with the legend that says what the colours mean. No Qt: an overlay
+is a name, values and a legend; the graph view picks the colours (app/theme.py) and paints.
+
+Two shapes of overlay. A *scale* overlay maps each node to a level in 0..1 (its value between the overlay's low and
+high ends); its legend names the two ends. A *category* overlay maps each node to one of a few categories (dtypes);
+its legend lists them in order, and a node's category is an index into that list. Anyone can make an overlay: build
+an `Overlay` with `scale_overlay` or `category_overlay` and hand it to the document (`DocumentWidget.set_overlay`).
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pt2_viewer.core.model.program import Graph, InputKind, NodeOp, Program
+
+MAX_CATEGORIES = 12  # more distinct values than this: the rest share the last category, "other"
+MAX_JSON_BYTES = 64 * 1024 * 1024
+
+DTYPE_BYTES = {
+    "float64": 8, "complex64": 8, "int64": 8, "uint64": 8, "complex128": 16, "float32": 4, "int32": 4, "uint32": 4,
+    "float16": 2, "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1, "float8_e4m3fn": 1,
+    "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1, "float8_e8m0fnu": 1,
+}
+
+
+@dataclass(frozen=True)
+class LegendItem:
+    label: str
+    level: float | None = None  # a scale overlay's position (0 or 1)
+    category: int | None = None  # a category overlay's index
+
+
+@dataclass
+class Overlay:
+    name: str  # "Run time", "dtype", ...: the View > Overlay entry and the legend's title
+    levels: dict[str, float] = field(default_factory=dict)  # scale: node -> 0..1
+    categories: dict[str, int] = field(default_factory=dict)  # category: node -> index into `legend`
+    legend: list[LegendItem] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)  # node -> its value in words, for tooltips
+    notes: list[str] = field(default_factory=list)  # what could not be used (names not in the graph ...)
+
+    @property
+    def is_scale(self) -> bool:
+        return not self.categories
+
+    def covers(self, node: str) -> bool:
+        return node in self.levels or node in self.categories
+
+    def text(self, node: str) -> str | None:
+        return self.texts.get(node)
+
+
+def scale_overlay(name: str, values: Mapping[str, float], fmt: Callable[[float], str] = lambda v: f"{v:g}",
+                  log: bool = False) -> Overlay:
+    """Numbers per node, coloured from the lowest (level 0) to the highest (level 1); `log` for values spanning
+    orders of magnitude (bytes). Non-finite values are left out, with a note."""
+    finite = {n: float(v) for n, v in values.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+    notes = [f"{len(values) - len(finite)} values are not finite numbers"] if len(finite) < len(values) else []
+    if not finite:
+        return Overlay(name, notes=notes)
+
+    def t(v: float) -> float:
+        return math.log10(1 + max(0.0, v)) if log else v
+
+    lo, hi = min(finite.values()), max(finite.values())
+    tlo, thi = t(lo), t(hi)
+    span = thi - tlo
+    levels = {n: (t(v) - tlo) / span if span > 0 else 1.0 for n, v in finite.items()}
+    legend = [LegendItem(fmt(lo), level=0.0), LegendItem(fmt(hi), level=1.0)]
+    return Overlay(name, levels=levels, legend=legend, texts={n: fmt(v) for n, v in finite.items()}, notes=notes)
+
+
+def category_overlay(name: str, values: Mapping[str, str]) -> Overlay:
+    """A word per node; categories in order of how many nodes have them, the rarest beyond MAX_CATEGORIES merged as
+    "other"."""
+    counts: dict[str, int] = {}
+    for v in values.values():
+        counts[v] = counts.get(v, 0) + 1
+    ranked = sorted(counts, key=lambda c: (-counts[c], c))
+    if len(ranked) > MAX_CATEGORIES:
+        ranked = [*ranked[:MAX_CATEGORIES - 1], "other"]
+    index = {c: i for i, c in enumerate(ranked)}
+    other = index.get("other", len(ranked) - 1)
+    cats = {n: index.get(v, other) for n, v in values.items()}
+    per_index = [0] * len(index)
+    for i in cats.values():
+        per_index[i] += 1
+    legend = [LegendItem(f"{c} ({per_index[i]})", category=i) for c, i in index.items()]
+    return Overlay(name, categories=cats, legend=legend, texts=dict(values))
+
+
+def run_time_overlay(heat: Mapping[str, float]) -> Overlay:
+    """A run's per-node time as the run panel reports it (0..1 of the slowest node)."""
+    o = scale_overlay("Run time", heat, fmt=lambda v: f"{v:.0%} of the slowest")
+    o.legend = [LegendItem("fastest", level=0.0), LegendItem("slowest", level=1.0)]
+    return o
+
+
+def dtype_overlay(graph: Graph) -> Overlay:
+    """Each node's (first tensor) output dtype."""
+    values: dict[str, str] = {}
+    for n in graph.nodes:
+        for o in n.outputs:
+            v = graph.values.get(o) if o else None
+            if v is not None and v.meta is not None:
+                values[n.name] = v.meta.dtype
+                break
+    return category_overlay("dtype", values)
+
+
+def tensor_bytes(graph: Graph, value: str | None) -> int | None:
+    v = graph.values.get(value) if value else None
+    if v is None or v.meta is None:
+        return None
+    numel = v.meta.numel()
+    size = DTYPE_BYTES.get(v.meta.dtype)
+    return None if numel is None or size is None else numel * size
+
+
+def parameter_bytes(program: Program, graph: Graph) -> dict[str, int]:
+    """Bytes of parameters, buffers and constant tensors: on their own input nodes, and on each op that reads them
+    directly (the linear that uses a weight)."""
+    kinds = {InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR}
+    owned = {s.name for s in program.signature.inputs if s.kind in kinds} if graph is program.graph else set()
+    sizes: dict[str, int] = {}
+    for n in graph.nodes:
+        if n.op is NodeOp.PLACEHOLDER and n.name in owned:
+            b = tensor_bytes(graph, n.outputs[0] if n.outputs else n.name)
+            if b is not None:
+                sizes[n.name] = b
+    out = dict(sizes)
+    for n in graph.nodes:
+        if n.op is NodeOp.CALL_FUNCTION:
+            total = sum(sizes.get(graph.values[r].producer or "", 0) if r in graph.values else 0
+                        for r in dict.fromkeys(n.input_refs()))
+            if total:
+                out[n.name] = total
+    return out
+
+
+def parameter_bytes_overlay(program: Program, graph: Graph) -> Overlay:
+    return scale_overlay("Parameter bytes", parameter_bytes(program, graph), fmt=human_size, log=True)
+
+
+def human_size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+class OverlayFileError(ValueError):
+    """A user's overlay file that cannot be read: the message says why, in one line."""
+
+
+def json_overlay(path: str | Path, graph: Graph) -> Overlay:
+    """A user's own `{node_name: value}` JSON: numbers make a scale overlay, anything else (strings, booleans) a
+    category overlay. Names not in the graph are counted in `notes`."""
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_JSON_BYTES:
+            raise OverlayFileError(f"{p.name} is over {MAX_JSON_BYTES // 2**20} MB")
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        if isinstance(e, OverlayFileError):
+            raise
+        raise OverlayFileError(f"Cannot read {p.name}: {e}") from None
+    if not isinstance(data, dict):
+        raise OverlayFileError(f"{p.name} is not a JSON object of {{node_name: value}}")
+    names = graph.node_by_name
+    known = {str(k): v for k, v in data.items() if str(k) in names}
+    unknown = len(data) - len(known)
+    numbers = {k: v for k, v in known.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if known and len(numbers) == len(known):
+        o = scale_overlay(p.stem, numbers)
+    else:
+        o = category_overlay(p.stem, {k: v if isinstance(v, str) else json.dumps(v) for k, v in known.items()})
+    if unknown:
+        o.notes.append(f"{unknown} of {len(data)} names are not nodes of this graph")
+    if not known:
+        o.notes.append("no name in the file is a node of this graph")
+    return o
