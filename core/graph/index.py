@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pt2_viewer.core.util.lazy import lazy
 
 from pt2_viewer.core.model.program import Graph, Node, NodeOp
+from pt2_viewer.core.util.lazy import lazy
 
 HUB_MIN_CONSUMERS = 8
 
