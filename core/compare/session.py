@@ -140,7 +140,7 @@ class CompareSession:
         if not self.non_core_ops:
             return "Every op on the right is in the core ATen opset."
         ops = ", ".join(f"{op} ×{n}" for op, n in self.non_core_ops.items())
-        return f"{plural(self.non_core_total, 'call')} outside the core ATen opset: {ops}"
+        return f"{plural(sum(self.non_core_ops.values()), 'call')} outside the core ATen opset: {ops}"
 
 
 def session_from_decomposition(result: dict[str, Any], before: Program, after: Program) -> CompareSession:

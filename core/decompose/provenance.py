@@ -53,7 +53,7 @@ def _from_node_sources(node: Any, names: set[str]) -> list[str]:
                 found.append(src.name)
         if found:
             return found
-        nxt = []
+        nxt: list[Any] = []
         for src in level:
             if id(src) not in seen:
                 seen.add(id(src))

@@ -151,7 +151,7 @@ class ExportRecorder:
 
     def _call_site(self) -> SourceLine | None:
         """The script line that called export (or the innermost user frame if a helper module called it)."""
-        frame = sys._getframe(2)
+        frame: types.FrameType | None = sys._getframe(2)
         fallback = None
         while frame is not None:
             code = frame.f_code

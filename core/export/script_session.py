@@ -160,16 +160,16 @@ class ScriptSession:
             self.progress = f"Exporting {entry.model} (call #{index})"
             return entry
         elif kind == "export_finished":
-            entry = self.entry(int(event.get("index", -1)))
-            if entry is not None:
-                entry.status = OK if event.get("ok") else FAILED
-                entry.kind = event.get("kind")
-                entry.message = str(event.get("message") or "")
-                entry.duration_s = float(event.get("duration_s") or 0.0)
+            finished = self.entry(int(event.get("index", -1)))
+            if finished is not None:
+                finished.status = OK if event.get("ok") else FAILED
+                finished.kind = event.get("kind")
+                finished.message = str(event.get("message") or "")
+                finished.duration_s = float(event.get("duration_s") or 0.0)
                 if event.get("pt2") and self.out_dir is not None:
-                    entry.pt2 = self.out_dir / str(event["pt2"])
+                    finished.pt2 = self.out_dir / str(event["pt2"])
                 self.progress = f"Running {self.script.name}"
-            return entry
+            return finished
         elif kind == "script_error":
             self.progress = f"The script stopped: {event.get('error_type')}: {event.get('message')}"
         elif kind == "garbled":

@@ -22,12 +22,13 @@ from pt2_viewer.core.layout.records import LayoutRequest, dumps
 
 def answer(message: object, cache: LayoutCache | None) -> dict[str, object]:
     """Lay out one ticket's requests; any failure becomes an error reply naming the cause."""
-    ticket = message.get("ticket") if isinstance(message, dict) else None
+    fields = message if isinstance(message, dict) else {}
+    ticket = fields.get("ticket")
     try:
-        if not isinstance(ticket, int) or not isinstance(message.get("requests"), list):
+        if not isinstance(ticket, int) or not isinstance(fields.get("requests"), list):
             raise ValueError(f"expected {{'ticket': int, 'requests': [...]}}, got {str(message)[:200]}")
         results = []
-        for obj in message["requests"]:
+        for obj in fields["requests"]:
             request = LayoutRequest.from_json_obj(obj)
             result = layout(request)
             if cache is not None:

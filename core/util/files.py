@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 
-def write_atomically(path: str | Path, write: Callable[[str], Any]) -> Path:
+def write_atomically(path: str | os.PathLike[str], write: Callable[[str], Any]) -> Path:
     """Call `write(tmp_path)` for a temp path with `path`'s name in `path`'s folder, then move it onto `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
