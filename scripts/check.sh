@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# The checks that keep the house standing (run by `make test`, and so by CI): ruff (lint), import-linter (the layers
-# of docs/ARCHITECTURE.md) and mypy (types, on core/). Both import-linter and mypy read the installed package's
-# layout, pt2_viewer/{core,app}; a checkout has core/ and app/ beside pt2_viewer/ instead, so they run on a small tree
-# of links that lays the checkout out as a wheel does (.cache/check/pt2_viewer).
-set -euo pipefail
+# The checks that keep the house standing (run by `make test` and `make check`, and so by CI): ruff (lint, configured
+# in pyproject.toml), import-linter (the layers of docs/ARCHITECTURE.md) and mypy (types, on pt2_viewer.core). Each
+# check runs even when an earlier one fails, so one run shows every finding; the script fails if any check failed.
+#
+# Both import-linter and mypy read the installed package's layout, pt2_viewer/{core,app}; a checkout has core/ and
+# app/ beside pt2_viewer/ instead, so they run on a small tree of links that lays the checkout out as a wheel does
+# (.cache/check/pt2_viewer).
+#
+# mypy covers core/ only: on app/ PySide6's stubs make it noisy (QApplication.instance() is a QCoreApplication,
+# signals and enums are typed loosely), so app/ is left out of the gate until those are sorted out. `MYPY_APP=1` adds
+# it, to see how far it goes.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 ROOT=$PWD
@@ -14,9 +21,25 @@ cp pt2_viewer/*.py "$tree/pt2_viewer/"
 ln -s "$ROOT/core" "$tree/pt2_viewer/core"
 ln -s "$ROOT/app" "$tree/pt2_viewer/app"
 
+failed=()
+
 echo "check: ruff"
-"$BIN/ruff" check --quiet .
+"$BIN/ruff" check --quiet . || failed+=(ruff)
+
 echo "check: import-linter"
-(cd "$tree" && PYTHONPATH="$ROOT/$tree" "$ROOT/$BIN/lint-imports" --no-cache "$ROOT/pyproject.toml" | grep -E "KEPT|BROKEN|Contracts:|->|is not allowed" )
+lint=$(cd "$tree" && PYTHONPATH="$ROOT/$tree" "$ROOT/$BIN/lint-imports" --no-cache "$ROOT/pyproject.toml" 2>&1)
+status=$?
+grep -E "KEPT|BROKEN|Contracts:|->|is not allowed|Error|error" <<<"$lint"
+[ $status -eq 0 ] || failed+=(import-linter)
+
 echo "check: mypy"
-(cd "$tree" && MYPYPATH="$ROOT/$tree" "$ROOT/$BIN/mypy" --config-file "$ROOT/pyproject.toml" -p pt2_viewer.core)
+packages=(-p pt2_viewer.core)
+[ "${MYPY_APP:-0}" = 1 ] && packages+=(-p pt2_viewer.app)
+(cd "$tree" && MYPYPATH="$ROOT/$tree" "$ROOT/$BIN/mypy" --config-file "$ROOT/pyproject.toml" \
+    --cache-dir "$ROOT/.cache/mypy" "${packages[@]}") || failed+=(mypy)
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "check: FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "check: all passed"
