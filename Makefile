@@ -1,7 +1,7 @@
 # `make run` and `make test` do all set-up on a fresh machine; `make setup` only installs.
 PY := .venv/bin/python
 
-.PHONY: setup run test test-fast bench screenshot package clean zoo
+.PHONY: setup run check test test-fast bench screenshot package clean zoo
 
 setup:
 	@bash scripts/setup.sh
@@ -9,7 +9,11 @@ setup:
 run: setup
 	$(PY) -m pt2_viewer
 
-test: setup
+# Lint, import layers and types (scripts/check.sh); `make test` runs them before the tests.
+check: setup
+	bash scripts/check.sh
+
+test: check
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
 test-fast: setup
