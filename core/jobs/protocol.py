@@ -1,8 +1,8 @@
 """The worker protocol: how a job process talks to whoever started it. Plain data, no torch, no Qt.
 
-A job runs as `python -m pt2_viewer.core.worker JOB --request REQUEST.json --out DIR` in its own process group. It writes JSON
-objects, one per line, to the file descriptor named in the environment variable `PT2V_EVENTS_FD`; its stdout and
-stderr belong to the user's script and are streamed separately. Every event has a "type":
+A job runs as `python -m pt2_viewer.core.worker JOB --request REQUEST.json --out DIR` in its own process group. It
+writes JSON objects, one per line, to the file descriptor named in the environment variable `PT2V_EVENTS_FD`; its
+stdout and stderr belong to the user's script and are streamed separately. Every event has a "type":
 
   started   {"job", "pid"}                                  the worker is up (before importing torch)
   progress  {"stage", "message"}                            a step began; free text for a status bar
@@ -16,11 +16,11 @@ words. See docs/worker.md for the full description.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from pt2_viewer.core.util.files import write_atomically
 
 EVENTS_FD_ENV = "PT2V_EVENTS_FD"
 RESULT_FILE = "result.json"
@@ -117,18 +117,5 @@ def describe_exit(returncode: int | None, *, got_result: bool = False) -> str:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to `path` through a temporary file in the same folder and os.replace, so readers never see half."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, default=str)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write JSON to `path` atomically, so readers never see half."""
+    write_atomically(path, json.dumps(data, indent=2, default=str) + "\n")

@@ -2,7 +2,7 @@
 
 An entry is keyed by the sha256 of the request's canonical content (nodes, sizes, shapes, edges, rankdir; not its
 key_hint) plus the engine's identity (engine settings version, pygraphviz and Graphviz versions), and holds the
-LayoutResult as JSON. Entries are written atomically (temp file + os.replace); an entry that cannot be read, does not
+LayoutResult as JSON. Entries are written atomically (write_atomically); an entry that cannot be read, does not
 parse, or does not fit its request is treated as missing. Location: `$PT2V_CACHE_DIR/layout` when that variable is
 set (tests point it at a temporary folder), else `$XDG_CACHE_HOME/pt2-viewer/layout`, else
 `~/.cache/pt2-viewer/layout`.
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 from pt2_viewer.core.layout.records import LayoutRequest, LayoutResult, dumps
+from pt2_viewer.core.util.files import write_atomically
 
 
 def default_cache_dir() -> Path:
@@ -62,15 +62,7 @@ class LayoutCache:
         """Store `result` for `request`; False (and no exception) when the disk refuses: a cache is optional."""
         target = self.path(self.key(request))
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    out.write(result.to_json())
-                os.replace(temp, target)
-            except BaseException:
-                os.unlink(temp)
-                raise
+            write_atomically(target, result.to_json())
         except OSError:
             return False
         return True

@@ -13,11 +13,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pt2_viewer.core.platform import install
+from pt2_viewer.core.util.files import write_atomically
 
 APP_ID = "pt2-viewer"
 DESKTOP_ID = f"{APP_ID}.desktop"
@@ -42,7 +42,7 @@ class XdgDirs:
     config_home: Path
 
     @classmethod
-    def from_environment(cls) -> "XdgDirs":
+    def from_environment(cls) -> XdgDirs:
         home = Path.home()
         data = os.environ.get("XDG_DATA_HOME") or str(home / ".local" / "share")
         config = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
@@ -123,7 +123,8 @@ def _source_file(relative: str) -> Path:
     if not path.is_file():
         raise DesktopError(
             f"{path} is missing, so the desktop files cannot be installed from this copy of PT2 Viewer. "
-            "Run --install-desktop from a source checkout (`python -m pt2_viewer --install-desktop`) or from the bundle."
+            "Run --install-desktop from a source checkout (`python -m pt2_viewer --install-desktop`) or from the "
+            "bundle."
         )
     return path
 
@@ -198,19 +199,6 @@ def desktop_entry_text(command: list[str], workdir: Path | None) -> str:
 # ---------------------------------------------------------------- file and tool helpers
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _run_tool(command: list[str], dirs: XdgDirs) -> ToolRun:
     if shutil.which(command[0]) is None:
         return ToolRun(command, None, f"{command[0]} not found")
@@ -252,7 +240,7 @@ def remove_default_association(mimeapps: Path) -> bool:
         kept.append(line)
     if kept == original:
         return False
-    _write_atomically(mimeapps, ("\n".join(kept) + "\n").encode("utf-8"))
+    write_atomically(mimeapps, ("\n".join(kept) + "\n").encode("utf-8"))
     return True
 
 
@@ -264,14 +252,14 @@ def install_desktop(dirs: XdgDirs | None = None, python: str | None = None) -> D
     dirs = dirs or XdgDirs.from_environment()
     command, workdir = launch_command(python)
     entry = desktop_entry_text(command, workdir)
-    report = DesktopReport(exec_line=next(l for l in entry.splitlines() if l.startswith("Exec=")))
+    report = DesktopReport(exec_line=next(line for line in entry.splitlines() if line.startswith("Exec=")))
 
     files = {dirs.desktop_file: entry.encode("utf-8"),
              dirs.mime_package: _source_file("packaging/pt2-viewer-mime.xml").read_bytes()}
     for name, target in dirs.icon_files().items():
         files[target] = _source_file(f"resources/icons/{name}").read_bytes()
     for target, data in files.items():
-        _write_atomically(target, data)
+        write_atomically(target, data)
         report.written.append(target)
 
     report.tools += _refresh_databases(dirs)

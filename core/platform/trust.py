@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pt2_viewer.core.util.files import write_atomically
 
 FILE_NAME = "trusted.json"
 
@@ -75,15 +76,9 @@ class TrustStore:
         return dict(scripts) if isinstance(scripts, dict) else {}
 
     def _save(self, entries: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"version": 1, "scripts": entries}, f, indent=2, sort_keys=True)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # private: which of the user's scripts may run is the user's business
+        write_atomically(self.path, json.dumps({"version": 1, "scripts": entries}, indent=2, sort_keys=True),
+                         private=True)
 
 
 def _key(script: str | os.PathLike[str]) -> str:
