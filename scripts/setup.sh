@@ -13,6 +13,7 @@ SYSTEM_PACKAGES=(
   xdg-utils shared-mime-info desktop-file-utils # desktop integration (.desktop, MIME type for .pt2)
   libglib2.0-bin                                # gio: tests ask shared-mime-info what desktops see for a .pt2
   python3-venv                                  # python3 -m venv for .venv (and the tests' torch-less venv)
+  chromium                                      # headless browser: tests open the HTML reports (pt2-viewer report)
 )
 
 missing=()
