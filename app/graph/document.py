@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.graph.tools import GraphTools
 from pt2_viewer.app.graph.view import GraphView, MiniMap
 from pt2_viewer.app.panels.code import CodePanel
 from pt2_viewer.app.panels.details import DetailsPanel
@@ -39,7 +40,7 @@ from pt2_viewer.app.panels.symbols import SymbolsPanel
 from pt2_viewer.app.run.panel import RunPanel
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.app.widgets.source_view import open_source
-from pt2_viewer.core.graph.document import DocumentModel, GraphLevel
+from pt2_viewer.core.graph.document import DocumentChange, DocumentModel, GraphLevel
 from pt2_viewer.core.graph.find_pattern import find_status, regex_problem
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.layout.records import LayoutError, LayoutResult
@@ -174,11 +175,13 @@ class DocumentWidget(QWidget):
         QShortcut(QKeySequence("Escape"), self.find, lambda: self.find.clear())
         for panel in self.panel_widgets.values():
             _connect_panel(panel, self)
-        self.run_panel.heat_changed.connect(self.view.set_heat)
+        self.tools = GraphTools(self)  # history, arrow keys, right-click menu, overlays (run time, dtype ...)
         self.run_panel.node_requested.connect(self.reveal)
         self._stale_panels: set[str] = set()
         self.subgraph_menu: QMenu | None = None
         self.panels.currentChanged.connect(lambda _i: self._refresh_current_panel())
+        self._unsubscribe = model.subscribe(self._model_changed)
+        self.destroyed.connect(lambda _o=None, end=self._unsubscribe: end())
         # In the next turn of the event loop, once whoever made this widget has connected to its signals: a level
         # that needs no Graphviz is drawn at once, and its graph_ready (or layout_failed) must reach them.
         QTimer.singleShot(0, self, self._show_level)
@@ -296,7 +299,6 @@ class DocumentWidget(QWidget):
         self.depth.setValue(scene.expanded_depth())
         self.depth.blockSignals(False)
         self._apply_highlight()
-        self.minimap.move(8, 8)
         self.ready = True
         elapsed = time.perf_counter() - self._started if self._started else 0.0
         self.status.emit(f"{plural(len(layout.nodes), 'node')} and {plural(len(layout.groups), 'group')} shown"
@@ -331,12 +333,10 @@ class DocumentWidget(QWidget):
         self.panels.setCurrentWidget(self.run_panel)
 
     def go_to_level(self, depth: int) -> None:
-        self.model.go_to_level(depth)
-        self._show_level()
+        self.model.go_to_level(depth)  # the model announces the new level (_model_changed)
 
     def enter_subgraph(self, node: str, subgraph: str) -> None:
-        if self.model.enter_subgraph(node, subgraph):
-            self._show_level()
+        self.model.enter_subgraph(node, subgraph)
 
     def open_subgraph_of(self, node: str) -> None:
         """Double-click on a HOP (cond, map, while_loop ...) or on one of its subgraph nodes: go inside. A HOP with
@@ -353,7 +353,6 @@ class DocumentWidget(QWidget):
 
     def select(self, item: str | None) -> None:
         self.model.select(item)
-        self._apply_highlight()
         node = self._selected_node()
         for title, panel in self.panel_widgets.items():
             if title not in self._stale_panels:
@@ -392,8 +391,13 @@ class DocumentWidget(QWidget):
         self.view.center_on_item(node)
 
     def mark(self, nodes: list[str]) -> None:
-        self.model.marked = list(nodes)
-        self._apply_highlight()
+        self.model.marked = nodes
+
+    def _model_changed(self, change: DocumentChange) -> None:
+        if change is DocumentChange.LEVEL:
+            self._show_level()
+        else:
+            self._apply_highlight()
 
     def _apply_highlight(self) -> None:
         h = self.model.highlight()
@@ -413,7 +417,6 @@ class DocumentWidget(QWidget):
         self.find.setStyleSheet("QLineEdit { background: #fde2e2; }" if problem else "")
         self.find.setToolTip(f"Not a valid regex: {problem}. Matching the text literally." if problem else "")
         self.status.emit(find_status(text, len(hits)) if text else "")
-        self._apply_highlight()
 
     def _next_match(self) -> None:
         if not self.model.matches:

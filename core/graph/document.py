@@ -1,11 +1,15 @@
 """One open program as the window sees it: the graph level being shown (the top graph or a HOP subgraph reached
 through a breadcrumb), its expansion and layouts, the selection, search matches, and the highlight states the graph
 view paints. No Qt: the document widget mirrors this model.
+
+The model owns that state and announces each change to its subscribers (`subscribe`), so a view that shows it
+repaints whoever changed it: a panel marking a symbol's users, the find bar, a comparison linking counterparts.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.graph.ids import group_of, is_group
@@ -15,6 +19,15 @@ from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
 from pt2_viewer.core.model.program import Archive, Graph, Program
 
 SELECTED, NEIGHBOUR, MATCH = HighlightState.SELECTED, HighlightState.NEIGHBOUR, HighlightState.MATCH
+
+
+class DocumentChange(Enum):
+    """What a subscriber is told changed."""
+    LEVEL = "level"  # another graph level is shown (a subgraph entered, the breadcrumb followed)
+    HIGHLIGHT = "highlight"  # the selection, the search matches or the marked nodes
+
+
+Subscriber = Callable[[DocumentChange], None]
 
 
 @dataclass
@@ -46,10 +59,42 @@ class DocumentModel:
         self.program = program
         owners = {s.name: s.target.rpartition(".")[0] for s in program.signature.inputs if s.target}
         self.levels: list[GraphLevel] = [self._level(program.name, program.graph, owners)]
-        self.selection: str | None = None
-        self.matches: list[str] = []
-        self.marked: list[str] = []  # nodes highlighted by a panel (e.g. the users of a symbol)
+        self.selection: str | None = None  # an item id (core/graph/ids.py); set with `select`
+        self._matches: list[str] = []
+        self._marked: list[str] = []
         self._kinds = input_kinds(program)
+        self._subscribers: list[Subscriber] = []
+
+    # -- announcing changes ------------------------------------------------------------------------------------
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call `subscriber(change)` after each change; returns what ends the subscription."""
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
+
+    def changed(self, change: DocumentChange = DocumentChange.HIGHLIGHT) -> None:
+        """Tell the subscribers; subclasses call it when state of their own changes what `highlight` answers."""
+        for subscriber in list(self._subscribers):
+            subscriber(change)
+
+    @property
+    def matches(self) -> list[str]:
+        """The search matches of the current level (node names)."""
+        return self._matches
+
+    @matches.setter
+    def matches(self, nodes: Iterable[str]) -> None:
+        self._matches = list(nodes)
+        self.changed()
+
+    @property
+    def marked(self) -> list[str]:
+        """Nodes highlighted by a panel (e.g. the users of a symbol)."""
+        return self._marked
+
+    @marked.setter
+    def marked(self, nodes: Iterable[str]) -> None:
+        self._marked = list(nodes)
+        self.changed()
 
     @staticmethod
     def _level(title: str, graph: Graph, owners: dict[str, str] | None = None) -> GraphLevel:
@@ -69,7 +114,8 @@ class DocumentModel:
             if sg.name == subgraph:
                 self.levels.append(self._level(f"{node} › {subgraph}", sg))
                 self.selection = None
-                self.matches = []
+                self._matches = []
+                self.changed(DocumentChange.LEVEL)
                 return True
         return False
 
@@ -87,7 +133,8 @@ class DocumentModel:
     def go_to_level(self, depth: int) -> None:
         del self.levels[max(1, depth + 1):]
         self.selection = None
-        self.matches = []
+        self._matches = []
+        self.changed(DocumentChange.LEVEL)
 
     # -- what to draw ------------------------------------------------------------------------------------------
     def looks(self, names: Iterable[str] | None = None) -> dict[str, Look]:
@@ -113,6 +160,7 @@ class DocumentModel:
     def select(self, item: str | None) -> None:
         """Select a node (or a collapsed group by its id, core/graph/ids.py)."""
         self.selection = item
+        self.changed()
 
     def highlight(self) -> Highlight:
         level = self.level
@@ -149,4 +197,4 @@ def _mark(h: Highlight, item: str, state: HighlightState) -> None:
                                                                              state)
 
 
-__all__ = ["DocumentModel", "GraphLevel", "Highlight", "HighlightState", "Look", "group_id"]
+__all__ = ["DocumentChange", "DocumentModel", "GraphLevel", "Highlight", "HighlightState", "Look", "group_id"]
