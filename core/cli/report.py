@@ -1,0 +1,78 @@
+"""`pt2-viewer report FILE.pt2|SCRIPT.py -o report.html`: one self-contained HTML file to attach to an issue.
+
+A `.pt2` is read without torch; a script runs in the worker first (as `pt2-viewer export` runs it, into a temporary
+folder unless `--export-dir` keeps it), and the report lists every export call with its outcome beside the graphs.
+Exits 0 when the report was written, 1 when it could not be (one line saying why), 2 when the worker failed.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+EXIT_FAILED = 1
+EXIT_WORKER_FAILED = 2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a .pt2 archive, a model script (.py), or a folder written by pt2-viewer export")
+    parser.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    parser.add_argument("--diagnose", action="store_true",
+                        help="for a script: list every export problem (draft export)")
+    parser.add_argument("--export-dir", default=None, help="for a script: keep the exported programs in this folder")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="for a script: time limit")
+
+
+def main(args: argparse.Namespace) -> int:
+    from pt2_viewer.core.layout.records import LayoutError
+    from pt2_viewer.core.pt2.errors import ArchiveError
+    from pt2_viewer.core.report.write import write_archive_report, write_script_report
+
+    source = Path(args.file).expanduser()
+    if not source.exists():
+        print(f"pt2-viewer report: {source} does not exist", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        if source.is_dir():
+            size = write_script_report(source, args.output)
+        elif source.suffix == ".py":
+            code = _export_script(source, args)
+            if isinstance(code, int):
+                return code
+            size = write_script_report(code, args.output)
+        else:
+            size = write_archive_report(source, args.output)
+    except ArchiveError as e:
+        print(f"pt2-viewer report: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    except LayoutError as e:
+        print(f"pt2-viewer report: could not lay out the graph of {source}: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    except (OSError, ValueError) as e:
+        print(f"pt2-viewer report: could not write the report of {source}: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"{args.output} ({size / 1e6:.2f} MB)")
+    return 0
+
+
+def _export_script(script: Path, args: argparse.Namespace) -> Path | int:
+    """Run the script in the worker (quietly); the folder holding report.json, or an exit code."""
+    from pt2_viewer.core.jobs import protocol
+    from pt2_viewer.core.jobs.client import WorkerJob
+
+    out = Path(args.export_dir).expanduser().resolve() if args.export_dir else Path(
+        tempfile.mkdtemp(prefix="pt2v-report-"))
+    request = {"script": str(script.resolve()), "diagnose": bool(args.diagnose)}
+    job = WorkerJob("export_script", request, out, timeout_s=args.timeout)
+    try:
+        outcome = job.wait()
+    except KeyboardInterrupt:
+        print("pt2-viewer report: cancelled", file=sys.stderr)
+        return EXIT_WORKER_FAILED
+    finally:
+        job.cancel()
+    if outcome.status != protocol.OK:
+        print(f"pt2-viewer report: {outcome.message}", file=sys.stderr)
+        return EXIT_WORKER_FAILED
+    return out

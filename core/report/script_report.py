@@ -1,0 +1,102 @@
+"""A report for a model script's export folder (report.json and its .pt2 files): every export call with its outcome
+and explanation, the doctor's problems when it ran, the guards, and the graph of each program it produced."""
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from pt2_viewer.core.layout.service import LayoutService
+from pt2_viewer.core.report.page import ReportPage
+from pt2_viewer.core.report.program_report import program_section
+from pt2_viewer.core.util.words import plural
+
+REPORT_FILE = "report.json"
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value if value is not None else ""))
+
+
+def _where(line: dict[str, Any] | None) -> str:
+    if not line:
+        return ""
+    return f"{_e(Path(str(line.get('file', ''))).name)}:{_e(line.get('line'))} <code>{_e(line.get('code', ''))}</code>"
+
+
+def calls_html(report: dict[str, Any]) -> str:
+    """Each export call: where, model, mode, outcome; a failure's kind, message, user line, fixes and hint."""
+    parts = [f"<div class='sec'>Script {_e(Path(str(report.get('script', ''))).name)}: "
+             f"{_e(plural(len(report.get('calls', [])), 'export call'))}, "
+             f"torch {_e(report.get('torch_version', '?'))}</div>"]
+    for call in report.get("calls", []):
+        mode = "strict" if call.get("strict") else "non-strict"
+        guards = call.get("guards") or {}
+        state = ("<span class='ok'>ok</span>" if call.get("ok")
+                 else f"<span class='bad'>failed: {_e((call.get('failure') or {}).get('kind'))}</span>")
+        parts.append(f"<div class='call'><div class='sec'>#{_e(call.get('index'))} {_e(call.get('model'))} "
+                     f"({mode}) {state}</div><div>{_where(call.get('line'))}</div>")
+        failure = call.get("failure")
+        if failure:
+            parts.append(f"<pre>{_e(failure.get('message'))}</pre><div>at {_where(failure.get('user_line'))}</div>")
+            if failure.get("suggested_fixes_text"):
+                fixes = "; ".join(failure["suggested_fixes_text"])
+                parts.append(f"<div>torch suggests: <code>{_e(fixes)}</code></div>")
+            parts.append(f"<div class='note'>{_e(failure.get('hint'))}</div>")
+        rows = "".join(f"<tr><td><code>{_e(g.get('readable') or g.get('expr'))}</code></td>"
+                       f"<td>{_where(g.get('user_line'))}</td></tr>" for g in guards.get("guards", []))
+        if rows:
+            parts.append(f"<details><summary>{_e(plural(len(guards['guards']), 'guard'))}</summary>"
+                         f"<table>{rows}</table></details>")
+        parts.append(problems_html(call.get("problems")))
+        parts.append("</div>")
+    error = report.get("script_error")
+    if error:
+        parts.append(f"<div class='sec bad'>The script stopped: {_e(error.get('type'))}: {_e(error.get('message'))}"
+                     f"</div><div>{_where(error.get('line'))}</div><div class='note'>{_e(error.get('hint'))}</div>")
+    return "".join(parts)
+
+
+def problems_html(problems: dict[str, Any] | None) -> str:
+    """The doctor's findings for one call (core/export/doctor.py): each problem with its count, line and fix."""
+    if not problems:
+        return ""
+    parts = [f"<div class='sec'>Diagnose ({_e(problems.get('method'))}): "
+             f"{_e(plural(len(problems.get('items', [])), 'problem'))}</div>"]
+    if problems.get("note"):
+        parts.append(f"<div class='note'>{_e(problems['note'])}</div>")
+    for p in problems.get("items", []):
+        parts.append(f"<div><b>{_e(p.get('kind'))}</b> ×{_e(p.get('count'))} at {_where(p.get('user_line'))}"
+                     f"<pre>{_e(p.get('message'))}</pre>")
+        if p.get("suggestion"):
+            parts.append(f"<div>torch suggests: <code>{_e(p['suggestion'])}</code></div>")
+        if p.get("diff"):
+            parts.append(f"<pre>{_e(p['diff'])}</pre>")
+        parts.append("</div>")
+    return "".join(parts)
+
+
+def script_page(out_dir: str | Path, service: LayoutService | None = None) -> ReportPage:
+    """The page for an export folder. Raises OSError/ValueError when report.json is missing or malformed."""
+    from pt2_viewer.core.pt2.errors import ArchiveError
+    from pt2_viewer.core.pt2.reader import read_archive
+
+    out = Path(out_dir)
+    report = json.loads((out / REPORT_FILE).read_text(encoding="utf-8"))
+    programs = []
+    for call in report.get("calls", []):
+        pt2 = call.get("pt2")
+        if not pt2:
+            continue
+        try:
+            archive = read_archive(out / Path(pt2).name)
+        except ArchiveError:
+            continue  # the call's explanation is in the Report tab; a damaged archive just has no graph
+        for p in archive.programs:
+            programs.append(program_section(p, service, name=f"#{call.get('index')} {call.get('model')}"))
+    calls = report.get("calls", [])
+    ok = sum(1 for c in calls if c.get("ok"))
+    subtitle = f"{plural(len(calls), 'export call')}, {ok} exported" + ("" if report.get("ok") else ", script stopped")
+    return ReportPage(title=Path(str(report.get("script", "script"))).name, subtitle=subtitle, programs=programs,
+                      extra_html=calls_html(report), extra_tab="Export calls")

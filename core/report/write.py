@@ -1,0 +1,29 @@
+"""Write a report file for a `.pt2` or a model script's export folder (the entry points the CLI and the window use)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pt2_viewer.core.report.page import ReportPage, render_page
+from pt2_viewer.core.util.files import write_atomically
+
+
+def write_page(page: ReportPage, out: str | Path) -> int:
+    """Write the page atomically; returns its size in bytes."""
+    text = render_page(page)
+    write_atomically(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    return len(text.encode("utf-8"))
+
+
+def write_archive_report(pt2: str | Path, out: str | Path) -> int:
+    """The report of a `.pt2` archive. Raises ArchiveError (bad file) or LayoutError (Graphviz failed)."""
+    from pt2_viewer.core.pt2.reader import read_archive
+    from pt2_viewer.core.report.program_report import archive_page
+
+    return write_page(archive_page(read_archive(pt2)), out)
+
+
+def write_script_report(export_dir: str | Path, out: str | Path) -> int:
+    """The report of a model script's export folder (report.json and the .pt2 files beside it)."""
+    from pt2_viewer.core.report.script_report import script_page
+
+    return write_page(script_page(export_dir), out)
