@@ -22,6 +22,8 @@ from pt2_viewer.app.decompose.dialog import DecomposeDialog
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.export_image import export_scene
 from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.graph.tools import fill_overlay_menu
+from pt2_viewer.app.graph.view import MiniMap, bool_setting
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
 from pt2_viewer.app.export.script_document import ScriptDocument
@@ -114,6 +116,16 @@ class MainWindow(QMainWindow):
             self._add(view, "&Expand All Groups", "Ctrl+E", lambda: self._view_call(lambda d: d.expand_all())),
             self._add(view, "&Collapse All Groups", "Ctrl+Shift+C", lambda: self._view_call(lambda d: d.collapse_all())),
             self._add(view, "&Find…", QKeySequence.StandardKey.Find, lambda: self._view_call(_focus_find))]
+        view.addSeparator()
+        self.view_actions += [
+            self._add(view, "&Back", "Alt+Left", lambda: self._view_call(lambda d: d.tools.back())),
+            self._add(view, "For&ward", "Alt+Right", lambda: self._view_call(lambda d: d.tools.forward()))]
+        self.overlay_menu = view.addMenu("&Overlay")
+        self.overlay_menu.aboutToShow.connect(
+            lambda: fill_overlay_menu(self.overlay_menu, self.view_document(), self))
+        self.minimap_action = self._add(view, "Show &Minimap", None, self.show_minimaps)
+        self.minimap_action.setCheckable(True)
+        self.minimap_action.setChecked(bool_setting(MiniMap.SETTING, True))
         program = self.menuBar().addMenu("&Program")
         self.program_actions = [
             self._add(program, "&Decompose…", "Ctrl+Shift+D", self.decompose_dialog),
@@ -122,6 +134,12 @@ class MainWindow(QMainWindow):
         self.save_decomposed_action = self._add(program, "&Save Decomposed As…", None, self.save_decomposed_dialog)
         help_menu = self.menuBar().addMenu("&Help")
         self._add(help_menu, "&About PT2 Viewer", None, self.about)
+
+    def show_minimaps(self, on: bool) -> None:
+        """View > Show Minimap: for every graph, remembered for the next start."""
+        MiniMap.remember_wanted(on)
+        for minimap in self.findChildren(MiniMap):
+            minimap.set_wanted(on)
 
     def _add(self, menu, text, shortcut, slot) -> QAction:  # type: ignore[no-untyped-def]
         action = QAction(text, self)

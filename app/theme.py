@@ -44,3 +44,108 @@ def text_color(dark: bool | None = None) -> QColor:
 HIGHLIGHT = QColor("#e8710a")
 NEIGHBOUR = QColor("#1a73e8")
 MATCH = QColor("#d93025")
+
+
+# -- the graph view's colours: every colour the graph paints comes from here ------------------------------------------
+def _c(light: str, dark: str, dark_mode: bool | None = None) -> QColor:
+    return QColor(dark if (is_dark() if dark_mode is None else dark_mode) else light)
+
+
+# The graph's own colours by role: (light, dark, alpha).
+_GRAPH = {
+    "edge": ("#9aa3b2", "#77808f", 255),
+    "edge_label": ("#4a5262", "#b8c0cc", 255),
+    "edge_label_back": ("#ffffff", "#1e1f22", 225),
+    "group_frame": ("#8a94a6", "#7d8799", 255),
+    "group_box": ("#c7d3e6", "#3a4658", 255),
+    "group_box_overview": ("#9fb0cc", "#56657d", 255),  # a collapsed group zoomed out: darker than its fill
+    "group_title": ("#2b3445", "#dde3ec", 255),
+    "proxy": ("#7a869a", "#9aa6ba", 255),
+    "proxy_back": ("#ffffff", "#282828", 200),
+    "proxy_faded": ("#b9c1ce", "#4d5463", 120),  # a hub reference zoomed out: fainter than the nodes around it
+    "minimap_back": ("#ffffff", "#1e1f22", 200),
+    "minimap_frame": ("#9aa3b2", "#5c6370", 255),
+}
+
+
+def graph_color(role: str) -> QColor:
+    """One of the graph's colours (`_GRAPH`) for the current palette."""
+    light, dark, alpha = _GRAPH[role]
+    c = _c(light, dark)
+    c.setAlpha(alpha)
+    return c
+
+
+def kind_overview_color(kind: str, dark: bool | None = None) -> QColor:
+    """A node's fill when zoomed out to a plain box: the kind colour, saturated so it stays a colour at a few
+    pixels (the pastel fill washes out to grey at overview scale)."""
+    c = kind_color(kind, dark)
+    h, s, v, _ = c.getHsvF()
+    if s < 0.08:  # greys stay grey, a shade darker than the pale fill
+        return c.darker(115) if not (is_dark() if dark is None else dark) else c.lighter(140)
+    if is_dark() if dark is None else dark:
+        return QColor.fromHsvF(h, min(1.0, s * 1.6), min(1.0, v * 1.9))
+    return QColor.fromHsvF(h, min(1.0, s * 2.2 + 0.1), v * 0.92)
+
+
+def node_border(fill: QColor) -> QColor:
+    return fill.darker(150) if not is_dark() else fill.lighter(160)
+
+
+def group_tint(depth: int) -> QColor:
+    c = graph_color("group_frame")
+    c.setAlpha(18 + 10 * (depth % 3))
+    return c
+
+
+def minimap_window_fill() -> QColor:
+    c = QColor(HIGHLIGHT)
+    c.setAlpha(40)
+    return c
+
+
+def overlay_missing(dark: bool | None = None) -> QColor:
+    """A node an overlay has no value for: quiet, so the covered nodes stand out."""
+    return _c("#eeeeee", "#2c2e33", dark)
+
+
+# An overlay's scale runs from cool to hot (viridis-like ends kept apart from the selection's orange); categories
+# take distinct colours in order (Tableau 10, readable on light and dark).
+_SCALE_LIGHT = ("#fff5eb", "#fdd0a2", "#fd8d3c", "#d94801", "#7f2704")
+_SCALE_DARK = ("#3b2a1e", "#7a3c12", "#c2560f", "#f08a3e", "#ffd2a8")
+_CATEGORIES = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+               "#bab0ac", "#86bcb6", "#d37295")
+
+
+def overlay_scale_color(level: float, dark: bool | None = None) -> QColor:
+    stops = _SCALE_DARK if (is_dark() if dark is None else dark) else _SCALE_LIGHT
+    t = max(0.0, min(1.0, level)) * (len(stops) - 1)
+    i = min(int(t), len(stops) - 2)
+    a, b = QColor(stops[i]), QColor(stops[i + 1])
+    f = t - i
+    return QColor(round(a.red() + (b.red() - a.red()) * f), round(a.green() + (b.green() - a.green()) * f),
+                  round(a.blue() + (b.blue() - a.blue()) * f))
+
+
+def overlay_category_color(index: int, dark: bool | None = None) -> QColor:
+    c = QColor(_CATEGORIES[index % len(_CATEGORIES)])
+    return c.darker(130) if (is_dark() if dark is None else dark) else c.lighter(125)
+
+
+def overlay_text_color(fill: QColor) -> QColor:
+    """Text on an overlay fill: dark on light fills, light on dark ones."""
+    return QColor("#1a1a1a") if fill.lightness() > 140 else QColor("#f4f4f4")
+
+
+def link_color(dark: bool | None = None) -> QColor:
+    """Links in panels and details: the palette's default blue is unreadable on a dark background."""
+    return _c("#1a5fb4", "#8ab4f8", dark)
+
+
+def apply_link_colors(app: QGuiApplication) -> None:
+    """Make the palette's link colours readable on the current (light or dark) background."""
+    refresh()
+    pal = app.palette()
+    pal.setColor(QPalette.ColorRole.Link, link_color())
+    pal.setColor(QPalette.ColorRole.LinkVisited, link_color().darker(115) if not is_dark() else link_color())
+    app.setPalette(pal)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -24,15 +24,21 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QSty
 
 from pt2_viewer.app import theme
 from pt2_viewer.core.graph.document import Look
+from pt2_viewer.core.graph.edge_labels import label_adds_information
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.graph.ids import group_item, group_of
+from pt2_viewer.core.graph.overlays import Overlay
 from pt2_viewer.core.graph.scene import EdgeLine, GroupBox, NodeBox, SceneLayout
 
-DETAIL_LOD = 0.45  # below this zoom, nodes are plain boxes
-LABEL_LOD = 0.9  # above this zoom, edges show the tensor they carry
+# Level of detail, by the zoom (QStyleOptionGraphicsItem.levelOfDetailFromTransform), as in Qt's 40,000-chip example:
+OVERVIEW_LOD = 0.12  # below: nodes are plain coloured boxes
+DETAIL_LOD = 0.45  # below: nodes are boxes with their op name in big type (the overview); above: both lines of text
+PROXY_TEXT_LOD = 0.75  # below: hub references are faint marks; above: `↳ name` chips
+LABEL_LOD = 0.9  # above: edges that carry something the nodes do not print are labelled
+ALL_LABELS_LOD = 1.6  # above: every edge is labelled
+OVERVIEW_TEXT_PX = 12.0  # group titles at overview scale: this many pixels high on screen
 READABLE_SCALE = 0.7  # the first view of a big graph: node text readable
 START_MARGIN = 24  # pixels between the first view's region and the viewport's edge
-HEAT = QColor("#d7301f")  # the hottest node's tint in the per-node time overlay
 
 
 _TITLE_FONT = QFont()
@@ -40,10 +46,27 @@ _TITLE_FONT.setPointSizeF(9)
 _TITLE_FONT.setBold(True)
 _SUB_FONT = QFont()
 _SUB_FONT.setPointSizeF(7.5)
+_GROUP_FONT = QFont()
+_GROUP_FONT.setPointSizeF(8.5)
+_GROUP_FONT.setBold(True)
+_COUNT_FONT = QFont()
+_COUNT_FONT.setPointSizeF(7.5)
+_PROXY_FONT = QFont()
+_PROXY_FONT.setPointSizeF(7)
+
+
+def _fitted_font(text: str, w: float, h: float) -> QFont:
+    """A bold font, in scene units, as big as fits `text` on one line in w x h (the overview's op names)."""
+    f = QFont()
+    f.setBold(True)
+    f.setPixelSize(100)
+    width = max(1.0, QFontMetricsF(f).horizontalAdvance(text))
+    f.setPixelSize(max(1, int(min(h * 0.62, 100 * w / width))))
+    return f
 
 
 class NodeItem(QGraphicsItem):
-    """One node: colours and elided text are computed once here, so paint() only draws."""
+    """One node: colours, fonts and elided text are computed once here, so paint() only draws."""
 
     def __init__(self, box: NodeBox, look: Look) -> None:
         super().__init__()
@@ -51,32 +74,39 @@ class NodeItem(QGraphicsItem):
         self.look = look
         self.rect = QRectF(0, 0, box.w, box.h)
         self.state = HighlightState.NONE
-        self.fill = theme.kind_color(look.kind)
-        self.pen = QPen(self.fill.darker(150), 1)
+        self.kind_fill = theme.kind_color(look.kind)
+        self.kind_overview = theme.kind_overview_color(look.kind)
         self.text_color = theme.text_color()
         self.top = QRectF(6, 2, box.w - 12, box.h / 2)
         self.bottom = QRectF(4, box.h / 2 - 1, box.w - 8, box.h / 2)
+        self.stripe = QRectF(0, 0, 5, box.h)
         self.subtitle = QFontMetricsF(_SUB_FONT).elidedText(look.subtitle, Qt.TextElideMode.ElideRight,
                                                             self.bottom.width())
+        self.overview_font = _fitted_font(look.title, box.w - 8, box.h)
         self.setPos(box.x, box.y)
         self.setZValue(2)
-        self.setToolTip(f"{box.node}\n{look.subtitle}")
-        self.heat: float | None = None  # 0..1: share of the slowest node's time, from a run
-        self.heat_fill: QColor | None = None
+        self.tip = f"{box.node}\n{look.subtitle}"
+        self.setToolTip(self.tip)
+        self.overlay_fill: QColor | None = None  # an overlay's colour for this node (None: no overlay shown)
+        self.overlay_stripe = False  # the kind colour as a stripe at the left, under an overlay
+        self._set_fills()
 
-    def set_heat(self, heat: float | None) -> None:
-        """Tint the node from its kind colour towards HEAT by `heat` (0..1); None removes the tint."""
-        if heat == self.heat:
+    def _set_fills(self) -> None:
+        fill = self.overlay_fill or self.kind_fill
+        self.fill = fill
+        self.overview_fill = self.overlay_fill or self.kind_overview
+        self.pen = QPen(theme.node_border(fill), 1)
+        self.detail_text = theme.overlay_text_color(fill) if self.overlay_fill is not None else self.text_color
+        self.overview_text = theme.overlay_text_color(self.overview_fill)
+
+    def set_overlay(self, fill: QColor | None, text: str | None = None) -> None:
+        """Paint the node in an overlay's colour (the kind colour stays as a stripe); None: its kind colour."""
+        if fill == self.overlay_fill:
             return
-        self.heat = heat
-        if heat is None:
-            self.heat_fill = None
-        else:
-            t = 0.15 + 0.85 * max(0.0, min(1.0, heat))
-            f, h = self.fill, HEAT
-            self.heat_fill = QColor(round(f.red() + (h.red() - f.red()) * t),
-                                    round(f.green() + (h.green() - f.green()) * t),
-                                    round(f.blue() + (h.blue() - f.blue()) * t))
+        self.overlay_fill = fill
+        self.overlay_stripe = fill is not None
+        self._set_fills()
+        self.setToolTip(self.tip + (f"\n{text}" if text else ""))
         self.update()
 
     def boundingRect(self) -> QRectF:
@@ -85,14 +115,26 @@ class NodeItem(QGraphicsItem):
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
         border = _STATE_PENS.get(self.state)
-        fill = self.heat_fill or self.fill
         if lod < DETAIL_LOD:
-            p.fillRect(self.rect, border.color() if border else fill)
+            if border is not None and lod < OVERVIEW_LOD:
+                p.fillRect(self.rect, border.color())
+                return
+            p.fillRect(self.rect, self.overview_fill)
+            if border is not None:
+                p.setPen(QPen(border.color(), 3 / lod))
+                p.setBrush(Qt.BrushStyle.NoBrush)
+                p.drawRect(self.rect)
+            if lod >= OVERVIEW_LOD:
+                p.setPen(self.overview_text)
+                p.setFont(self.overview_font)
+                p.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.look.title)
             return
         p.setPen(border or self.pen)
-        p.setBrush(fill)
+        p.setBrush(self.fill)
         p.drawRoundedRect(self.rect, 5, 5)
-        p.setPen(self.text_color)
+        if self.overlay_stripe:
+            p.fillRect(self.stripe.adjusted(1, 3, 0, -3), self.kind_overview)
+        p.setPen(self.detail_text)
         p.setFont(_TITLE_FONT)
         p.drawText(self.top, Qt.AlignmentFlag.AlignCenter, self.look.title)
         p.setFont(_SUB_FONT)
@@ -104,6 +146,9 @@ _STATE_PENS = {HighlightState.NEIGHBOUR: QPen(theme.NEIGHBOUR, 3), HighlightStat
 
 
 class GroupItem(QGraphicsItem):
+    """A module group: an expanded group's frame with its title, or a collapsed group's box. Its look (pens,
+    brushes, texts, the overview font) is computed once here, as a node's is."""
+
     def __init__(self, box: GroupBox) -> None:
         super().__init__()
         self.path = box.path
@@ -114,64 +159,100 @@ class GroupItem(QGraphicsItem):
         self.setZValue(1 if box.expanded else 2)
         self.setToolTip(f"{box.path or '(model)'}  ({box.count} nodes)\nDouble-click to "
                         f"{'collapse' if box.expanded else 'expand'}")
+        self.title = f"{'▾' if box.expanded else '▸'} {box.title}"
+        self.gap_above = float("inf")  # scene distance from the enclosing frame's top (set by the view)
+        self.title_color = theme.graph_color("group_title")
+        if box.expanded:
+            frame = theme.graph_color("group_frame")
+            self.tint = theme.group_tint(box.depth)
+            self.pen = QPen(frame, 1, Qt.PenStyle.DashLine)
+            self.state_pen = QPen(theme.HIGHLIGHT, 2, Qt.PenStyle.DashLine)
+            self.title_rect = QRectF(10, 4, max(1.0, box.w - 20), 20)
+            self.title_width = QFontMetricsF(_GROUP_FONT).horizontalAdvance(self.title)
+            self.plate = theme.graph_color("edge_label_back")
+        else:
+            self.fill = theme.graph_color("group_box")
+            self.overview_fill = theme.graph_color("group_box_overview")
+            self.pen = QPen(self.fill.darker(150), 1.2)
+            self.state_pen = QPen(theme.HIGHLIGHT, 3)
+            self.stack_pen = QPen(self.fill.darker(170), 1)
+            self.count_text = f"{box.count} nodes"
+            self.overview_font = _fitted_font(box.title, box.w - 8, box.h)
+            self.overview_text = theme.overlay_text_color(self.overview_fill)
 
     def boundingRect(self) -> QRectF:
         return self.rect.adjusted(-2, -2, 2, 2)
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
-        dark = theme.is_dark()
-        base = QColor("#8a94a6")
         if self.box.expanded:
-            tint = QColor(base)
-            tint.setAlpha(18 + 10 * (self.box.depth % 3))
-            p.setBrush(tint)
-            pen = QPen(theme.HIGHLIGHT if self.state else base, 2 if self.state else 1, Qt.PenStyle.DashLine)
-            p.setPen(pen)
-            p.drawRoundedRect(self.rect, 8, 8)
-            if lod >= DETAIL_LOD * 0.6:
-                p.setPen(theme.text_color(dark))
-                f = p.font()
-                f.setPointSizeF(8.5)
-                f.setBold(True)
-                p.setFont(f)
-                p.drawText(QRectF(10, 4, self.rect.width() - 20, 20), Qt.AlignmentFlag.AlignLeft,
-                           f"▾ {self.box.title}")
+            self._paint_frame(p, lod)
+        else:
+            self._paint_box(p, lod)
+
+    def _paint_frame(self, p: QPainter, lod: float) -> None:
+        p.setBrush(self.tint)
+        p.setPen(self.state_pen if self.state else self.pen)
+        p.drawRoundedRect(self.rect, 8, 8)
+        if lod >= DETAIL_LOD * 0.6:
+            p.setPen(self.title_color)
+            p.setFont(_GROUP_FONT)
+            p.drawText(self.title_rect, Qt.AlignmentFlag.AlignLeft, self.title)
             return
-        fill = QColor("#c7d3e6") if not dark else QColor("#3a4658")
+        # Overview: the title stays OVERVIEW_TEXT_PX high on screen, on a plate, while the frame is big enough on
+        # screen and its top far enough below the enclosing frame's top that the two titles do not collide.
+        if (self.rect.width() * lod < 80 or self.rect.height() * lod < 3 * OVERVIEW_TEXT_PX
+                or self.gap_above * lod < OVERVIEW_TEXT_PX + 6):
+            return
+        scale = OVERVIEW_TEXT_PX / lod / QFontMetricsF(_GROUP_FONT).height()
+        scale = min(scale, (self.rect.width() - 12) / max(1.0, self.title_width))
+        if scale <= 1.0:
+            return
+        p.save()
+        p.translate(6, 4)
+        p.scale(scale, scale)
+        r = QRectF(0, 0, self.title_width + 8, QFontMetricsF(_GROUP_FONT).height() + 2)
+        p.fillRect(r, self.plate)
+        p.setPen(self.title_color)
+        p.setFont(_GROUP_FONT)
+        p.drawText(r.adjusted(4, 0, 0, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.title)
+        p.restore()
+
+    def _paint_box(self, p: QPainter, lod: float) -> None:
         if lod < DETAIL_LOD:
-            p.fillRect(self.rect, theme.HIGHLIGHT if self.state else fill)
+            p.fillRect(self.rect, theme.HIGHLIGHT if self.state else self.overview_fill)
+            if lod >= OVERVIEW_LOD:
+                p.setPen(self.overview_text)
+                p.setFont(self.overview_font)
+                p.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.box.title)
             return
-        p.setPen(QPen(theme.HIGHLIGHT, 3) if self.state else QPen(fill.darker(150), 1.2))
-        p.setBrush(fill)
+        p.setPen(self.state_pen if self.state else self.pen)
+        p.setBrush(self.fill)
         p.drawRoundedRect(self.rect, 6, 6)
         # A second offset border: a stack of nodes hides inside.
-        p.setPen(QPen(fill.darker(170), 1))
+        p.setPen(self.stack_pen)
         p.drawLine(QPointF(6, self.rect.height() + 2), QPointF(self.rect.width() - 2, self.rect.height() + 2))
-        p.setPen(theme.text_color(dark))
-        f = p.font()
-        f.setPointSizeF(9)
-        f.setBold(True)
-        p.setFont(f)
-        p.drawText(QRectF(6, 3, self.rect.width() - 12, 20), Qt.AlignmentFlag.AlignCenter, f"▸ {self.box.title}")
-        f.setBold(False)
-        f.setPointSizeF(7.5)
-        p.setFont(f)
-        p.drawText(QRectF(6, 22, self.rect.width() - 12, 18), Qt.AlignmentFlag.AlignCenter,
-                   f"{self.box.count} nodes")
+        p.setPen(self.title_color)
+        p.setFont(_TITLE_FONT)
+        p.drawText(QRectF(6, 3, self.rect.width() - 12, 20), Qt.AlignmentFlag.AlignCenter, self.title)
+        p.setFont(_COUNT_FONT)
+        p.drawText(QRectF(6, 22, self.rect.width() - 12, 18), Qt.AlignmentFlag.AlignCenter, self.count_text)
 
 
 class ProxyItem(QGraphicsItem):
-    """A small reference to a hub node, drawn beside a consumer instead of a long edge."""
+    """A small reference to a hub node, drawn beside a consumer instead of a long edge. Zoomed out it is a faint
+    mark: it must never be the darkest thing on the screen."""
 
     def __init__(self, hub: str, x: float, y: float) -> None:
         super().__init__()
         self.hub = hub
         self.state = HighlightState.NONE
-        f = QFont()
-        f.setPointSizeF(7)
         self.text = f"↳ {hub}"
-        self.rect = QRectF(0, 0, QFontMetricsF(f).horizontalAdvance(self.text) + 8, 15)
+        self.rect = QRectF(0, 0, QFontMetricsF(_PROXY_FONT).horizontalAdvance(self.text) + 8, 15)
+        self.color = theme.graph_color("proxy")
+        self.back = theme.graph_color("proxy_back")
+        self.faded = theme.graph_color("proxy_faded")
+        self.text_color = theme.text_color()
         self.setPos(x, y)
         self.setZValue(3)
         self.setToolTip(f"Uses hub '{hub}' (many consumers: drawn as a reference). Click to select it.")
@@ -181,16 +262,14 @@ class ProxyItem(QGraphicsItem):
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
-        color = theme.HIGHLIGHT if self.state else QColor("#7a869a")
-        if lod < DETAIL_LOD:
-            p.fillRect(self.rect, color)
+        if lod < PROXY_TEXT_LOD:
+            p.fillRect(self.rect, theme.HIGHLIGHT if self.state else self.faded)
             return
-        p.setPen(QPen(color, 1))
-        p.setBrush(QColor(255, 255, 255, 200) if not theme.is_dark() else QColor(40, 40, 40, 200))
+        p.setPen(QPen(theme.HIGHLIGHT if self.state else self.color, 1))
+        p.setBrush(self.back)
         p.drawRoundedRect(self.rect, 3, 3)
-        f = p.font()
-        f.setPointSizeF(7)
-        p.setFont(f)
+        p.setFont(_PROXY_FONT)
+        p.setPen(self.text_color)
         p.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.text)
 
 
@@ -217,13 +296,20 @@ TILE = 800.0  # edges are batched into one path per tile of the scene; paint() d
 
 class EdgeLayer(QGraphicsItem):
     """Every edge, batched: one path (and one arrowhead path) per scene tile, so painting costs the same whether the
-    view shows ten edges or ten thousand; highlighted edges in a separate path on top."""
+    view shows ten edges or ten thousand; highlighted edges in a separate path on top.
 
-    def __init__(self, layout: SceneLayout, label_of: Callable[[EdgeLine], str]) -> None:
+    Labels: an edge is labelled only where the label adds information (core/graph/edge_labels.py) or the view is
+    zoomed in close, and never on top of another label: each paint places labels one by one and skips any that would
+    overlap one already placed."""
+
+    def __init__(self, layout: SceneLayout, label_of: Callable[[EdgeLine], str],
+                 subtitles: dict[str, str] | None = None) -> None:
         super().__init__()
         self.layout = layout
         self.label_of = label_of
-        self.labels: dict[int, str] = {}  # edge index -> label, computed the first time it is drawn
+        self.subtitles = subtitles or {}  # node -> the type printed on it
+        self.labels: dict[int, tuple[str, bool]] = {}  # edge index -> (label, adds information), on first draw
+        self.drawn_labels: list[tuple[QRectF, str]] = []  # the last paint's labels (scene rects), for tests
         tiles: dict[tuple[int, int], tuple[QPainterPath, QPainterPath]] = {}
         for e in layout.edges:
             key = (int(min(e.p0[0], e.p1[0]) // TILE), int(min(e.p0[1], e.p1[1]) // TILE))
@@ -239,7 +325,10 @@ class EdgeLayer(QGraphicsItem):
         for rect, _, _ in self.tiles:
             bounds = bounds.united(rect)
         self.bounds = bounds.adjusted(-60, -20, 60, 20)
-        self.color = QColor("#9aa3b2") if not theme.is_dark() else QColor("#6b7382")
+        self.color = theme.graph_color("edge")
+        self.label_color = theme.graph_color("edge_label")
+        self.label_back = theme.graph_color("edge_label_back")
+        self.metrics = QFontMetricsF(_SUB_FONT)
         self.setZValue(0)
         # Without this flag Qt reports the whole bounding rect as exposed, and every tile and label would be drawn.
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)
@@ -254,6 +343,13 @@ class EdgeLayer(QGraphicsItem):
     def boundingRect(self) -> QRectF:
         return self.bounds
 
+    def label(self, i: int, e: EdgeLine) -> tuple[str, bool]:
+        known = self.labels.get(i)
+        if known is None:
+            text = self.label_of(e)
+            known = self.labels[i] = (text, label_adds_information(text, self.subtitles.get(e.src)))
+        return known
+
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
         exposed = option.exposedRect  # type: ignore[attr-defined]
@@ -267,17 +363,45 @@ class EdgeLayer(QGraphicsItem):
         if not self.hot.isEmpty():
             p.setPen(QPen(theme.HIGHLIGHT, 2.5))
             p.drawPath(self.hot)
+        self.drawn_labels = []
         if lod >= LABEL_LOD:
-            p.setFont(_SUB_FONT)
-            p.setPen(theme.text_color())
-            for i, e in enumerate(self.layout.edges):
-                mid = QPointF((e.p0[0] + e.p1[0]) / 2 + 4, (e.p0[1] + e.p1[1]) / 2)
-                if exposed.contains(mid):
-                    label = self.labels.get(i)
-                    if label is None:
-                        label = self.labels[i] = self.label_of(e)
-                    if label:
-                        p.drawText(mid, label)
+            self._paint_labels(p, exposed, every=lod >= ALL_LABELS_LOD)
+
+    def _paint_labels(self, p: QPainter, exposed: QRectF, every: bool) -> None:
+        p.setFont(_SUB_FONT)
+        h = self.metrics.height()
+        placed: list[QRectF] = []
+        for i, e in enumerate(self.layout.edges):
+            mid = QPointF((e.p0[0] + e.p1[0]) / 2 + 4, (e.p0[1] + e.p1[1]) / 2)
+            if not exposed.contains(mid):
+                continue
+            text, informative = self.label(i, e)
+            if not text or not (informative or every):
+                continue
+            rect = QRectF(mid.x(), mid.y() - h / 2, self.metrics.horizontalAdvance(text) + 4, h)
+            if any(rect.intersects(r) for r in placed):
+                continue
+            placed.append(rect)
+            p.fillRect(rect, self.label_back)
+            p.setPen(self.label_color)
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+            self.drawn_labels.append((rect, text))
+
+
+def _set_gaps(boxes: list[GroupBox], items: dict[str, GroupItem]) -> None:
+    """Each expanded frame's distance below the top of the innermost frame around it (one level up), so overview
+    titles of nested frames do not print over each other."""
+    by_depth: dict[int, list[GroupBox]] = {}
+    for g in boxes:
+        if g.expanded:
+            by_depth.setdefault(g.depth, []).append(g)
+    for g in boxes:
+        if not g.expanded:
+            continue
+        for outer in by_depth.get(g.depth - 1, ()):
+            if outer.x <= g.x and outer.y <= g.y and g.x + g.w <= outer.x + outer.w and g.y + g.h <= outer.y + outer.h:
+                items[g.path].gap_above = g.y - outer.y
+                break
 
 
 class GraphView(QGraphicsView):
@@ -290,6 +414,9 @@ class GraphView(QGraphicsView):
     view_changed = Signal()
     scene_shown = Signal()  # a new layout is in the scene
     node_double_clicked = Signal(str)
+    step_requested = Signal(str)  # an arrow key with a selection: "up" (a producer), "down" (a user), "left", "right"
+    context_requested = Signal(str, QPoint)  # right-click: the item's id ("" for the background), global position
+    palette_changed = Signal()  # the system's light/dark palette changed: the document redraws
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -306,7 +433,7 @@ class GraphView(QGraphicsView):
         self.proxies: list[ProxyItem] = []
         self.edges: EdgeLayer | None = None
         self.layout: SceneLayout | None = None
-        self.heat: dict[str, float] = {}  # per-node time overlay, kept across re-layouts
+        self.overlay: Overlay | None = None  # painted over node colours, kept across re-layouts (set_overlay)
         self.painted = 0  # frames painted since the last scene; tests and --screenshot wait on it
         self.start_inset = 0  # pixels at the viewport's left that an overlay covers (the minimap): show_start avoids
         # Ctrl+=/-/0 belong to the main window's View menu (one owner per shortcut, or Qt calls them ambiguous)
@@ -327,11 +454,12 @@ class GraphView(QGraphicsView):
             item = GroupItem(g)
             scene.addItem(item)
             self.groups[g.path] = item
-        self.edges = EdgeLayer(layout, edge_label)
+        _set_gaps(layout.groups, self.groups)
+        self.edges = EdgeLayer(layout, edge_label, {name: look.subtitle for name, look in looks.items()})
         scene.addItem(self.edges)
         for n in layout.nodes:
             item = NodeItem(n, looks[n.node])
-            item.set_heat(self.heat.get(n.node))
+            self._paint_overlay(item)
             scene.addItem(item)
             self.nodes[n.node] = item
         for px in layout.proxies:
@@ -369,11 +497,22 @@ class GraphView(QGraphicsView):
         if self.edges is not None:
             self.edges.set_hot(hot_edges)
 
-    def set_heat(self, heat: dict[str, float]) -> None:
-        """Per-node heat (0..1, e.g. time relative to the slowest node) as a fill tint; {} removes the overlay."""
-        self.heat = dict(heat)
-        for name, item in self.nodes.items():
-            item.set_heat(self.heat.get(name))
+    def set_overlay(self, overlay: Overlay | None) -> None:
+        """Paint an overlay (core/graph/overlays.py) over the nodes' kind colours; None: kind colours again."""
+        self.overlay = overlay
+        for item in self.nodes.values():
+            self._paint_overlay(item)
+
+    def _paint_overlay(self, item: NodeItem) -> None:
+        o = self.overlay
+        if o is None:
+            item.set_overlay(None)
+        elif item.name in o.categories:
+            item.set_overlay(theme.overlay_category_color(o.categories[item.name]), f"{o.name}: {o.text(item.name)}")
+        elif item.name in o.levels:
+            item.set_overlay(theme.overlay_scale_color(o.levels[item.name]), f"{o.name}: {o.text(item.name)}")
+        else:
+            item.set_overlay(theme.overlay_missing(), f"{o.name}: no value")
 
     def center_on_item(self, item_id: str) -> None:
         path = group_of(item_id)
@@ -474,31 +613,117 @@ class GraphView(QGraphicsView):
             return
         super().mouseDoubleClickEvent(event)
 
+    def keyPressEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        """Arrow keys walk the graph from the selection (the document decides where to); without a selection, or
+        with a modifier, they scroll as usual."""
+        steps = {Qt.Key.Key_Up: "up", Qt.Key.Key_Down: "down", Qt.Key.Key_Left: "left", Qt.Key.Key_Right: "right"}
+        step = steps.get(Qt.Key(event.key()))
+        if step is not None and self.has_selection and event.modifiers() in (
+                Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier):
+            self.step_requested.emit(step)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    @property
+    def has_selection(self) -> bool:
+        return any(i.state == HighlightState.SELECTED for i in self.nodes.values()) or any(
+            i.state == HighlightState.SELECTED for i in self.groups.values()) or any(
+            p.state == HighlightState.SELECTED for p in self.proxies)
+
+    def contextMenuEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        item = self._item_at(event.pos())
+        if isinstance(item, NodeItem):
+            item_id = item.name
+        elif isinstance(item, ProxyItem):
+            item_id = item.hub
+        elif isinstance(item, GroupItem):
+            item_id = group_item(item.path)
+        else:
+            item_id = ""
+        self.context_requested.emit(item_id, event.globalPos())
+        event.accept()
+
+    def changeEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            theme.refresh()
+            self.setBackgroundBrush(QBrush(self.palette().base()))
+            self.palette_changed.emit()
+        super().changeEvent(event)
+
     def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
         super().paintEvent(event)
         self.painted += 1
 
 
 class MiniMap(QWidget):
-    """The whole scene small, with the main view's visible area outlined; click or drag to move there.
+    """The whole scene small, with the main view's visible area outlined; click or drag to move there. It sits
+    translucent in the view's bottom-right corner (clear of group titles and the program's start), only while the
+    graph does not fit in the view, and only if the user wants it (View > Show Minimap, remembered: `set_wanted`).
+    Side by side (a comparison) only the first of the graphs shows one: they move together.
 
     The scene is rendered into a pixmap once per layout: repainting every item of a 10k-node scene on each pan step of
     the main view would cost more than the main view itself."""
 
     SIZE = (180, 140)
+    MARGIN = 10
+    SETTING = "view/minimap"
+    OPACITY = 0.85
 
     def __init__(self, main: GraphView, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent or main)
         self.main = main
         self.setFixedSize(*self.SIZE)
-        main.start_inset = self.SIZE[0] + 16  # it sits at (8, 8): the first view keeps the program's start clear of it
         self.pixmap = QPixmap()
         self.source = QRectF()  # the scene rect the pixmap shows
         self.target = QRectF()  # where it sits in this widget
-        main.view_changed.connect(self.update)
+        self.wanted = bool_setting(self.SETTING, True)
+        self.beside_another = False  # another graph beside this one shows the minimap
+        main.view_changed.connect(self.update_visibility)
+        main.viewport().installEventFilter(self)
         # In a later turn of the event loop: the main view's first paint comes first.
         main.scene_shown.connect(lambda: QTimer.singleShot(0, self.refit))
+        self.setVisible(False)
 
+    # -- when and where ----------------------------------------------------------------------------------------
+    def set_wanted(self, wanted: bool) -> None:
+        """The user's choice (View > Show Minimap); the caller remembers it (`remember_wanted`)."""
+        self.wanted = wanted
+        self.update_visibility()
+
+    @classmethod
+    def remember_wanted(cls, wanted: bool) -> None:
+        QSettings("pt2-viewer", "PT2 Viewer").setValue(cls.SETTING, wanted)
+
+    def graph_fits(self) -> bool:
+        drawing = self.main.scene().itemsBoundingRect()
+        if drawing.isEmpty():
+            return True
+        shown = self.main.mapToScene(self.main.viewport().rect()).boundingRect()
+        return shown.adjusted(-1, -1, 1, 1).contains(drawing)
+
+    def should_show(self) -> bool:
+        return self.wanted and not self.beside_another and not self.pixmap.isNull() and not self.graph_fits()
+
+    def update_visibility(self) -> None:
+        show = self.should_show()
+        if show:
+            self.place()
+        if show != self.isVisible():
+            self.setVisible(show)
+        if show:
+            self.update()
+
+    def place(self) -> None:
+        view = self.main.viewport().geometry()
+        self.move(view.right() - self.width() - self.MARGIN + 1, view.bottom() - self.height() - self.MARGIN + 1)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self.update_visibility()
+        return False
+
+    # -- the picture -------------------------------------------------------------------------------------------
     def refit(self) -> None:
         scene = self.main.scene()
         self.source = scene.sceneRect()
@@ -510,11 +735,11 @@ class MiniMap(QWidget):
         ratio = self.devicePixelRatioF()
         self.pixmap = QPixmap(max(1, int(w * ratio)), max(1, int(h * ratio)))
         self.pixmap.setDevicePixelRatio(ratio)
-        self.pixmap.fill(self.palette().base().color())
+        self.pixmap.fill(Qt.GlobalColor.transparent)
         painter = QPainter(self.pixmap)
         scene.render(painter, QRectF(0, 0, w, h), self.source)
         painter.end()
-        self.update()
+        self.update_visibility()
 
     def _to_scene(self, pos: QPointF) -> QPointF:
         if self.target.isEmpty():
@@ -525,18 +750,21 @@ class MiniMap(QWidget):
 
     def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
         p = QPainter(self)
-        p.fillRect(self.rect(), self.palette().base())
-        p.setPen(QPen(self.palette().mid().color(), 1))
-        p.drawRect(self.rect().adjusted(0, 0, -1, -1))
+        p.setPen(QPen(theme.graph_color("minimap_frame"), 1))
+        p.setBrush(theme.graph_color("minimap_back"))
+        p.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
         if self.pixmap.isNull() or self.source.isEmpty():
             return
+        p.setOpacity(self.OPACITY)
         p.drawPixmap(self.target.topLeft(), self.pixmap)
+        p.setOpacity(1.0)
         visible = self.main.mapToScene(self.main.viewport().rect()).boundingRect().intersected(self.source)
         sx, sy = self.target.width() / self.source.width(), self.target.height() / self.source.height()
         box = QRectF(self.target.x() + (visible.x() - self.source.x()) * sx,
-                     self.target.y() + (visible.y() - self.source.y()) * sy, visible.width() * sx, visible.height() * sy)
+                     self.target.y() + (visible.y() - self.source.y()) * sy,
+                     visible.width() * sx, visible.height() * sy)
         p.setPen(QPen(theme.HIGHLIGHT, 1))
-        p.setBrush(QColor(232, 113, 10, 40))
+        p.setBrush(theme.minimap_window_fill())
         p.drawRect(box)
 
     def mousePressEvent(self, event) -> None:  # type: ignore[no-untyped-def]
@@ -545,3 +773,8 @@ class MiniMap(QWidget):
     def mouseMoveEvent(self, event) -> None:  # type: ignore[no-untyped-def]
         if event.buttons():
             self.main.centerOn(self._to_scene(event.position()))
+
+
+def bool_setting(key: str, default: bool) -> bool:
+    value = QSettings("pt2-viewer", "PT2 Viewer").value(key, default)
+    return value if isinstance(value, bool) else str(value).lower() in ("true", "1")

@@ -60,3 +60,15 @@ class History:
             return None
         self.cursor += 1
         return self.current
+
+
+def trail_of(levels: list) -> tuple[tuple[str, str], ...]:  # type: ignore[type-arg]
+    """The (HOP node, subgraph) drills that lead from the first level to the last: each level is an object with a
+    `graph` (core/graph/document.py's GraphLevel), found among its parent graph's nodes' subgraphs."""
+    out: list[tuple[str, str]] = []
+    for parent, child in zip(levels, levels[1:], strict=False):
+        found = next(((n.name, sg.name) for n in parent.graph.nodes for sg in n.subgraphs if sg is child.graph), None)
+        if found is None:
+            break
+        out.append(found)
+    return tuple(out)

@@ -1,0 +1,100 @@
+"""The legend of the overlay shown on a graph: its name, what its colours mean (a scale's two ends, or each
+category), and a close button that brings back the kind colours. A translucent box in the view's top-right corner;
+a view of a core `Overlay` (core/graph/overlays.py), colours from app/theme.py."""
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QRectF, Qt, Signal
+from PySide6.QtGui import QFontMetricsF, QLinearGradient, QPainter, QPen
+from PySide6.QtWidgets import QAbstractScrollArea, QToolButton, QWidget
+
+from pt2_viewer.app import theme
+from pt2_viewer.core.graph.overlays import Overlay
+
+ROW = 16
+PAD = 8
+SWATCH = 11
+MAX_WIDTH = 260
+
+
+class OverlayLegend(QWidget):
+    closed = Signal()  # the user closed the overlay (the × button)
+
+    def __init__(self, view: QAbstractScrollArea) -> None:
+        super().__init__(view)
+        self.view = view
+        self.overlay: Overlay | None = None
+        self.close_button = QToolButton(self, text="×", toolTip="Hide the overlay: kind colours again", autoRaise=True)
+        self.close_button.clicked.connect(self.closed)
+        view.viewport().installEventFilter(self)
+        self.setVisible(False)
+
+    def set_overlay(self, overlay: Overlay | None) -> None:
+        self.overlay = overlay
+        if overlay is None:
+            self.setVisible(False)
+            return
+        fm = QFontMetricsF(self.font())
+        texts = [f"Overlay: {overlay.name}", *(i.label for i in overlay.legend), *overlay.notes]
+        width = min(MAX_WIDTH, max(fm.horizontalAdvance(t) for t in texts) + 2 * PAD + SWATCH + 30)
+        rows = 1 + (1 if overlay.is_scale else len(overlay.legend)) + len(overlay.notes)
+        self.resize(int(width), PAD * 2 + ROW * rows + (10 if overlay.is_scale else 0))
+        self.close_button.setGeometry(self.width() - 22, 2, 20, 18)
+        self.place()
+        self.setVisible(True)
+        self.raise_()
+        self.update()
+
+    def place(self) -> None:
+        v = self.view.viewport().geometry()
+        self.move(v.right() - self.width() - 10 + 1, v.top() + 10)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and self.overlay is not None:
+            self.place()
+        return False
+
+    def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        o = self.overlay
+        if o is None:
+            return
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(QPen(theme.graph_color("minimap_frame"), 1))
+        p.setBrush(theme.graph_color("minimap_back"))
+        p.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
+        text = theme.text_color()
+        width = self.width() - 2 * PAD
+        y = PAD
+        f = self.font()
+        f.setBold(True)
+        p.setFont(f)
+        p.setPen(text)
+        p.drawText(QRectF(PAD, y, width - 20, ROW), Qt.AlignmentFlag.AlignVCenter, f"Overlay: {o.name}")
+        p.setFont(self.font())
+        y += ROW
+        if o.is_scale:
+            bar = QRectF(PAD, y + 2, width, 9)
+            grad = QLinearGradient(bar.topLeft(), bar.topRight())
+            for k in range(5):
+                grad.setColorAt(k / 4, theme.overlay_scale_color(k / 4))
+            p.fillRect(bar, grad)
+            y += 11
+            low, high = (o.legend + [None, None])[:2]
+            if low is not None:
+                p.drawText(QRectF(PAD, y, width, ROW), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                           low.label)
+            if high is not None:
+                p.drawText(QRectF(PAD, y, width, ROW), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                           high.label)
+            y += ROW
+        else:
+            for item in o.legend:
+                p.fillRect(QRectF(PAD, y + (ROW - SWATCH) / 2, SWATCH, SWATCH),
+                           theme.overlay_category_color(item.category or 0))
+                p.drawText(QRectF(PAD + SWATCH + 6, y, width - SWATCH - 6, ROW), Qt.AlignmentFlag.AlignVCenter,
+                           item.label)
+                y += ROW
+        p.setPen(theme.graph_color("edge_label"))
+        for note in o.notes:
+            p.drawText(QRectF(PAD, y, width, ROW), Qt.AlignmentFlag.AlignVCenter, note)
+            y += ROW

@@ -1,0 +1,217 @@
+"""The everyday tools of one document's graph, wired to its DocumentWidget in one place: navigation history (back
+and forward through selections and subgraph drills, core/graph/history.py), arrow keys that walk the graph
+(core/graph/navigation.py), the right-click menu (app/graph/context_menu.py), overlays with their legend
+(core/graph/overlays.py, app/graph/overlay_legend.py), and whether this graph shows the minimap.
+
+Others plug overlays in with `doc.tools.add_overlay(overlay)` (a numerics error overlay, a run's per-node time).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QPoint
+from PySide6.QtGui import QActionGroup
+from PySide6.QtWidgets import QFileDialog, QMenu, QSplitter, QWidget
+
+from pt2_viewer.app.graph.context_menu import item_menu
+from pt2_viewer.app.graph.overlay_legend import OverlayLegend
+from pt2_viewer.core.graph.history import History, Place, trail_of
+from pt2_viewer.core.graph.ids import node_of
+from pt2_viewer.core.graph.navigation import step
+from pt2_viewer.core.graph.overlays import (
+    Overlay,
+    dtype_overlay,
+    json_overlay,
+    parameter_bytes_overlay,
+    run_time_overlay,
+)
+
+if TYPE_CHECKING:
+    from pt2_viewer.app.graph.document import DocumentWidget
+
+BUILT_IN = ("dtype", "Parameter bytes")
+RUN_TIME = "Run time"
+
+
+class GraphTools(QObject):
+    def __init__(self, doc: DocumentWidget) -> None:
+        super().__init__(doc)
+        self.doc = doc
+        self.history = History()
+        self._applying = False
+        self.menu: QMenu | None = None  # the last context menu (kept while shown, and for tests)
+        self.extra: dict[str, Overlay] = {}  # overlays made elsewhere: a run's time, a user's JSON, numerics
+        self.overlay_name: str | None = None
+        self.legend = OverlayLegend(doc.view)
+        view = doc.view
+        view.step_requested.connect(self.step)
+        view.context_requested.connect(self.context_menu)
+        view.palette_changed.connect(self._redraw)
+        view.scene_shown.connect(self._scene_shown)
+        self.legend.closed.connect(lambda: self.show_overlay(None))
+        doc.run_panel.heat_changed.connect(self._heat)
+        subscribe = getattr(doc.model, "subscribe", None)
+        if subscribe is not None:  # the model announces selection and level changes
+            end = subscribe(lambda _change: self.record())
+            doc.destroyed.connect(lambda _o=None: end())
+        else:
+            for signal in (view.node_clicked, view.hub_clicked, view.background_clicked, view.scene_shown):
+                signal.connect(lambda *_a: self.record())
+
+    # -- history -----------------------------------------------------------------------------------------------
+    def place(self) -> Place:
+        return Place(trail_of(self.doc.model.levels), self.doc.model.selection)
+
+    def record(self) -> None:
+        if not self._applying:
+            self.history.visit(self.place())
+
+    def back(self) -> bool:
+        return self._go(self.history.back())
+
+    def forward(self) -> bool:
+        return self._go(self.history.forward())
+
+    def _go(self, place: Place | None) -> bool:
+        if place is None:
+            return False
+        doc, model = self.doc, self.doc.model
+        self._applying = True
+        try:
+            if trail_of(model.levels) != place.trail:
+                doc.go_to_level(0)
+                for hop, sub in place.trail:
+                    doc.enter_subgraph(hop, sub)
+            node = node_of(place.selection)
+            if node is not None and node in model.level.graph.node_by_name:
+                doc.reveal(node)
+            else:
+                doc.select(place.selection)
+        finally:
+            self._applying = False
+        return True
+
+    # -- keys and menus ----------------------------------------------------------------------------------------
+    def step(self, direction: str) -> None:
+        node = node_of(self.doc.model.selection)
+        if node is None:
+            return
+        target = step(self.doc.model.level.index, node, direction)
+        if target is not None:
+            self.doc.reveal(target)
+
+    def context_menu(self, item: str, pos: QPoint) -> None:
+        if item and node_of(item) is not None:
+            self.doc.select(item)
+        self.menu = item_menu(self.doc, item)
+        self.menu.popup(pos)
+
+    def show_in_code(self, node: str) -> None:
+        doc = self.doc
+        doc.reveal(node)
+        doc.panels.setVisible(True)
+        doc.panels.setCurrentWidget(doc.panel_widgets["Code"])
+
+    def find_users(self, node: str) -> None:
+        users = self.doc.model.level.index.users.get(node, [])
+        self.doc.mark(users)
+        self.doc.status.emit(f"{len(users)} users of {node} highlighted")
+
+    # -- overlays ----------------------------------------------------------------------------------------------
+    def overlay_names(self) -> list[str]:
+        return [*BUILT_IN, *self.extra]
+
+    def add_overlay(self, overlay: Overlay, show: bool = True) -> None:
+        """Offer an overlay (by its name, replacing one of that name) and, with `show`, paint it now."""
+        self.extra[overlay.name] = overlay
+        if show or self.overlay_name == overlay.name:
+            self.show_overlay(overlay.name)
+
+    def remove_overlay(self, name: str) -> None:
+        self.extra.pop(name, None)
+        if self.overlay_name == name:
+            self.show_overlay(None)
+
+    def load_overlay(self, path: str) -> Overlay:
+        """A user's `{node_name: value}` JSON; raises OverlayFileError with a one-line reason."""
+        overlay = json_overlay(path, self.doc.model.level.graph)
+        self.add_overlay(overlay)
+        return overlay
+
+    def build(self, name: str) -> Overlay | None:
+        level = self.doc.model.level
+        if name == "dtype":
+            return dtype_overlay(level.graph)
+        if name == "Parameter bytes":
+            return parameter_bytes_overlay(self.doc.model.program, level.graph)
+        return self.extra.get(name)
+
+    def show_overlay(self, name: str | None) -> None:
+        overlay = self.build(name) if name else None
+        self.overlay_name = name if overlay is not None else None
+        self.doc.view.set_overlay(overlay)
+        self.legend.set_overlay(overlay)
+
+    def _heat(self, heat: dict[str, float]) -> None:
+        if heat:
+            self.add_overlay(run_time_overlay(heat))
+        else:
+            self.remove_overlay(RUN_TIME)
+
+    # -- redraws -----------------------------------------------------------------------------------------------
+    def _scene_shown(self) -> None:
+        if self.overlay_name in BUILT_IN:  # another level: its own dtypes and sizes
+            self.show_overlay(self.overlay_name)
+        self.doc.minimap.beside_another = _beside_another_graph(self.doc)
+
+    def _redraw(self) -> None:
+        """The palette changed (light/dark): every look is computed from the theme again."""
+        self.doc._keep_view = True
+        self.doc.relayout()
+        self.legend.update()
+        self.doc.minimap.refit()
+
+
+def _beside_another_graph(doc: QWidget) -> bool:
+    """Whether another document sits before this one in a splitter (a comparison): only the first shows a minimap,
+    since the two views move together."""
+    child, parent = doc, doc.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QSplitter):
+            i = parent.indexOf(child)
+            for k in range(i):
+                w = parent.widget(k)
+                if w is not None and (type(w) is type(doc) or w.findChild(type(doc)) is not None):
+                    return True
+        child, parent = parent, parent.parentWidget()
+    return False
+
+
+def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) -> None:
+    """View > Overlay for the graph the View menu acts on: None, each overlay it offers, and loading a user's
+    `{node_name: value}` JSON file."""
+    menu.clear()
+    if doc is None:
+        menu.addAction("No graph").setEnabled(False)
+        return
+    tools = doc.tools
+    group = QActionGroup(menu)
+    for name in [None, *tools.overlay_names()]:
+        action = menu.addAction(name or "None (kind colours)", lambda n=name: tools.show_overlay(n))
+        action.setCheckable(True)
+        action.setChecked(tools.overlay_name == name)
+        group.addAction(action)
+    menu.addSeparator()
+
+    def load() -> None:
+        path, _ = QFileDialog.getOpenFileName(parent, "Load a per-node overlay", "", "JSON {node: value} (*.json)")
+        if path:
+            try:
+                overlay = tools.load_overlay(path)
+            except ValueError as e:
+                doc.status.emit(str(e))
+                return
+            doc.status.emit(f"Overlay {overlay.name}: {len(overlay.texts)} nodes"
+                            + (f" ({'; '.join(overlay.notes)})" if overlay.notes else ""))
+
+    menu.addAction("Load Per-Node Values (JSON)…", load)

@@ -1,0 +1,50 @@
+"""Walking the graph with the keyboard, and where a node sits: no Qt, answered from the graph index.
+
+Up goes to a producer, Down to a user, Left and Right to the selection's siblings (the other users of its producer),
+in graph order. Hubs (masks, symbolic sizes) are passed over when there is another choice: stepping up from every
+attention op into the mask is rarely where the user means to go.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
+
+STEPS = ("up", "down", "left", "right")
+
+
+def _prefer_non_hub(index: GraphIndex, nodes: Iterable[str]) -> list[str]:
+    nodes = list(nodes)
+    plain = [n for n in nodes if n not in index.hubs]
+    return plain or nodes
+
+
+def step(index: GraphIndex, node: str, direction: str) -> str | None:
+    """The node an arrow key moves the selection to, or None when there is none that way."""
+    if node not in index.users:
+        return None
+    if direction == "up":
+        producers = _prefer_non_hub(index, index.producers.get(node, []))
+        return producers[0] if producers else None
+    if direction == "down":
+        users = index.users.get(node, [])
+        return users[0] if users else None
+    if direction in ("left", "right"):
+        producers = _prefer_non_hub(index, index.producers.get(node, []))
+        if not producers:
+            siblings = [n for n, ps in index.producers.items() if not ps]  # the graph's inputs
+        else:
+            siblings = index.users.get(producers[0], [])
+        if node not in siblings or len(siblings) < 2:
+            return None
+        i = siblings.index(node) + (1 if direction == "right" else -1)
+        return siblings[i % len(siblings)]
+    raise ValueError(f"unknown direction {direction!r}")
+
+
+def enclosing_group(index: GraphIndex, node: str) -> ModuleGroup | None:
+    """The module group a node was made in directly; None for nodes at the root."""
+    for g in index.modules.walk():
+        if node in g.nodes:
+            return g if g.parent is not None else None
+    return None
