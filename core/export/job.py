@@ -17,10 +17,8 @@ the script's module up by name and fails with ModuleNotFoundError otherwise.
 from __future__ import annotations
 
 import ast
-import os
 import re
 import sys
-import tempfile
 import time
 import traceback
 import types
@@ -34,6 +32,7 @@ from pt2_viewer.core.export import dynamic_spec
 from pt2_viewer.core.export.report import (CONVENTION, REPORT_FILE, ExportCall,
                                        ExportReport, Rerun, ScriptError)
 from pt2_viewer.core.jobs.protocol import PROGRESS, write_json_atomic
+from pt2_viewer.core.util.files import write_atomically
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -133,15 +132,11 @@ class ExportRecorder:
 
     def _save(self, call: ExportCall, ep: Any) -> None:
         name = f"{call.index:02d}_{_safe_name(call.model)}.pt2"
-        fd, tmp = tempfile.mkstemp(prefix=".partial-", suffix=f"-{name}", dir=self.out)  # ends in .pt2, as torch wants
-        os.close(fd)
         try:
-            self.torch.export.save(ep, tmp)
-            os.replace(tmp, self.out / name)
+            write_atomically(self.out / name, lambda tmp: self.torch.export.save(ep, tmp))
             call.pt2 = name
         except Exception as e:  # the export worked; only saving it did not (e.g. an unpicklable constant)
             call.save_error = f"{type(e).__name__}: {e}"
-            Path(tmp).unlink(missing_ok=True)
 
     def _finished(self, call: ExportCall) -> None:
         self.emit({"type": "export_finished", "index": call.index, "ok": call.ok, "pt2": call.pt2,
