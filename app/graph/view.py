@@ -168,7 +168,9 @@ class GroupItem(QGraphicsItem):
             self.pen = QPen(frame, 1, Qt.PenStyle.DashLine)
             self.state_pen = QPen(theme.HIGHLIGHT, 2, Qt.PenStyle.DashLine)
             self.title_rect = QRectF(10, 4, max(1.0, box.w - 20), 20)
-            self.title_width = QFontMetricsF(_GROUP_FONT).horizontalAdvance(self.title)
+            metrics = QFontMetricsF(_GROUP_FONT)
+            self.title_width = metrics.horizontalAdvance(self.title)
+            self.title_height = metrics.height()
             self.plate = theme.graph_color("edge_label_back")
         else:
             self.fill = theme.graph_color("group_box")
@@ -194,24 +196,22 @@ class GroupItem(QGraphicsItem):
         p.setBrush(self.tint)
         p.setPen(self.state_pen if self.state else self.pen)
         p.drawRoundedRect(self.rect, 8, 8)
-        if lod >= DETAIL_LOD * 0.6:
+        scale = OVERVIEW_TEXT_PX / lod / self.title_height
+        if scale <= 1.0:  # close enough to read the title at its own size
             p.setPen(self.title_color)
             p.setFont(_GROUP_FONT)
             p.drawText(self.title_rect, Qt.AlignmentFlag.AlignLeft, self.title)
             return
-        # Overview: the title stays OVERVIEW_TEXT_PX high on screen, on a plate, while the frame is big enough on
+        # Zoomed out: the title stays OVERVIEW_TEXT_PX high on screen, on a plate, while the frame is big enough on
         # screen and its top far enough below the enclosing frame's top that the two titles do not collide.
         if (self.rect.width() * lod < 80 or self.rect.height() * lod < 3 * OVERVIEW_TEXT_PX
                 or self.gap_above * lod < OVERVIEW_TEXT_PX + 6):
             return
-        scale = OVERVIEW_TEXT_PX / lod / QFontMetricsF(_GROUP_FONT).height()
         scale = min(scale, (self.rect.width() - 12) / max(1.0, self.title_width))
-        if scale <= 1.0:
-            return
         p.save()
         p.translate(6, 4)
         p.scale(scale, scale)
-        r = QRectF(0, 0, self.title_width + 8, QFontMetricsF(_GROUP_FONT).height() + 2)
+        r = QRectF(0, 0, self.title_width + 8, self.title_height + 2)
         p.fillRect(r, self.plate)
         p.setPen(self.title_color)
         p.setFont(_GROUP_FONT)
