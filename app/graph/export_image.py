@@ -1,12 +1,10 @@
 """Save a graph scene as SVG or PNG (File > Export, and `pt2-viewer render`): the whole graph or the part in view.
 
-PNG sizes stay within what Qt can read back (core/graph/image_limits.py); the file gets the user's usual permissions (the
-umask), not the 0600 of a temporary file.
+PNG sizes stay within what Qt can read back (core/graph/image_limits.py); the file is written atomically
+(core/util/files.py) and gets the user's usual permissions (the umask).
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, Qt
@@ -15,6 +13,7 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsScene
 
 from pt2_viewer.core.graph.image_limits import PngSize, png_size
+from pt2_viewer.core.util.files import write_atomically
 
 
 def export_scene(scene: QGraphicsScene, path: str, region: QRectF | None = None) -> PngSize | None:
@@ -24,10 +23,10 @@ def export_scene(scene: QGraphicsScene, path: str, region: QRectF | None = None)
     rect = scene.sceneRect() if region is None else region.intersected(scene.sceneRect())
     if rect.isEmpty():
         rect = scene.sceneRect()
-    fd, tmp = tempfile.mkstemp(suffix=target.suffix, dir=str(target.parent or "."))
-    os.close(fd)
     size: PngSize | None = None
-    try:
+
+    def render(tmp: str) -> None:
+        nonlocal size
         if target.suffix.lower() == ".svg":
             gen = QSvgGenerator()
             gen.setFileName(tmp)
@@ -49,22 +48,6 @@ def export_scene(scene: QGraphicsScene, path: str, region: QRectF | None = None)
             painter.end()
             if not image.save(tmp, "PNG"):
                 raise OSError(f"could not encode PNG ({image.width()}x{image.height()})")
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it 0600
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+
+    write_atomically(target, render, parents=False)
     return size
-
-
-def _umask() -> int:
-    """The process umask, read without changing it (os.umask would, for a moment, for every thread)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

@@ -19,14 +19,17 @@ from typing import Any
 Content = str | bytes | Callable[[str], Any]
 
 
-def write_atomically(path: str | os.PathLike[str], content: Content, *, private: bool = False) -> Path:
+def write_atomically(path: str | os.PathLike[str], content: Content, *, private: bool = False,
+                     parents: bool = True) -> Path:
     """Write `content` to `path` atomically and return `path`. `content` is the text (UTF-8) or bytes to write, or a
     function `write(tmp_path)` that writes the file itself at a temp path with `path`'s name in `path`'s folder.
 
-    `path`'s folder is created if missing. On any failure (including the function's own) `path` is left as it was,
+    `path`'s folder is created if missing, unless `parents=False` (a file the user chose to save: a missing folder is
+    their mistake to hear about, as FileNotFoundError). On any failure (including the function's own) `path` is left as it was,
     no temp file remains, and the error propagates."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.") as tmp_dir:
         tmp = Path(tmp_dir) / path.name
         if isinstance(content, (str, bytes)):

@@ -67,3 +67,9 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
         write_atomically(target, lambda tmp: None)
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["model.pt2"]
+
+
+def test_a_missing_folder_is_an_error_when_asked(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        write_atomically(tmp_path / "missing" / "x.png", "x", parents=False)
+    assert list(tmp_path.iterdir()) == []
