@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,7 @@ from pt2_viewer.core.compare.session import (
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.core.util.files import write_atomically
 from pt2_viewer.core.util.words import plural
 
 OP_COLUMNS = ("op", "before", "after", "change", "core ATen")
@@ -55,16 +55,8 @@ OTHER_FILE = "Another file…"
 
 
 def save_copy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
-    """Copy `src` to `dst` atomically: a temporary file beside `dst`, then os.replace."""
-    dst = Path(dst)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Copy `src` to `dst` atomically."""
+    write_atomically(dst, lambda tmp: shutil.copyfile(src, tmp), parents=False)
 
 
 class CompareView(QWidget):
