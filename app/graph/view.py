@@ -309,7 +309,7 @@ class EdgeLayer(QGraphicsItem):
         self.label_of = label_of
         self.subtitles = subtitles or {}  # node -> the type printed on it
         self.labels: dict[int, tuple[str, bool]] = {}  # edge index -> (label, adds information), on first draw
-        self.drawn_labels: list[tuple[QRectF, str]] = []  # the last paint's labels (scene rects), for tests
+        self.drawn_labels: list[tuple[QRectF, str, EdgeLine]] = []  # the last paint's labels (scene rects)
         tiles: dict[tuple[int, int], tuple[QPainterPath, QPainterPath]] = {}
         for e in layout.edges:
             key = (int(min(e.p0[0], e.p1[0]) // TILE), int(min(e.p0[1], e.p1[1]) // TILE))
@@ -385,7 +385,7 @@ class EdgeLayer(QGraphicsItem):
             p.fillRect(rect, self.label_back)
             p.setPen(self.label_color)
             p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
-            self.drawn_labels.append((rect, text))
+            self.drawn_labels.append((rect, text, e))
 
 
 def _set_gaps(boxes: list[GroupBox], items: dict[str, GroupItem]) -> None:
