@@ -39,6 +39,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     strict.add_argument("--non-strict", dest="strict", action="store_false", help="with --rerun: non-strict mode")
     parser.add_argument("--dynamic-shapes", metavar="JSON", default=None,
                         help="with --rerun: the dynamic_shapes spec as JSON text or a .json file (docs/worker.md)")
+    parser.add_argument("--diagnose", action="store_true",
+                        help="list every problem of each export call in one pass (torch's draft export), with fixes")
     parser.add_argument("-q", "--quiet", action="store_true", help="do not echo the script's own output")
 
 
@@ -47,6 +49,8 @@ def build_request(args: argparse.Namespace) -> dict[str, Any]:
     if not script.is_file():
         raise SystemExit(f"pt2-viewer export: {script} does not exist or is not a file")
     request: dict[str, Any] = {"script": str(script.resolve())}
+    if getattr(args, "diagnose", False):
+        request["diagnose"] = True
     if args.rerun is None:
         if args.strict is not None or args.dynamic_shapes is not None:
             raise SystemExit("pt2-viewer export: --strict/--non-strict/--dynamic-shapes need --rerun CALL "
@@ -146,6 +150,29 @@ def _print_partial(out: Path) -> None:
         print(f"Programs saved before it stopped, in {out}: {', '.join(pt2s)}", file=sys.stderr)
 
 
+def format_problems(call: dict[str, Any]) -> list[str]:
+    """The doctor's findings for one call (`--diagnose`): each problem with its count, line, suggestion and fix."""
+    problems = call.get("problems")
+    if not problems:
+        return []
+    items = problems.get("items", [])
+    lines = [f"  Diagnose #{call['index']} ({problems['method']}): {len(items)} problem(s)"]
+    if problems.get("note"):
+        lines.append(f"        {problems['note']}")
+    for p in items:
+        user = p.get("user_line")
+        at = f" at {Path(user['file']).name}:{user['line']}: {user.get('code', '')}" if user else ""
+        lines.append(f"    - {p['kind']} x{p['count']}{at}")
+        lines.append(f"        {p['message']}")
+        if p.get("fix"):
+            lines.append(f"        fix ({p['fix_kind']}): {p['fix']}")
+        elif p.get("suggestion"):
+            lines.append(f"        suggestion: {p['suggestion']}")
+    if problems.get("pt2"):
+        lines.append(f"        the draft program: {problems['pt2']}")
+    return lines
+
+
 def format_summary(report: dict[str, Any], out: Path) -> str:
     """A readable summary of report.json: one block per export call, then the script's own error."""
     lines = [f"Script {report['script']} (torch {report.get('torch_version', '?')}): "
@@ -170,6 +197,8 @@ def format_summary(report: dict[str, Any], out: Path) -> str:
         if failure.get("suggested_fixes_text"):
             lines.append(f"        suggested fixes: {'; '.join(failure['suggested_fixes_text'])}")
         lines.append(f"        hint: {failure.get('hint', '')}")
+    for call in report["calls"]:
+        lines.extend(format_problems(call))
     error = report.get("script_error")
     if error:
         at = f" at line {error['line']['line']} ({error['line']['code']})" if error.get("line") else ""

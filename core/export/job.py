@@ -28,7 +28,7 @@ from typing import Any, Callable
 from pt2_viewer.core.export.failures import (CONSTRAINT_VIOLATION, Failure, SourceLine, classify_exception, exception_chain,
                            is_library_file, same_file, with_code)
 from pt2_viewer.core.export.guards import GuardCapture, GuardLog, resolve_inputs
-from pt2_viewer.core.export import dynamic_spec
+from pt2_viewer.core.export import doctor, dynamic_spec
 from pt2_viewer.core.export.report import (CONVENTION, REPORT_FILE, ExportCall,
                                        ExportReport, Rerun, ScriptError)
 from pt2_viewer.core.jobs.protocol import PROGRESS, write_json_atomic
@@ -40,7 +40,7 @@ Emit = Callable[[dict[str, Any]], None]
 class ExportRecorder:
     """Replaces torch.export.export while the script runs; records, saves and classifies every call."""
 
-    def __init__(self, script: Path, out: Path, emit: Emit, rerun: Rerun | None) -> None:
+    def __init__(self, script: Path, out: Path, emit: Emit, rerun: Rerun | None, diagnose: bool = False) -> None:
         import torch
 
         self.torch = torch
@@ -48,6 +48,7 @@ class ExportRecorder:
         self.out = out
         self.emit = emit
         self.rerun = rerun
+        self.diagnose = diagnose  # also run torch's draft export on each call and list every problem (doctor.py)
         self.calls: list[ExportCall] = []
         self.real_export = torch.export.export
         self._depth = 0
@@ -99,6 +100,7 @@ class ExportRecorder:
             call.failure = classify_exception(exc, str(self.script))
             if call.failure.user_line is None or call.failure.user_line == site:
                 call.failure.user_line = _blamed_guard_line(call.failure, call.guards) or site
+            self._diagnose(call, a)
             self._finished(call)
             raise
         finally:
@@ -108,8 +110,46 @@ class ExportRecorder:
         call.guards = self._guards(capture, mod, ex_args, ex_kwargs)
         call.program = _program_summary(ep)
         self._save(call, ep)
+        self._depth += 1
+        try:
+            self._diagnose(call, a)
+        finally:
+            self._depth -= 1
         self._finished(call)
         return ep
+
+    def _diagnose(self, call: ExportCall, a: dict[str, Any]) -> None:
+        """With `diagnose`: run torch's draft export with the call's own arguments and record every problem; where
+        draft export is missing or fails, say so and keep the real export's one failure (doctor.fallback)."""
+        if not self.diagnose:
+            return
+        self.emit({"type": PROGRESS, "stage": "diagnose", "message": f"Diagnosing export #{call.index} (draft export)"})
+        draft = getattr(self.torch.export, "draft_export", None)
+        if draft is None:
+            call.problems = doctor.fallback(f"torch {self.torch.__version__} has no torch.export.draft_export",
+                                            call.failure, call.dynamic_shapes_spec)
+            return
+        names = ("mod", "args", "kwargs", "dynamic_shapes", "strict", "preserve_module_call_signature")
+        try:
+            ep = draft(**{k: a[k] for k in names if k in a})
+            report = ep._report
+        except Exception as e:  # torch's own limits (real-tensor propagation fails on some models)
+            first = (str(e).strip().splitlines() or [""])[0][:300]
+            call.problems = doctor.fallback(f"{type(e).__name__}: {first}", call.failure, call.dynamic_shapes_spec)
+            return
+        try:  # file ids torch's structured log interned before this call (the report names only newer ones)
+            from torch._logging.structured import INTERN_TABLE
+            files = {v: k for k, v in INTERN_TABLE.items()}
+        except Exception:
+            files = {}
+        call.problems = doctor.from_draft(report, str(self.script), call.guards, call.dynamic_shapes, files)
+        if not call.ok:  # the program draft export produced anyway, to look at beside the problems
+            name = f"{call.index:02d}_{_safe_name(call.model)}.draft.pt2"
+            try:
+                write_atomically(self.out / name, lambda tmp: self.torch.export.save(ep, tmp))
+                call.problems.pt2 = name
+            except Exception as e:
+                call.problems.note = f"The draft program could not be saved ({type(e).__name__}: {e})."
 
     def _is_rerun_target(self, index: int, source: str) -> bool:
         if self.rerun is None:
@@ -337,6 +377,7 @@ def _assignment_line(script: Path, name: str) -> SourceLine | None:
 # --- the job ----------------------------------------------------------------------------------------------------
 
 def parse_request(request: dict[str, Any]) -> tuple[Path, Rerun | None]:
+    """The script and the optional rerun; `"diagnose": true` is read by run_job."""
     script = request.get("script")
     if not isinstance(script, str) or not script:
         raise ValueError("the request needs 'script': the path of a Python model script")
@@ -361,7 +402,7 @@ def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
     calls: list[ExportCall] = []
     if code is not None:
         emit({"type": PROGRESS, "stage": "import", "message": "Importing torch"})
-        recorder = ExportRecorder(script, out, emit, rerun)
+        recorder = ExportRecorder(script, out, emit, rerun, diagnose=bool(request.get("diagnose")))
         emit({"type": PROGRESS, "stage": "script", "message": f"Running {script.name}"})
         ns, error = run_script(script, code, recorder)
         if error is None:

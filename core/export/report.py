@@ -11,6 +11,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pt2_viewer.core.export.doctor import Diagnosis
 from pt2_viewer.core.export.failures import Failure, SourceLine, failure_from_json
 from pt2_viewer.core.export.guards import GuardLog, guard_log_from_json
 
@@ -40,6 +41,7 @@ class ExportCall:
     failure: Failure | None = None
     guards: GuardLog = field(default_factory=GuardLog)
     rerun: bool = False  # options came from the request's "rerun"
+    problems: Diagnosis | None = None  # the export doctor's findings (request "diagnose": true; core/export/doctor.py)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,7 +52,9 @@ class ExportCall:
         line = d.pop("line", None)
         failure = d.pop("failure", None)
         guards = d.pop("guards", None)
+        problems = d.pop("problems", None)
         return cls(**d, line=SourceLine(**line) if line else None,
+                   problems=Diagnosis.from_json(problems) if problems else None,
                    failure=failure_from_json(failure) if failure else None,
                    guards=guard_log_from_json(guards) if guards else GuardLog())
 
