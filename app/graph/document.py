@@ -409,7 +409,7 @@ class DocumentWidget(QWidget):
         self.model.matches = [h.node for h in hits]
         self.results.clear()
         for h in hits[:2000]:
-            it = QListWidgetItem(f"{h.node}    {h.text if h.field != 'name' else ''}")
+            it = QListWidgetItem(self.model.level.index.hit_text(h))  # the node, its op and module
             it.setData(Qt.ItemDataRole.UserRole, h.node)
             self.results.addItem(it)
         self.results.setVisible(bool(text))
