@@ -1,0 +1,169 @@
+"""The everyday tools of a graph, through the real window: arrow keys walk producers and users, Alt+Left/Right go
+back and forward through selections and subgraph drills, the right-click menu, find by shape or symbol with op and
+module in the results, and overlays (dtype, parameter bytes, a user's JSON, a run's time) with a legend."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication
+
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.core.graph.highlight_state import HighlightState
+from tests.programs import REPO_ROOT, pt2_path  # noqa: F401  (fixture)
+
+TIMEOUT = 240_000
+EXAMPLE = REPO_ROOT / "resources" / "examples" / "example.pt2"
+ALT = Qt.KeyboardModifier.AltModifier
+
+
+def open_and_wait(qtbot, window: MainWindow, path: Path) -> DocumentWidget:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
+        window.open_path(str(path))
+    return blocker.args[0]
+
+
+def view_menu(window: MainWindow, text: str):  # type: ignore[no-untyped-def]
+    menu = next(m.menu() for m in window.menuBar().actions() if m.text() == "&View")
+    return next(a for a in menu.actions() if a.text() == text)
+
+
+def at(doc: DocumentWidget, node: str) -> QPoint:
+    doc.view.center_on_item(node)
+    return doc.view.mapFromScene(doc.view.nodes[node].sceneBoundingRect().center())
+
+
+def click(qtbot, doc: DocumentWidget, node: str) -> None:  # type: ignore[no-untyped-def]
+    qtbot.mouseClick(doc.view.viewport(), Qt.MouseButton.LeftButton, pos=at(doc, node))
+
+
+def key(qtbot, k: Qt.Key, mod=Qt.KeyboardModifier.NoModifier) -> None:  # type: ignore[no-untyped-def]
+    qtbot.keyClick(QApplication.focusWidget(), k, mod)
+
+
+def test_arrow_keys_and_back_forward(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, pt2_path("dynamic_shapes"))
+    window.activateWindow()
+    click(qtbot, doc, "matmul")
+    doc.view.setFocus()
+    qtbot.waitUntil(lambda: doc.view.hasFocus())
+    assert doc.model.selection == "matmul"
+    key(qtbot, Qt.Key.Key_Down)  # matmul -> relu (its user)
+    assert doc.model.selection == "relu" and doc.view.nodes["relu"].state == HighlightState.SELECTED
+    key(qtbot, Qt.Key.Key_Down)
+    assert doc.model.selection == "add"
+    key(qtbot, Qt.Key.Key_Up)  # add's first producer that is not a hub
+    assert doc.model.selection in ("relu", "sym_size_int_1")
+    up = doc.model.selection
+    key(qtbot, Qt.Key.Key_Left, ALT)
+    assert doc.model.selection == "add"
+    key(qtbot, Qt.Key.Key_Left, ALT)
+    assert doc.model.selection == "relu"
+    key(qtbot, Qt.Key.Key_Right, ALT)
+    assert doc.model.selection == "add"
+    key(qtbot, Qt.Key.Key_Right, ALT)
+    assert doc.model.selection == up
+    assert not doc.tools.history.can_go_forward()
+    # Siblings: x's users are sym_size and matmul; Left/Right moves between them.
+    click(qtbot, doc, "matmul")
+    doc.view.setFocus()
+    key(qtbot, Qt.Key.Key_Up)
+    assert doc.model.selection == "x"
+    key(qtbot, Qt.Key.Key_Right)
+    assert doc.model.selection == "y"  # the graph's inputs are siblings too
+
+
+def test_back_and_forward_through_subgraph_drills(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, EXAMPLE)
+    cond = next(n for n in doc.model.program.graph.nodes if n.target.endswith("higher_order.cond"))
+    click(qtbot, doc, cond.name)
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        doc.enter_subgraph(cond.name, "true_graph_0")
+    inner = doc.model.level.graph.nodes[-2].name
+    click(qtbot, doc, inner)
+    back, forward = view_menu(window, "&Back"), view_menu(window, "For&ward")
+    assert back.shortcut().toString() == "Alt+Left" and forward.shortcut().toString() == "Alt+Right"
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        back.trigger()
+    assert len(doc.model.levels) == 1 and doc.model.selection == cond.name
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        forward.trigger()
+    assert doc.model.level.graph.name == "true_graph_0"
+    qtbot.waitUntil(lambda: doc.model.selection == inner)
+
+
+def test_right_click_menu(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, pt2_path("attention_blocks"))
+    node = next(n.name for n in doc.model.level.graph.nodes if n.op_name == "linear" and n.name in doc.view.nodes)
+    pos = at(doc, node)
+    qtbot.mouseClick(doc.view.viewport(), Qt.MouseButton.RightButton, pos=pos)  # a press selects, as in any view
+    doc.view.contextMenuEvent(_context_event(doc, pos))
+    menu = doc.tools.menu
+    assert menu is not None and doc.model.selection == node
+    actions = {a.text().split(" (")[0]: a for a in menu.actions() if a.text()}
+    assert {"Copy Name", "Copy Target", "Copy Shape", "Show in Code", "Find Users"} <= set(actions)
+    assert any(t.startswith("Collapse Group '") for t in actions)
+    actions["Copy Target"].trigger()
+    assert QApplication.clipboard().text() == "torch.ops.aten.linear.default"
+    actions["Copy Shape"].trigger()
+    assert QApplication.clipboard().text() == doc.model.level.index.output_types[node]
+    actions["Find Users"].trigger()
+    users = doc.model.level.index.users[node]
+    assert users and all(doc.view.nodes[u].state == HighlightState.MATCH for u in users if u in doc.view.nodes)
+    actions["Show in Code"].trigger()
+    assert doc.panels.currentWidget() is doc.panel_widgets["Code"]
+    menu.close()
+    group = next(a for t, a in actions.items() if t.startswith("Collapse Group '"))
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        group.trigger()
+    assert node not in doc.view.nodes
+
+
+def _context_event(doc: DocumentWidget, pos: QPoint):  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QContextMenuEvent
+
+    return QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, doc.view.viewport().mapToGlobal(pos))
+
+
+def test_find_by_shape_and_symbol_says_op_and_module(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, pt2_path("dynamic_shapes"))
+    qtbot.keyClicks(doc.find, "s17")
+    qtbot.waitUntil(lambda: doc.results.count() == 2)
+    texts = [doc.results.item(i).text() for i in range(doc.results.count())]
+    assert texts[0].startswith("x  ·  placeholder") and "f32[s77, s17]" in texts[0]
+    doc.find.clear()
+    qtbot.keyClicks(doc.find, "f32[")
+    qtbot.waitUntil(lambda: doc.results.count() == 5)
+    assert any(t.startswith("matmul  ·  matmul") for t in (doc.results.item(i).text() for i in range(5)))
+
+
+def test_overlays_with_legend(qtbot, window: MainWindow, pt2_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, pt2_path("attention_blocks"))
+    menu = view_menu(window, "&Overlay").menu()
+    menu.aboutToShow.emit()
+    names = [a.text() for a in menu.actions() if a.text()]
+    assert names[:3] == ["None (kind colours)", "dtype", "Parameter bytes"]
+    assert names[-1] == "Load Per-Node Values (JSON)…"
+    next(a for a in menu.actions() if a.text() == "Parameter bytes").trigger()
+    weight = doc.view.nodes["p_blocks_0_attn_in_proj_weight"]
+    assert doc.tools.legend.isVisible() and weight.overlay_fill is not None
+    assert "Parameter bytes: 3.0 KB" in weight.toolTip()
+    assert weight.kind_fill != weight.overlay_fill  # the kind colour stays, as a stripe
+    # The legend's × brings the kind colours back.
+    doc.tools.legend.close_button.click()
+    assert not doc.tools.legend.isVisible() and weight.overlay_fill is None
+    # A user's JSON; a run's per-node time.
+    f = tmp_path / "error.json"
+    f.write_text(json.dumps({"p_blocks_0_attn_in_proj_weight": 1e-3, "x": 2.0, "no_such_node": 1}))
+    doc.tools.load_overlay(str(f))
+    assert doc.tools.overlay_name == "error" and doc.tools.legend.overlay.notes
+    assert doc.view.nodes["x"].overlay_fill != weight.overlay_fill
+    doc.run_panel.heat_changed.emit({"x": 1.0})
+    assert doc.tools.overlay_name == "Run time" and [i.label for i in doc.tools.legend.overlay.legend] == [
+        "fastest", "slowest"]
+    menu.aboutToShow.emit()
+    assert {"error", "Run time"} <= {a.text() for a in menu.actions()}
+    next(a for a in menu.actions() if a.text().startswith("None")).trigger()
+    assert weight.overlay_fill is None and not doc.tools.legend.isVisible()
