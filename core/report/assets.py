@@ -234,7 +234,7 @@ function selftest(term) {
     if (hit) { hit.dispatchEvent(new MouseEvent("click", {bubbles: true})); r.details = $("tab-details").textContent.slice(0, 300); }
     setAll(true);
     r.all_open = {nodes: count("#world .node"), groups: count("#world .grp")};
-    for (const tab of ["signature", "symbols", "extra"]) { showTab(tab); r[tab] = $("tab-" + tab).textContent.slice(0, 2000); }
+    for (const tab of ["signature", "symbols", "extra"]) { showTab(tab); r[tab] = $("tab-" + tab).textContent.slice(0, tab === "extra" ? 50000 : 2000); }
   } catch (e) { r.errors.push(String(e && e.stack || e)); }
   r.errors.push(...window.__errors);
   const pre = document.createElement("pre"); pre.id = "selftest-result"; pre.textContent = JSON.stringify(r);

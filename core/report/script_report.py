@@ -86,15 +86,16 @@ def script_page(out_dir: str | Path, service: LayoutService | None = None) -> Re
     report = json.loads((out / REPORT_FILE).read_text(encoding="utf-8"))
     programs = []
     for call in report.get("calls", []):
-        pt2 = call.get("pt2")
-        if not pt2:
-            continue
-        try:
-            archive = read_archive(out / Path(pt2).name)
-        except ArchiveError:
-            continue  # the call's explanation is in the Report tab; a damaged archive just has no graph
-        for p in archive.programs:
-            programs.append(program_section(p, service, name=f"#{call.get('index')} {call.get('model')}"))
+        draft = (call.get("problems") or {}).get("pt2")
+        for pt2, label in ((call.get("pt2"), ""), (draft, " (draft)")):
+            if not pt2:
+                continue
+            try:
+                archive = read_archive(out / Path(pt2).name)
+            except ArchiveError:
+                continue  # the call's explanation is in the calls tab; a damaged archive just has no graph
+            for p in archive.programs:
+                programs.append(program_section(p, service, name=f"#{call.get('index')} {call.get('model')}{label}"))
     calls = report.get("calls", [])
     ok = sum(1 for c in calls if c.get("ok"))
     subtitle = f"{plural(len(calls), 'export call')}, {ok} exported" + ("" if report.get("ok") else ", script stopped")
