@@ -1,11 +1,12 @@
 """Start a worker job in a child process and follow it, without Qt and without threads.
 
-`WorkerJob(job, request, out_dir)` starts `python -m pt2_viewer.core.worker JOB --request out_dir/request.json --out out_dir` in
-its own process group (so Cancel kills the job and anything it started, at once) and reads three pipes: JSON events,
-the script's stdout and its stderr. Nothing blocks: `poll()` reads what is there, calls the callbacks, checks the time
-limit and notices the exit. A GUI drives it with a QSocketNotifier on each of `fds()` plus a short QTimer, both calling
-`poll()`; a command line calls `wait()`. How the job ended (`JobOutcome`) is always said in words, whether it finished,
-failed, crashed (signal, os._exit), timed out, or was cancelled. See docs/worker.md.
+`WorkerJob(job, request, out_dir)` starts `python -m pt2_viewer.core.worker JOB --request out_dir/request.json
+--out out_dir` in its own process group (so Cancel kills the job and anything it started, at once) and reads three
+pipes: JSON events, the script's stdout and its stderr. Nothing blocks: `poll()` reads what is there, calls the
+callbacks, checks the time limit and notices the exit. A GUI drives it with a QSocketNotifier on each of `fds()` plus
+a short QTimer, both calling `poll()`; a command line calls `wait()`. How the job ended (`JobOutcome`) is always said
+in words, whether it finished, failed, crashed (signal, os._exit), timed out, or was cancelled. See docs/worker.md.
+A job on an open program can run in a warm worker instead (core/jobs/warm.py: the same interface, no reload).
 """
 from __future__ import annotations
 
@@ -16,14 +17,14 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import uuid
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from pt2_viewer.core.jobs import process_tree
-from pt2_viewer.core.jobs import protocol
+from pt2_viewer.core.jobs import process_tree, protocol
 from pt2_viewer.core.jobs.protocol import describe_exit, write_json_atomic
 from pt2_viewer.core.jobs.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
 
@@ -73,6 +74,91 @@ class _Stream:
     buffer: bytearray = field(default_factory=bytearray)
 
 
+class PipeReader:
+    """Non-blocking line reader over named pipes (events, stdout, stderr): `read()` hands each whole line to
+    `deliver(name, line)`; a pipe at end of file delivers its last partial line and is closed."""
+
+    def __init__(self, deliver: Callable[[str, bytes], None]) -> None:
+        self.deliver = deliver
+        self.streams: dict[int, _Stream] = {}
+
+    def add(self, name: str, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self.streams[fd] = _Stream(name, fd)
+
+    def fds(self) -> list[int]:
+        return list(self.streams)
+
+    def read(self) -> None:
+        for fd, stream in list(self.streams.items()):
+            while True:
+                try:
+                    chunk = os.read(fd, READ_CHUNK)
+                except BlockingIOError:
+                    break
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    self.close(stream)
+                    break
+                stream.buffer += chunk
+                self._lines(stream)
+
+    def close_all(self) -> None:
+        for stream in list(self.streams.values()):
+            self.close(stream)
+
+    def close(self, stream: _Stream) -> None:
+        self._lines(stream, final=True)
+        self.streams.pop(stream.fd, None)
+        try:
+            os.close(stream.fd)
+        except OSError:
+            pass
+
+    def _lines(self, stream: _Stream, final: bool = False) -> None:
+        while True:
+            nl = stream.buffer.find(b"\n")
+            if nl < 0:
+                if len(stream.buffer) >= MAX_LINE or (final and stream.buffer):
+                    line, stream.buffer = bytes(stream.buffer), bytearray()
+                    self.deliver(stream.name, line)
+                return
+            line = bytes(stream.buffer[:nl])
+            del stream.buffer[: nl + 1]
+            self.deliver(stream.name, line)
+
+
+def close_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Close the process's ends of its standard pipes (the readers' fds are closed by PipeReader)."""
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+def load_result(out_dir: Path) -> dict[str, Any] | None:
+    """OUT/result.json as a dict, or None when it is missing or not an object."""
+    try:
+        data = json.loads((out_dir / protocol.RESULT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def stopped_message(reason: str, timeout_s: float | None, tree_memory_mb: int | None) -> str:
+    """In words, why the client stopped a job (CANCELLED, TIMED_OUT or OUT_OF_MEMORY)."""
+    if reason == protocol.CANCELLED:
+        return "Cancelled: the worker and everything it started were stopped."
+    if reason == protocol.TIMED_OUT:
+        return (f"Stopped after the time limit of {timeout_s or 0:g} s: the script was still running (an endless "
+                "loop, or work too big for the limit).")
+    return (f"Stopped: the job's processes used more than the memory limit of {tree_memory_mb or 0:,} MB (raise it "
+            "with --max-memory-mb, or give the job less work).")
+
+
 class WorkerJob:
     """One worker job. Call start(), then poll() whenever `fds()` are readable (and every ~100 ms), or wait()."""
 
@@ -103,7 +189,7 @@ class WorkerJob:
         self.stderr_lines: list[str] = []
         self.outcome: JobOutcome | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self._streams: dict[int, _Stream] = {}
+        self._pipes = PipeReader(self._deliver)
         self._started_at = 0.0
         self._deadline: float | None = None
         self._stop_reason: str | None = None  # CANCELLED or TIMED_OUT once we killed it
@@ -111,8 +197,8 @@ class WorkerJob:
 
     # --- life cycle ---------------------------------------------------------------------------------------------
     def command(self) -> list[str]:
-        cmd = [self.python, "-m", "pt2_viewer.core.worker", self.job, "--request", str(self.out_dir / protocol.REQUEST_FILE),
-               "--out", str(self.out_dir)]
+        cmd = [self.python, "-m", "pt2_viewer.core.worker", self.job,
+               "--request", str(self.out_dir / protocol.REQUEST_FILE), "--out", str(self.out_dir)]
         if self.memory_limit_mb:
             cmd += ["--max-memory-mb", str(int(self.memory_limit_mb))]
         return cmd
@@ -148,8 +234,7 @@ class WorkerJob:
         assert self._proc.stdout is not None and self._proc.stderr is not None
         for name, fd in ((EVENTS, read_fd), (STDOUT, self._proc.stdout.fileno()),
                          (STDERR, self._proc.stderr.fileno())):
-            os.set_blocking(fd, False)
-            self._streams[fd] = _Stream(name, fd)
+            self._pipes.add(name, fd)
         if self.timeout_s is not None:
             self._deadline = self._started_at + self.timeout_s
 
@@ -163,7 +248,7 @@ class WorkerJob:
 
     def fds(self) -> list[int]:
         """The file descriptors still open for reading; watch them and call poll() when one is readable."""
-        return list(self._streams)
+        return self._pipes.fds()
 
     def poll(self) -> bool:
         """Read what is available, deliver it, enforce the time limit, notice the exit. True while running."""
@@ -192,10 +277,10 @@ class WorkerJob:
         with selectors.DefaultSelector() as sel:
             watched: set[int] = set()
             while self.poll():
-                for fd in watched - set(self._streams):
+                for fd in watched - set(self.fds()):
                     sel.unregister(fd)
                     watched.discard(fd)
-                for fd in set(self._streams) - watched:
+                for fd in set(self.fds()) - watched:
                     sel.register(fd, selectors.EVENT_READ)
                     watched.add(fd)
                 if watched:
@@ -241,31 +326,7 @@ class WorkerJob:
             self._tmp = None
 
     def _read_available(self) -> None:
-        for fd, stream in list(self._streams.items()):
-            while True:
-                try:
-                    chunk = os.read(fd, READ_CHUNK)
-                except BlockingIOError:
-                    break
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    self._close_stream(stream)
-                    break
-                stream.buffer += chunk
-                self._deliver_lines(stream)
-
-    def _deliver_lines(self, stream: _Stream, final: bool = False) -> None:
-        while True:
-            nl = stream.buffer.find(b"\n")
-            if nl < 0:
-                if len(stream.buffer) >= MAX_LINE or (final and stream.buffer):
-                    line, stream.buffer = bytes(stream.buffer), bytearray()
-                    self._deliver(stream.name, line)
-                return
-            line = bytes(stream.buffer[:nl])
-            del stream.buffer[: nl + 1]
-            self._deliver(stream.name, line)
+        self._pipes.read()
 
     def _deliver(self, name: str, line: bytes) -> None:
         if name == EVENTS:
@@ -281,36 +342,17 @@ class WorkerJob:
         if self.on_output:
             self.on_output(name, text)
 
-    def _close_stream(self, stream: _Stream) -> None:
-        self._deliver_lines(stream, final=True)
-        self._streams.pop(stream.fd, None)
-        try:
-            os.close(stream.fd)
-        except OSError:
-            pass
-
     def _conclude(self) -> None:
         assert self._proc is not None
         self._kill_group()  # children the script left behind must not outlive the job
-        for stream in list(self._streams.values()):
-            self._close_stream(stream)
-        for pipe in (self._proc.stdout, self._proc.stderr):
-            if pipe is not None:
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
+        self._pipes.close_all()
+        close_pipes(self._proc)
         self._remove_tmp()
         rc = self._proc.returncode
         final = self._final or {}
-        if self._stop_reason == protocol.CANCELLED:
-            self._finish(protocol.CANCELLED, "Cancelled: the worker and everything it started were stopped.", rc)
-        elif self._stop_reason == protocol.TIMED_OUT:
-            self._finish(protocol.TIMED_OUT, f"Stopped after the time limit of {self.timeout_s:g} s: the script "
-                         "was still running (an endless loop, or work too big for the limit).", rc)
-        elif self._stop_reason == protocol.OUT_OF_MEMORY:
-            self._finish(protocol.OUT_OF_MEMORY, f"Stopped: the job's processes used more than the memory limit of "
-                         f"{self.tree_memory_mb:,} MB (raise it with --max-memory-mb, or give the job less work).", rc)
+        if self._stop_reason is not None:
+            self._finish(self._stop_reason, stopped_message(self._stop_reason, self.timeout_s, self.tree_memory_mb),
+                         rc)
         elif final.get("type") == protocol.DONE and rc == 0:
             self._finish(protocol.OK, "Finished.", rc, result=self._load_result())
         elif final.get("type") == protocol.ERROR:
@@ -326,11 +368,7 @@ class WorkerJob:
             self._finish(protocol.CRASHED, message, rc)
 
     def _load_result(self) -> dict[str, Any] | None:
-        try:
-            data = json.loads((self.out_dir / protocol.RESULT_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) else None
+        return load_result(self.out_dir)
 
     def _finish(self, status: str, message: str, returncode: int | None = None, **kw: Any) -> None:
         elapsed = time.monotonic() - self._started_at if self._started_at else 0.0

@@ -1,10 +1,18 @@
 """Entry point of a worker process: `python -m pt2_viewer.core.worker JOB --request REQUEST.json --out DIR`.
 
-It imports the module JOBS names for JOB (below), calls its `run_job(request, out, emit)`, writes the returned dict to DIR/result.json and
-emits `done`, or emits `error` with the message and traceback if the job raised. Events go to the file descriptor in
-`PT2V_EVENTS_FD` (stderr when it is not set, for running a job by hand). `--max-memory-mb` caps the address space
-with resource.setrlimit before any job code runs, so a script that eats memory fails inside this process instead of
-taking the machine down. The client (core/jobs/client.py) starts this in its own process group.
+It imports the module JOBS names for JOB (below), calls its `run_job(request, out, emit)`, writes the returned dict
+to DIR/result.json and emits `done`, or emits `error` with the message and traceback if the job raised. Events go
+to the file descriptor in `PT2V_EVENTS_FD` (stderr when it is not set, for running a job by hand). `--max-memory-mb`
+caps the address space with resource.setrlimit before any job code runs, so a script that eats memory fails inside
+this process instead of taking the machine down. The client (core/jobs/client.py) starts this in its own process
+group.
+
+`python -m pt2_viewer.core.worker serve [--max-memory-mb N] [--idle-timeout S]` is the warm worker
+(core/jobs/warm.py): it imports torch and the program jobs at once, then runs jobs one after another, each asked
+for by a JSON line on its stdin (`{"id", "job", "request", "out"}`), with the same events (each with `job_id`),
+result.json and `done`/`error` as a one-shot worker. A `ProgramCache` takes the place of `load_program`, so a job on
+a program an earlier job loaded does not load it again (core/jobs/program_cache.py). It exits when its stdin closes
+(the client went away, even mid-job), after `--idle-timeout` seconds without a job, or after a job raised.
 """
 from __future__ import annotations
 
@@ -12,13 +20,23 @@ import argparse
 import importlib
 import json
 import os
+import queue
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from pt2_viewer.core.jobs.protocol import DONE, ERROR, EVENTS_FD_ENV, RESULT_FILE, STARTED, encode_event, write_json_atomic
+from pt2_viewer.core.jobs.protocol import (
+    DONE,
+    ERROR,
+    EVENTS_FD_ENV,
+    RESULT_FILE,
+    STARTED,
+    encode_event,
+    write_json_atomic,
+)
 
 # The jobs a worker runs, by name. The worker is the top of the child process: it names the domain modules that hold
 # the jobs (each imports torch), and they import only what lies below them (pt2_viewer.core.jobs), never the worker.
@@ -26,6 +44,7 @@ JOBS: dict[str, str] = {
     "export_script": "pt2_viewer.core.export.job",
     "decompose": "pt2_viewer.core.decompose.job",
     "run_program": "pt2_viewer.core.run.job",
+    "numerics": "pt2_viewer.core.numerics.job",
 }
 
 
@@ -70,6 +89,12 @@ def limit_memory(megabytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+SERVE = "serve"
+SERVE_PREIMPORT = ("decompose", "run_program")  # imported before the first job: torch and its export machinery
+NOT_SERVED = frozenset({"export_script"})  # runs a user's script as __main__ and patches torch: always one-shot
+DEFAULT_IDLE_TIMEOUT_S = 600.0
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m pt2_viewer.core.worker", description="Run one PT2 Viewer worker job.")
     p.add_argument("job", help=f"job name: one of {', '.join(sorted(JOBS))}")
@@ -103,7 +128,10 @@ def read_request(path: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [SERVE]:
+        return serve(parse_serve_args(argv[1:]))
+    args = parse_args(argv)
     emit = open_events()
     emit({"type": STARTED, "job": args.job, "pid": os.getpid()})
     try:
@@ -116,19 +144,110 @@ def main(argv: list[str] | None = None) -> int:
         result = run_job(request, out, emit)
         write_json_atomic(out / RESULT_FILE, result)
     except BaseException as e:  # the job failed: say so on the events pipe, then exit non-zero
-        message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-        if isinstance(e, MemoryError):
-            message = "The job ran out of memory" + (f" (limit {args.max_memory_mb} MB)" if args.max_memory_mb else "")
-        if isinstance(e, ModuleNotFoundError) and e.name == "torch":  # the chosen worker Python lacks torch
-            from pt2_viewer.core.jobs.python_env import missing_torch_message
-
-            message = missing_torch_message(sys.executable)
-        emit({"type": ERROR, "message": message, "traceback": traceback.format_exc()})
+        emit({"type": ERROR, "message": _error_message(e, args.max_memory_mb), "traceback": traceback.format_exc()})
         _flush_std()
         return 1
     emit({"type": DONE, "result": RESULT_FILE})
     _flush_std()
     return 0
+
+
+def _error_message(e: BaseException, max_memory_mb: int | None) -> str:
+    message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    if isinstance(e, MemoryError):
+        message = "The job ran out of memory" + (f" (limit {max_memory_mb} MB)" if max_memory_mb else "")
+    if isinstance(e, ModuleNotFoundError) and e.name == "torch":  # the chosen worker Python lacks torch
+        from pt2_viewer.core.jobs.python_env import missing_torch_message
+
+        message = missing_torch_message(sys.executable)
+    return message
+
+
+# --- the warm worker ------------------------------------------------------------------------------------------------
+def parse_serve_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m pt2_viewer.core.worker serve",
+                                description="Run PT2 Viewer jobs one after another, keeping loaded programs.")
+    p.add_argument("--max-memory-mb", type=int, default=None, help="address-space limit for this process")
+    p.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT_S,
+                   help="exit after this many seconds without a job (0: never)")
+    return p.parse_args(argv)
+
+
+def _read_requests(stream: Any, requests: queue.Queue[dict[str, Any]]) -> None:
+    """Queue each JSON line from the client; at end of file the client is gone: end the process at once."""
+    for line in stream:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            requests.put(item)
+    _flush_std()
+    os._exit(0)
+
+
+def serve(args: argparse.Namespace) -> int:
+    from pt2_viewer.core.jobs.program_cache import ProgramCache, install
+
+    emit = open_events()
+    emit({"type": STARTED, "job": SERVE, "pid": os.getpid()})
+    requests: queue.Queue[dict[str, Any]] = queue.Queue()
+    threading.Thread(target=_read_requests, args=(sys.stdin.buffer, requests), daemon=True).start()
+    cache = ProgramCache()
+    install(cache)
+    try:
+        if args.max_memory_mb:
+            limit_memory(args.max_memory_mb)
+        for name in SERVE_PREIMPORT:  # torch's import (seconds) happens before the first job is asked for
+            if name in JOBS:
+                load_job(name)
+    except BaseException as e:
+        emit({"type": ERROR, "message": _error_message(e, args.max_memory_mb), "traceback": traceback.format_exc()})
+        _flush_std()
+        return 1
+    emit({"type": "ready", "pid": os.getpid()})
+    while True:
+        try:
+            item = requests.get(timeout=args.idle_timeout or None)
+        except queue.Empty:
+            return 0
+        if not serve_one(item, emit, cache, args.max_memory_mb):
+            return 1
+
+
+def serve_one(item: dict[str, Any], emit: Callable[[dict[str, Any]], None], cache: Any,
+              max_memory_mb: int | None) -> bool:
+    """Run one job asked for on stdin; False when it raised (the process's state is unknown: end it)."""
+    from pt2_viewer.core.jobs.program_cache import install
+
+    job_id = item.get("id")
+
+    def job_emit(event: dict[str, Any]) -> None:
+        emit({**event, "job_id": job_id})
+
+    name = str(item.get("job"))
+    job_emit({"type": STARTED, "job": name, "pid": os.getpid(), "warm": True})
+    cache.emit = job_emit
+    try:
+        if name in NOT_SERVED:
+            raise ValueError(f"the job '{name}' runs only in a fresh worker")
+        run_job = load_job(name)
+        install(cache, sys.modules[JOBS[name]])
+        request = read_request(Path(str(item.get("request"))))
+        out = Path(str(item.get("out"))).resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        result = run_job(request, out, job_emit)
+        write_json_atomic(out / RESULT_FILE, result)
+    except BaseException as e:
+        job_emit({"type": ERROR, "message": _error_message(e, max_memory_mb), "traceback": traceback.format_exc()})
+        _flush_std()
+        return False
+    finally:
+        cache.emit = None
+    cache.after_job()
+    _flush_std()
+    job_emit({"type": DONE, "result": RESULT_FILE})
+    return True
 
 
 def _flush_std() -> None:
