@@ -242,7 +242,7 @@ class MainWindow(QMainWindow):
         self.loader.build(path, archive, name)
 
     def _model_built(self, path: str, model: DocumentModel) -> None:
-        doc = DocumentWidget(model, self.layouts)
+        doc = DocumentWidget(model, self.layouts, interactive=self.interactive)
         doc.status.connect(self.statusBar().showMessage)
         doc.layout_failed.connect(lambda msg: self._warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
@@ -271,7 +271,7 @@ class MainWindow(QMainWindow):
                 self._open_failed(str(path), not_trusted_message(path))
             return None
         self._remember(str(path))
-        doc = ScriptDocument(path, self.layouts)
+        doc = ScriptDocument(path, self.layouts, interactive=self.interactive)
         doc.status.connect(self.statusBar().showMessage)
         doc.document_ready.connect(self.document_ready.emit)
         doc.open_failed.connect(lambda message: self._open_failed(str(path), message))
@@ -419,7 +419,7 @@ class MainWindow(QMainWindow):
 
     def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> CompareView:
         return self.show_compare(CompareView.for_programs((doc.model.archive, doc.model.program), (archive, program),
-                                                          self.layouts))
+                                                          self.layouts, interactive=self.interactive))
 
     def show_compare(self, view: CompareView) -> CompareView:
         view.status.connect(self.statusBar().showMessage)

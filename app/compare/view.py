@@ -66,13 +66,16 @@ class CompareView(QWidget):
     status = Signal(str)
 
     def __init__(self, session: CompareSession, left_archive: Archive, right_archive: Archive,
-                 layouts: LayoutClient, decomposed_path: str | None = None, parent: QWidget | None = None) -> None:
+                 layouts: LayoutClient, decomposed_path: str | None = None, parent: QWidget | None = None, *,
+                 interactive: bool = True) -> None:
         super().__init__(parent)
         self.session = session
         self.decomposed_path = decomposed_path
         self._syncing = False
-        self.docs = {LEFT: DocumentWidget(LinkedDocumentModel(left_archive, session.left), layouts),
-                     RIGHT: DocumentWidget(LinkedDocumentModel(right_archive, session.right), layouts)}
+        self.docs = {LEFT: DocumentWidget(LinkedDocumentModel(left_archive, session.left), layouts,
+                                          interactive=interactive),
+                     RIGHT: DocumentWidget(LinkedDocumentModel(right_archive, session.right), layouts,
+                                           interactive=interactive)}
         self._pending = {LEFT, RIGHT}
 
         self.link = QCheckBox("Link views")
@@ -153,15 +156,16 @@ class CompareView(QWidget):
         """The original program (from its open document) beside the decompose job's result."""
         after = decomposed.program()
         session = session_from_decomposition(result, original.model.program, after)
-        return cls(session, original.model.archive, decomposed, layouts, decomposed_path=result["output"])
+        return cls(session, original.model.archive, decomposed, layouts, decomposed_path=result["output"],
+                   interactive=original.interactive)
 
     @classmethod
     def for_programs(cls, left: tuple[Archive, Program], right: tuple[Archive, Program],
-                     layouts: LayoutClient) -> CompareView:
+                     layouts: LayoutClient, *, interactive: bool = True) -> CompareView:
         """Any two programs, paired by `pt2_viewer.core.compare.mapping.guess_program_mapping`."""
         titles = [f"{Path(a.path).name} [{p.name}]" for a, p in (left, right)]
         session = session_from_programs(left[1], right[1], *titles)
-        return cls(session, left[0], right[0], layouts)
+        return cls(session, left[0], right[0], layouts, interactive=interactive)
 
     def release(self) -> None:
         """The tab is closing: the decomposed program's temporary folder goes with it."""

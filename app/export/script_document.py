@@ -45,7 +45,6 @@ from pt2_viewer.app.export.guards_panel import GuardsPanel
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.panels import fixed_font
-from pt2_viewer.app.panels.symbols import ROW_ROLE, SymbolsPanel
 from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.app.widgets.common import fit_tabs, splitter
 from pt2_viewer.app.jobs.driver import WorkerDriver
@@ -193,8 +192,9 @@ class ScriptDocument(QWidget):
     open_in_new_tab = Signal(str)  # a .pt2 path
 
     def __init__(self, script: str | Path, layouts: LayoutClient, *, memory_limit_mb: int | None = None,
-                 timeout_s: float | None = None, parent: QWidget | None = None) -> None:
+                 timeout_s: float | None = None, parent: QWidget | None = None, interactive: bool = True) -> None:
         super().__init__(parent)
+        self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.session = ScriptSession(Path(script))
         self.layouts = layouts
         self.memory_limit_mb = memory_limit_mb or default_memory_limit_mb()
@@ -516,7 +516,7 @@ class ScriptDocument(QWidget):
             entry.program_ranks = ranks
             if self.selected_entry() is entry:
                 self._show_controls(entry)
-        doc = DocumentWidget(DocumentModel(archive, archive.programs[0]), self.layouts)
+        doc = DocumentWidget(DocumentModel(archive, archive.programs[0]), self.layouts, interactive=self.interactive)
         doc.status.connect(self.status)
         doc.layout_failed.connect(lambda msg: self.status.emit(f"Layout failed: {msg}"))
         doc.graph_ready.connect(lambda d=doc: self._graph_ready(d))
@@ -560,22 +560,11 @@ class ScriptDocument(QWidget):
             self._pending_symbol = name
             self.open_entry(entry)
             return
-        panel = doc.panel_widgets["Symbols"]
-        assert isinstance(panel, SymbolsPanel)
         self.views.setCurrentWidget(self.program_stack)
-        doc.panels.setCurrentWidget(panel)
-        if not panel.rows:  # the document fills panels lazily; make sure this one shows the program
-            level = doc.model.level
-            panel.set_program(doc.model.program, level.graph, level.index)
         sym = next((s for s in entry.guards.symbols if s.name == name), None)
         stands_for = f"{sym.input}.shape[{sym.axis}]" if sym and sym.input is not None else None
-        for i in range(panel.tree.topLevelItemCount()):
-            item = panel.tree.topLevelItem(i)
-            row = item.data(0, ROW_ROLE)
-            if row.name == name or (stands_for is not None and stands_for in row.sources):
-                panel.tree.setCurrentItem(item)
-                panel.tree.itemClicked.emit(item, 0)
-                return
+        if doc.show_symbol(name, stands_for):
+            return
         self.status.emit(f"{name} is not a symbol of the exported program (export specialized it or it was "
                          "replaced by an equal symbol).")
 

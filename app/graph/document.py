@@ -34,13 +34,14 @@ from pt2_viewer.app.graph.tools import GraphTools
 from pt2_viewer.app.graph.view import GraphView, MiniMap
 from pt2_viewer.app.panels.code import CodePanel
 from pt2_viewer.app.panels.details import DetailsPanel
+from pt2_viewer.app.panels.panel import Panel
 from pt2_viewer.app.panels.signature import SignaturePanel
 from pt2_viewer.app.panels.summary import SummaryPanel
 from pt2_viewer.app.panels.symbols import SymbolsPanel
 from pt2_viewer.app.run.panel import RunPanel
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.app.widgets.source_view import open_source
-from pt2_viewer.core.graph.document import DocumentChange, DocumentModel, GraphLevel
+from pt2_viewer.core.graph.document import DocumentChange, DocumentModel
 from pt2_viewer.core.graph.find_pattern import find_status, regex_problem
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.layout.records import LayoutError, LayoutResult
@@ -83,9 +84,11 @@ class DocumentWidget(QWidget):
     layout_failed = Signal(str)
     status = Signal(str)
 
-    def __init__(self, model: DocumentModel, layouts: LayoutClient, parent: QWidget | None = None) -> None:
+    def __init__(self, model: DocumentModel, layouts: LayoutClient, *, interactive: bool = True,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
+        self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.layouts = layouts
         self._ticket: int | None = None
         self._generation = 0
@@ -143,10 +146,13 @@ class DocumentWidget(QWidget):
         lv.addWidget(self.results)
 
         self.panels = QTabWidget()
-        self.panel_widgets = _make_panels()
+        self.symbols_panel = SymbolsPanel()
+        self.panel_widgets: dict[str, Panel] = {"Details": DetailsPanel(), "Signature": SignaturePanel(),
+                                                "Symbols": self.symbols_panel, "Code": CodePanel(),
+                                                "Summary": SummaryPanel()}
         for title, panel in self.panel_widgets.items():
             self.panels.addTab(panel, title)
-        self.run_panel = RunPanel(model.archive.path, model.program)
+        self.run_panel = RunPanel(model.archive.path, model.program, interactive=interactive)
         self.panels.addTab(self.run_panel, "Run")
 
         split = splitter(Qt.Orientation.Horizontal, left, self.panels, sizes=(860, 540), stretch=(3, 1),
@@ -174,7 +180,10 @@ class DocumentWidget(QWidget):
         self.depth.valueChanged.connect(self.expand_to_depth)
         QShortcut(QKeySequence("Escape"), self.find, lambda: self.find.clear())
         for panel in self.panel_widgets.values():
-            _connect_panel(panel, self)
+            panel.node_requested.connect(self.reveal)
+            panel.nodes_highlighted.connect(self.mark)
+            panel.subgraph_requested.connect(self.enter_subgraph)
+            panel.source_requested.connect(lambda f, line: open_source(f, line, self))
         self.tools = GraphTools(self)  # history, arrow keys, right-click menu, overlays (run time, dtype ...)
         self.run_panel.node_requested.connect(self.reveal)
         self._stale_panels: set[str] = set()
@@ -356,7 +365,7 @@ class DocumentWidget(QWidget):
         node = self._selected_node()
         for title, panel in self.panel_widgets.items():
             if title not in self._stale_panels:
-                panel.show_node(node)  # type: ignore[attr-defined]
+                panel.show_node(node)
         if node is not None:
             self.panels.setCurrentWidget(self.panel_widgets.get("Details", self.panels.currentWidget()))
 
@@ -369,8 +378,8 @@ class DocumentWidget(QWidget):
         for title, panel in self.panel_widgets.items():
             if panel is self.panels.currentWidget() and title in self._stale_panels:
                 self._stale_panels.discard(title)
-                _set_panel_program(panel, self.model, self.model.level)
-                panel.show_node(self._selected_node())  # type: ignore[attr-defined]
+                panel.set_context(self.model.context())
+                panel.show_node(self._selected_node())
 
     def reveal(self, node: str) -> None:
         """Select a node and bring it on screen, expanding collapsed groups as needed."""
@@ -389,6 +398,14 @@ class DocumentWidget(QWidget):
     def _center(self, node: str) -> None:
         self.select(node)
         self.view.center_on_item(node)
+
+    def show_symbol(self, name: str, stands_for: str | None = None) -> bool:
+        """Show the Symbols panel with symbol `name` (or the one standing for `stands_for`) picked and its nodes
+        highlighted; False when the program has no such symbol."""
+        self.panels.setVisible(True)
+        self.panels.setCurrentWidget(self.symbols_panel)  # fills it if it was stale
+        self._refresh_current_panel()
+        return self.symbols_panel.highlight_symbol(name, stands_for)
 
     def mark(self, nodes: list[str]) -> None:
         self.model.marked = nodes
@@ -431,24 +448,3 @@ def _internal(e: BaseException) -> str:
             "to see the rest; please report this with the file.")
 
 
-def _make_panels() -> dict[str, QWidget]:
-    return {"Details": DetailsPanel(), "Signature": SignaturePanel(), "Symbols": SymbolsPanel(), "Code": CodePanel(),
-            "Summary": SummaryPanel()}
-
-
-def _set_panel_program(panel: QWidget, model: DocumentModel, level: GraphLevel) -> None:
-    if isinstance(panel, (SummaryPanel, DetailsPanel)):
-        panel.set_program(model.program, level.graph, level.index, archive=model.archive)  # type: ignore[attr-defined]
-    else:
-        panel.set_program(model.program, level.graph, level.index)  # type: ignore[attr-defined]
-
-
-def _connect_panel(panel: QWidget, doc: DocumentWidget) -> None:
-    if hasattr(panel, "node_requested"):
-        panel.node_requested.connect(doc.reveal)
-    if hasattr(panel, "nodes_highlighted"):
-        panel.nodes_highlighted.connect(doc.mark)
-    if hasattr(panel, "subgraph_requested"):
-        panel.subgraph_requested.connect(doc.enter_subgraph)
-    if hasattr(panel, "source_requested"):
-        panel.source_requested.connect(lambda f, line: open_source(f, line, doc))

@@ -1,8 +1,9 @@
 """The side panels of a document: each a view of one core model, with no logic in the widget.
 
-Every panel is a QWidget with the same interface, which the document widget (app/graph/document.py) relies on:
-  - `set_program(program, graph, index)`: the program, the graph now shown (the top graph or a HOP subgraph) and
-    that graph's GraphIndex (SummaryPanel also takes `archive=` as a keyword);
+Every panel is a `Panel` (app/panels/panel.py), the one interface the document widget (app/graph/document.py)
+relies on:
+  - `set_context(ProgramContext)`: the program, the graph now shown (the top graph or a HOP subgraph), that graph's
+    GraphIndex and the archive (`set_program(program, graph, index, archive=None)` for callers holding the parts);
   - `show_node(name | None)`: the selection changed elsewhere; reflect it without emitting anything;
   - signals, emitted only for what the user did in the panel: `node_requested(str)`, `nodes_highlighted(list)`,
     `subgraph_requested(str, str)` (HOP node, subgraph name), `source_requested(str, int)` (file, 1-based line).

@@ -6,23 +6,21 @@ colouring every line would stall the window.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.panels import fixed_font
+from pt2_viewer.app.panels.panel import Panel
 from pt2_viewer.app.widgets.python_highlighter import PythonHighlighter
-from pt2_viewer.core.graph.index import GraphIndex
-from pt2_viewer.core.model.program import Graph, Program
+from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.readable import ReadableCode, readable_code
 
 HIGHLIGHT_MAX_LINES = 20000
 
 
-class CodePanel(QWidget):
-    node_requested = Signal(str)
-
+class CodePanel(Panel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.code = ReadableCode("")
@@ -40,7 +38,8 @@ class CodePanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.editor)
 
-    def set_program(self, program: Program, graph: Graph, index: GraphIndex) -> None:
+    def set_context(self, context: ProgramContext) -> None:
+        program, graph = context.program, context.graph
         self.code = readable_code(graph if graph is not program.graph else program)
         self._following = True
         if self.highlighter is not None:

@@ -9,26 +9,24 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QFont, QResizeEvent
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.panels import fixed_font, link_color, make_table, muted_color
+from pt2_viewer.app.panels.panel import Panel
 from pt2_viewer.core.graph.details import DetailRow, Link, NodeDetails, NodeLink, SourceLink, SubgraphLink, node_details
 from pt2_viewer.core.graph.index import GraphIndex
-from pt2_viewer.core.model.program import Archive, Graph, Program
+from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.properties import program_properties
+from pt2_viewer.core.model.program import Archive, Graph, Program
 
 LINK_ROLE = Qt.ItemDataRole.UserRole
 VALUE_SHARE = 0.7  # of the room beside the labels, at least, for values when the notes do not fit too
 
 
-class DetailsPanel(QWidget):
-    node_requested = Signal(str)
-    subgraph_requested = Signal(str, str)
-    source_requested = Signal(str, int)
-
+class DetailsPanel(Panel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.program: Program | None = None
@@ -56,7 +54,8 @@ class DetailsPanel(QWidget):
         layout.addWidget(self.tree, 1)
         self.show_node(None)
 
-    def set_program(self, program: Program, graph: Graph, index: GraphIndex, archive: Archive | None = None) -> None:
+    def set_context(self, context: ProgramContext) -> None:
+        program, graph, index, archive = context.program, context.graph, context.index, context.archive
         self.program, self.graph, self.index, self.archive = program, graph, index, archive
         keep = (self.details.name if self.details and self.details.kind != "program"
                 and self.details.name in graph.node_by_name else None)

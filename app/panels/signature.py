@@ -5,24 +5,22 @@ Inside a HOP subgraph it lists that subgraph's own inputs and outputs.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import QTreeWidgetItem, QVBoxLayout, QWidget
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.panels import fixed_font, make_table
-from pt2_viewer.core.graph.index import GraphIndex
-from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
-from pt2_viewer.core.model.program import Graph, Program
+from pt2_viewer.app.panels.panel import Panel
+from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.summary import SignatureRow, signature_rows
+from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
 
 COLUMNS = ["name", "kind", "target", "dtype", "shape"]
 NODE_ROLE = Qt.ItemDataRole.UserRole
 
 
-class SignaturePanel(QWidget):
-    node_requested = Signal(str)
-
+class SignaturePanel(Panel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[SignatureRow] = []
@@ -34,7 +32,8 @@ class SignaturePanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tree)
 
-    def set_program(self, program: Program, graph: Graph, index: GraphIndex) -> None:
+    def set_context(self, context: ProgramContext) -> None:
+        program, graph = context.program, context.graph
         self.rows = signature_rows(program, graph)
         kinds = input_kinds(program) if graph is program.graph else None
         self.tree.clear()

@@ -7,23 +7,22 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QScrollArea, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from pt2_viewer.app.panels import fixed_font, make_table
 from pt2_viewer.app.panels.histogram import OpHistogram
-from pt2_viewer.core.graph.index import GraphIndex
-from pt2_viewer.core.model.program import Archive, Graph, Program
+from pt2_viewer.app.panels.panel import Panel
+from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.summary import ProgramSummary, nodes_with_op, program_summary
+from pt2_viewer.core.model.program import Graph
 from pt2_viewer.core.util.words import plural
 
 WARNING_COLOUR = "#b3261e"
 
 
-class SummaryPanel(QWidget):
-    nodes_highlighted = Signal(list)
-
+class SummaryPanel(Panel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.summary: ProgramSummary | None = None
@@ -53,7 +52,8 @@ class SummaryPanel(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
 
-    def set_program(self, program: Program, graph: Graph, index: GraphIndex, archive: Archive | None = None) -> None:
+    def set_context(self, context: ProgramContext) -> None:
+        program, graph, archive = context.program, context.graph, context.archive
         self.graph = graph
         self.summary = program_summary(archive, program)
         self.facts.clear()

@@ -6,12 +6,12 @@ selected elsewhere, the symbols its shapes use are shown in bold.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from pt2_viewer.app.panels import fixed_font, make_table
-from pt2_viewer.core.graph.index import GraphIndex
-from pt2_viewer.core.model.program import Graph, Program
+from pt2_viewer.app.panels.panel import Panel
+from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.summary import SymbolRow, symbol_rows
 from pt2_viewer.core.util.words import plural
 
@@ -19,9 +19,7 @@ COLUMNS = ["symbol", "range", "kind", "stands for", "example", "asserts", "nodes
 ROW_ROLE = Qt.ItemDataRole.UserRole
 
 
-class SymbolsPanel(QWidget):
-    nodes_highlighted = Signal(list)
-
+class SymbolsPanel(Panel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[SymbolRow] = []
@@ -35,7 +33,8 @@ class SymbolsPanel(QWidget):
         layout.addWidget(self.empty)
         layout.addWidget(self.tree, 1)
 
-    def set_program(self, program: Program, graph: Graph, index: GraphIndex) -> None:
+    def set_context(self, context: ProgramContext) -> None:
+        program, index = context.program, context.index
         self.rows = symbol_rows(program, index)
         self.tree.clear()
         mono = fixed_font()
@@ -61,6 +60,18 @@ class SymbolsPanel(QWidget):
             font = item.font(0)
             font.setBold(name is not None and name in row.nodes)
             item.setFont(0, font)
+
+    def highlight_symbol(self, name: str, stands_for: str | None = None) -> bool:
+        """Select the row of symbol `name` (or of the symbol that stands for `stands_for`, e.g. `x.shape[0]`: export
+        may have renamed it) and highlight its nodes, as a click on it would; False when no row matches."""
+        for i in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(i)
+            row: SymbolRow = item.data(0, ROW_ROLE)
+            if row.name == name or (stands_for is not None and stands_for in row.sources):
+                self.tree.setCurrentItem(item)
+                self._clicked(item)
+                return True
+        return False
 
     def _clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         row: SymbolRow = item.data(0, ROW_ROLE)

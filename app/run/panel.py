@@ -128,12 +128,12 @@ class RunPanel(QScrollArea):
     finished = Signal(object)
 
     def __init__(self, program_path: str, program: Program, trust: TrustStore | None = None,
-                 interactive: bool | None = None, parent: QWidget | None = None) -> None:
+                 interactive: bool = True, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.program_path = program_path
         self.program = program
         self.trust = trust or TrustStore.default()
-        self.interactive = interactive  # None: as the window says (MainWindow.interactive is False in tests)
+        self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.driver = WorkerDriver(self)
         self.result: dict[str, Any] | None = None
         self.log: list[str] = []
@@ -298,7 +298,7 @@ class RunPanel(QScrollArea):
         if options.preload:
             p = Path(options.preload).expanduser()
             refused = (f"The import-first file '{options.preload}' does not exist." if not p.is_file()
-                       else confirm_code(self, p, self.trust, self._interactive(), "the import-first file"))
+                       else confirm_code(self, p, self.trust, self.interactive, "the import-first file"))
             if refused:
                 self._show_failure(refused, "")
                 return
@@ -310,11 +310,6 @@ class RunPanel(QScrollArea):
         self._set_running(True)
         self.log = []
         self.driver.start("run_program", request, temp_dirs.new_dir("run"))
-
-    def _interactive(self) -> bool:
-        if self.interactive is not None:
-            return self.interactive
-        return bool(getattr(self.window(), "interactive", True))
 
     def cancel(self) -> None:
         self.driver.cancel()

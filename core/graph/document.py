@@ -14,6 +14,7 @@ from enum import Enum
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.graph.ids import group_of, is_group
 from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.scene import EdgeLine, SceneModel, group_id, node_label, node_subtitle
 from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
 from pt2_viewer.core.model.program import Archive, Graph, Program
@@ -104,6 +105,10 @@ class DocumentModel:
     @property
     def level(self) -> GraphLevel:
         return self.levels[-1]
+
+    def context(self) -> ProgramContext:
+        """What the side panels show: this program at the level now shown."""
+        return ProgramContext(self.program, self.level.graph, self.level.index, self.archive)
 
     # -- navigation --------------------------------------------------------------------------------------------
     def enter_subgraph(self, node: str, subgraph: str) -> bool:
