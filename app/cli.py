@@ -17,6 +17,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "export": ("pt2_viewer.core.cli.export", "run a model script in the worker and save every exported program"),
     "decompose": ("pt2_viewer.core.cli.decompose", "decompose a program (functional, core ATen or a custom table)"),
     "run": ("pt2_viewer.core.cli.run", "run a program on CPU or CUDA and print output summaries and latency"),
+    "numerics": ("pt2_viewer.core.cli.numerics", "compare a program with a candidate node by node; find the first "
+                 "divergence"),
     "report": ("pt2_viewer.core.cli.report", "write one self-contained HTML report of a .pt2 or a model script"),
 }
 

@@ -1,0 +1,85 @@
+"""`pt2-viewer numerics FILE.pt2 --candidate core|functional|TABLE.py|bf16|fp16|cuda|compile|aoti [--threshold X]
+[--json]`: compare a program with a candidate node by node and print the first divergence and the worst nodes.
+
+With --json it prints the numerics job's result as one JSON object (docs/numerics.md): per-node metrics (`nodes`),
+`first_divergence`, `worst`, `memory`. Finding a divergence is an answer, not a failure: the exit status is non-zero
+only when the comparison could not run (1; 2 for a malformed request).
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pt2_viewer.core.cli.jobs import TRUST_HELP, finish, run_in_process, stderr_progress, table
+from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
+
+CANDIDATE_HELP = ("core or functional ATen, a decomposition table TABLE.py, bf16 or fp16 (casts inputs, parameters and "
+                  "buffers down), cuda (the same program on the GPU), compile or aoti (outputs only)")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="the .pt2 program (the reference)")
+    parser.add_argument("--candidate", required=True, metavar="core|functional|TABLE.py|bf16|fp16|cuda|compile|aoti",
+                        help=CANDIDATE_HELP)
+    parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
+                        help=f"relative error max|ref-cand|/max|ref| past which a node diverges "
+                        f"(default {DEFAULT_THRESHOLD})")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.add_argument("--inputs", choices=("auto", "sample", "generated"), default="auto",
+                        help="the archive's sample inputs or generated ones (auto: sample when saved)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for generated inputs")
+    parser.add_argument("--top", type=int, default=10, help="how many of the worst nodes to list (default 10)")
+    parser.add_argument("--budget-mb", type=float, default=1024,
+                        help="reference values held in memory before spilling to disk (default 1024)")
+    parser.add_argument("--table-name", help="name of the table in TABLE.py, if it has several")
+    parser.add_argument("--program", help="which program of the archive (default: 'model')")
+    parser.add_argument("--import", dest="preload", type=Path, metavar="FILE.py",
+                        help="a Python file to import first, e.g. the definition of a custom op")
+    parser.add_argument("--trust", action="store_true", help=TRUST_HELP)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def main(args: argparse.Namespace) -> int:
+    from pt2_viewer.core.numerics.job import run_job
+
+    request: dict[str, Any] = {
+        "program": str(args.file), "candidate": args.candidate, "threshold": args.threshold, "inputs": args.inputs,
+        "seed": args.seed, "top": args.top, "budget_mb": args.budget_mb, "table_name": args.table_name,
+        "program_name": args.program, "preload": str(args.preload) if args.preload else None, "trust": args.trust,
+    }
+    with tempfile.TemporaryDirectory(prefix="pt2v-numerics-") as out:
+        result = run_in_process(run_job, request, Path(out), stderr_progress(args.quiet or args.json))
+    return finish(result, args.json, readable)
+
+
+def _num(v: Any) -> str:
+    return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:.1f} MB"
+
+
+def readable(result: dict[str, Any]) -> str:
+    lines = [f"{result['program']} against {result['candidate']} ({result['inputs']['source']} inputs, threshold "
+             f"{result['threshold']:g} on max|ref-cand|/max|ref|): {result['compared']} "
+             f"{'nodes' if result['per_node'] else 'outputs'} compared"]
+    if result["note"]:
+        lines.append(result["note"])
+    found = result["first_divergence"]
+    if found:
+        lines.append(f"first divergence: {found['node']} (error {_num(found['error'])}; its inputs "
+                     f"{', '.join(found['inputs']) or 'none'} are within the threshold)")
+    else:
+        lines.append("no divergence: every compared value is within the threshold")
+    rows = [[w["node"], w["candidate"], _num(w["max_abs"]), _num(w["max_rel"]), _num(w["cosine"]),
+             _num(w["sqnr_db"]), str(w["nan"]), str(w["inf"]), w["note"]] for w in result["worst"]]
+    if rows:
+        lines.append(table(rows, ["node", "candidate", "max abs", "max rel", "cosine", "SQNR dB", "nan", "inf",
+                                  "note"]))
+    m = result["memory"]
+    lines.append(f"memory: {_mb(m['peak_held_bytes'])} of reference values held at most, {_mb(m['spilled_bytes'])} "
+                 f"spilled to disk, worker peak {_mb(m['peak_rss_bytes'])}")
+    return "\n".join(lines)

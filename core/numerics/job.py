@@ -1,0 +1,303 @@
+"""The numerics job: run a program (the reference) and a candidate on the same inputs, compare them node by node,
+and find the first divergence (core/numerics/metrics.py).
+
+Request (JSON): `program`, `candidate` ("core" | "functional" | a table .py | "bf16" | "fp16" | "cuda" | "compile" |
+"aoti"), optional `table_name`, `program_name`, `preload`, `trust`, `inputs` ("auto" | "sample" | "generated"),
+`dims`, `seed`, `threshold` (default 1e-2, on the relative error), `budget_mb` (reference values held in memory before
+spilling to disk; default 1024), `top` (worst nodes listed; default 20), `save_candidate` (write a decomposed
+candidate and its node mapping into OUT for the compare view).
+
+How each candidate is compared:
+- bf16 / fp16 / cuda: the same graph with floating inputs, parameters and buffers cast down (or moved to the GPU),
+  stepped in lockstep with the reference: node names match and only live values are held;
+- core / functional / table: the decomposed program; the reference runs first and keeps, in memory up to the budget
+  and on disk past it, only the values a decomposed node will be compared with (through torch's provenance mapping);
+- compile / aoti: torch gives no intermediate values, so only the outputs are compared (`per_node` false).
+The result is described in docs/numerics.md.
+"""
+from __future__ import annotations
+
+import math
+import resource
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pt2_viewer.core.decompose.job import decompose, decomposition_table, mapping_path_for
+from pt2_viewer.core.decompose.provenance import provenance_mapping
+from pt2_viewer.core.jobs.errors import JobFailure, failed_result, first_line
+from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program
+from pt2_viewer.core.numerics.capture import exits, inputs_of, low_precision_interpreter, shown_name, shown_order, steps
+from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError, compare_values, first_divergence, worst
+from pt2_viewer.core.numerics.store import MemoryUse, ReferenceStore
+from pt2_viewer.core.run.inputs import Inputs, check_inputs
+from pt2_viewer.core.run.job import _inputs, cuda_status  # the same inputs Run uses
+from pt2_viewer.core.run.tensor_stats import flat_outputs
+from pt2_viewer.core.run.timing import lifted_args
+
+Emit = Callable[[dict[str, Any]], None]
+PRECISIONS = ("bf16", "fp16")
+DECOMPOSITIONS = ("core", "functional")
+OUTPUTS_ONLY = ("compile", "aoti")
+CANDIDATES = (*DECOMPOSITIONS, *PRECISIONS, "cuda", *OUTPUTS_ONLY)
+OUTPUTS_ONLY_NOTE = "torch.compile and AOTInductor give no intermediate values: only the outputs are compared."
+
+
+def progress(emit: Emit, stage: str, fraction: float, message: str) -> None:
+    emit({"type": "progress", "stage": stage, "fraction": fraction, "message": message})
+
+
+def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
+    cuda_ok, why = cuda_status()
+    report: dict[str, Any] = {"cuda_available": cuda_ok, "cuda_unavailable_reason": why, "log": []}
+    try:
+        return _run(request, Path(out), emit, report)
+    except JobFailure as f:
+        emit({"type": "job_failed", **f.failure.to_json()})
+        return failed_result(f.failure, **report)
+
+
+def candidate_kind(candidate: str) -> str:
+    """'table' for a .py file, else the candidate itself if known; `JobFailure` otherwise."""
+    if candidate.endswith(".py"):
+        return "table"
+    if candidate not in CANDIDATES:
+        raise JobFailure("request", f"Unknown candidate '{candidate}'.",
+                         f"Choose one of {', '.join(CANDIDATES)}, or name a decomposition table .py file.")
+    return candidate
+
+
+def _guarded(what: str, fn: Callable[[], Any]) -> Any:
+    import torch
+
+    try:
+        return fn()
+    except JobFailure:
+        raise
+    except torch.OutOfMemoryError as e:
+        raise JobFailure("oom", f"Out of memory running {what}: {first_line(e)}",
+                         "Use smaller inputs (lower the dynamic dims) or a smaller memory budget.") from e
+    except Exception as e:
+        import traceback
+
+        raise JobFailure("run", f"Running {what} raised {type(e).__name__}: {first_line(e)}",
+                         "The log has the full traceback.", traceback.format_exc()) from e
+
+
+def _ref_args(ep: Any, flat_user: list[Any]) -> list[Any]:
+    """The lifted graph's arguments with buffers cloned: a program that updates a buffer in place must not change
+    what the candidate starts from."""
+    import torch
+    from torch.export.graph_signature import InputKind
+
+    args = lifted_args(ep, flat_user)
+    return [a.clone() if spec.kind == InputKind.BUFFER and isinstance(a, torch.Tensor) else a
+            for spec, a in zip(ep.graph_signature.input_specs, args)]
+
+
+def _cast(args: list[Any], dtype: Any) -> list[Any]:
+    import torch
+
+    return [a.detach().to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+
+
+def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
+    import torch
+    import torch.utils._pytree as pytree
+
+    if "program" not in request:
+        raise JobFailure("request", "The request names no program.", "Pass the .pt2 path as 'program'.")
+    candidate = str(request.get("candidate", "core"))
+    kind = candidate_kind(candidate)
+    threshold = float(request.get("threshold", DEFAULT_THRESHOLD))
+    if not threshold >= 0:
+        raise JobFailure("request", f"The threshold {threshold} is not a non-negative number.", "Use e.g. 0.01.")
+    if kind == "cuda" and not report["cuda_available"]:
+        raise JobFailure("cuda", f"CUDA is not available: {report['cuda_unavailable_reason']}.",
+                         "Compare another candidate, or run on a machine with an NVIDIA GPU and a CUDA build of torch.")
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    progress(emit, "load", 0.0, f"Loading {Path(request['program']).name}")
+    loaded = load_program(request["program"], request.get("program_name"), request.get("preload"),
+                          trusted=request.get("trust") is True)
+    report["log"] += loaded.log
+    inputs = _inputs(request, loaded)
+    sizes = check_inputs(loaded.ep, inputs.args, inputs.kwargs)
+    flat_user, _ = pytree.tree_flatten((inputs.args, inputs.kwargs))
+    seconds["load"] = time.perf_counter() - t0
+    report.update(program=str(loaded.path), program_name=loaded.name, candidate=candidate, kind=kind,
+                  threshold=threshold, inputs={"source": inputs.source, "sizes": sizes}, imported=loaded.imported)
+    budget = int(float(request.get("budget_mb", 1024)) * 2**20)
+    memory = MemoryUse()
+    ep = loaded.ep
+    order, ins = shown_order(ep.graph), inputs_of(ep.graph)
+    t = time.perf_counter()
+    with torch.no_grad():
+        if kind in OUTPUTS_ONLY:
+            errors = _outputs_only(kind, ep, inputs, out, emit, report)
+            order, ins = list(errors), {}
+        elif kind in (*PRECISIONS, "cuda"):
+            errors = _lockstep(kind, ep, flat_user, emit, report)
+        else:
+            errors = _decomposed(kind, candidate, ep, flat_user, out, budget, memory, emit, request, report)
+    seconds["compare"] = time.perf_counter() - t
+    memory.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    found = first_divergence(order, errors, ins, threshold)
+    nodes = [errors[n] for n in order if n in errors]
+    top = int(request.get("top", 20))
+    progress(emit, "done", 1.0, f"Compared {len(nodes)} nodes"
+             + (f"; first divergence at {found.node}" if found else "; no divergence"))
+    return {"ok": True, **report, "per_node": kind not in OUTPUTS_ONLY,
+            "note": OUTPUTS_ONLY_NOTE if kind in OUTPUTS_ONLY else "",
+            "compared": len(nodes), "not_compared": [n for n in order if n not in errors] if kind not in OUTPUTS_ONLY
+            else [], "first_divergence": found.to_json() if found else None,
+            "worst": [e.to_json() for e in worst(nodes, top)], "nodes": [e.to_json() for e in nodes],
+            "memory": memory.to_json(), "seconds": seconds}
+
+
+def _every(total: int) -> int:
+    return max(total // 50, 1)
+
+
+def _lockstep(kind: str, ep: Any, flat_user: list[Any], emit: Emit, report: dict[str, Any]) -> dict[str, NodeError]:
+    """Step the reference and the cast-down (or GPU) copy of the same graph together; node names match."""
+    import torch
+
+    ref_args = _ref_args(ep, flat_user)
+    if kind == "cuda":
+        from torch.export.passes import move_to_device_pass
+
+        cand_ep = _guarded("the move to CUDA", lambda: move_to_device_pass(ep, "cuda"))
+        cand_gm = cand_ep.graph_module
+        cand_args = [a.to("cuda") if isinstance(a, torch.Tensor) else a for a in _ref_args(cand_ep, flat_user)]
+        interp = None
+        label = "the program on CUDA"
+    else:
+        dtype = torch.bfloat16 if kind == "bf16" else torch.float16
+        cand_gm, cand_args = ep.graph_module, _cast(_ref_args(ep, flat_user), dtype)
+        interp = low_precision_interpreter(cand_gm, dtype)
+        label = f"the program in {kind}"
+    total = len(ep.graph.nodes)
+    every = _every(total)
+    progress(emit, "compare", 0.1, f"Running the program and {label} together ({total} nodes)")
+    errors: dict[str, NodeError] = {}
+    ref_steps, cand_steps = steps(ep.graph_module, ref_args), steps(cand_gm, cand_args, interp=interp)
+    k = 0
+    while True:
+        r = _guarded("the reference", lambda: next(ref_steps, None))
+        c = _guarded(label, lambda: next(cand_steps, None))
+        if r is None or c is None:
+            break
+        (rn, rv), (cn, cv) = r, c
+        k += 1
+        if k % every == 0:
+            progress(emit, "compare", 0.1 + 0.85 * k / total, f"Node {k} of {total}: {rn.name}")
+        if rn.op == "output" or shown_name(rn) != rn.name:
+            continue
+        e = compare_values(rn.name, cn.name, rv, cv)
+        if e is not None:
+            errors[rn.name] = e
+    return errors
+
+
+def _decomposed(kind: str, candidate: str, ep: Any, flat_user: list[Any], out: Path, budget: int,
+                memory: MemoryUse, emit: Emit, request: dict[str, Any], report: dict[str, Any]
+                ) -> dict[str, NodeError]:
+    """Decompose, run the reference keeping only mapped values (spilling past the budget), then run the candidate and
+    compare each mapped node as it is computed."""
+    progress(emit, "decompose", 0.05, f"Decomposing ({kind})")
+    table = decomposition_table(kind, candidate if kind == "table" else None, request.get("table_name"))
+    after = decompose(ep, table, report["log"])
+    mapping = provenance_mapping(ep.graph, after.graph, before_label=f"{Path(report['program']).name}",
+                                 after_label=f"{candidate}")
+    exit_to_ref = exits([(k.before, k.after) for k in mapping.links], after.graph)
+    wanted = set(exit_to_ref.values())
+    if request.get("save_candidate"):
+        from pt2_viewer.core.compare.mapping import write_mapping
+        from pt2_viewer.core.util.files import save_program
+
+        output = out / "candidate.pt2"
+        with captured_torch_logs(report["log"]):
+            save_program(after, output)
+        write_mapping(mapping, mapping_path_for(output))
+        report.update(candidate_program=str(output), mapping=str(mapping_path_for(output)))
+
+    store = ReferenceStore(out / "spill", budget, memory)
+    total = len(ep.graph.nodes) + len(after.graph.nodes)
+    every = _every(total)
+    k = 0
+    progress(emit, "reference", 0.2, f"Running the reference ({len(ep.graph.nodes)} nodes)")
+    for node, value in _guarded_steps("the reference", steps(ep.graph_module, _ref_args(ep, flat_user))):
+        k += 1
+        if k % every == 0:
+            progress(emit, "reference", 0.2 + 0.75 * k / total, f"Reference node {k}: {node.name}")
+        if node.name in wanted and node.op != "output":
+            store.put(node.name, _copied(value))  # a later in-place op (relu_) must not change it
+    errors: dict[str, NodeError] = {}
+    for node, value in _guarded_steps("the decomposed program", steps(after.graph_module, _ref_args(after, flat_user))):
+        k += 1
+        if k % every == 0:
+            progress(emit, "candidate", 0.2 + 0.75 * k / total, f"Candidate node {k}: {node.name}")
+        ref = exit_to_ref.get(node.name)
+        if ref is None or ref not in store:
+            continue
+        e = compare_values(ref, node.name, store.pop(ref), value)
+        if e is not None:
+            errors[ref] = e
+    return errors
+
+
+def _copied(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (tuple, list)):
+        return [_copied(v) for v in value]
+    return value
+
+
+def _guarded_steps(what: str, it: Any) -> Any:
+    while True:
+        item = _guarded(what, lambda: next(it, None))
+        if item is None:
+            return
+        yield item
+
+
+def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, report: dict[str, Any]
+                  ) -> dict[str, NodeError]:
+    import torch
+
+    module = ep.module()
+    progress(emit, "reference", 0.1, "Running the program")
+    reference = _guarded("the program", lambda: module(*inputs.args, **inputs.kwargs))
+    if kind == "compile":
+        progress(emit, "compile", 0.2, "Compiling with torch.compile (slow on CPU)")
+        compiled = torch.compile(module)
+        with captured_torch_logs(report["log"]):
+            result = _guarded("the torch.compile build", lambda: compiled(*inputs.args, **inputs.kwargs))
+    else:
+        from pt2_viewer.core.util.files import write_atomically
+
+        package = out / "model.aoti.pt2"
+        progress(emit, "aoti_compile", 0.2, "Compiling and packaging with AOTInductor (tens of seconds)")
+        try:
+            with captured_torch_logs(report["log"]):
+                write_atomically(package, lambda tmp: torch._inductor.aoti_compile_and_package(ep, package_path=tmp))
+        except Exception as e:
+            raise JobFailure("aoti", f"AOTInductor could not compile the program: {first_line(e)}",
+                             "The log has the full message.") from e
+        runner = _guarded("the AOTInductor package", lambda: torch._inductor.aoti_load_package(str(package)))
+        result = _guarded("the AOTInductor package", lambda: runner(*inputs.args, **inputs.kwargs))
+    errors: dict[str, NodeError] = {}
+    ref_leaves, cand_leaves = flat_outputs(reference), flat_outputs(result)
+    for (name, a), (_, b) in zip(ref_leaves, cand_leaves):
+        e = compare_values(name, name, a, b)
+        if e is not None:
+            errors[name] = e
+    if len(ref_leaves) != len(cand_leaves):
+        errors["out"] = NodeError("out", "out", math.inf, math.inf, math.nan, -math.inf, 0, 0,
+                                  note=f"{len(ref_leaves)} outputs vs {len(cand_leaves)}")
+    return errors
