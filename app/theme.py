@@ -137,6 +137,25 @@ def overlay_text_color(fill: QColor) -> QColor:
     return QColor("#1a1a1a") if fill.lightness() > 140 else QColor("#f4f4f4")
 
 
+# -- the source views' Python colours (app/widgets/python_highlighter.py), by token style: (light, dark) --------------
+CODE_STYLES = {
+    "keyword": ("#0033b3", "#cf8e6d"),
+    "builtin": ("#8a3aa8", "#c77dbb"),
+    "name": ("#00627a", "#56a8f5"),  # the name a `def` or `class` defines
+    "decorator": ("#9e880d", "#b3ae60"),
+    "number": ("#1750eb", "#2aacb8"),
+    "string": ("#067d17", "#6aab73"),
+    "comment": ("#8c8c8c", "#7a7e85"),
+    "torch": ("#871094", "#c77dbb"),  # torch.ops.aten.add.Tensor and the like
+}
+
+
+def code_color(style: str, dark: bool | None = None) -> QColor:
+    """The colour of one token style (`CODE_STYLES`) in Python source, for the current (or the given) palette."""
+    light, dark_colour = CODE_STYLES[style]
+    return _c(light, dark_colour, dark)
+
+
 def link_color(dark: bool | None = None) -> QColor:
     """Links in panels and details: the palette's default blue is unreadable on a dark background."""
     return _c("#1a5fb4", "#8ab4f8", dark)

@@ -1,95 +1,109 @@
-"""Python syntax colours for the source view and the code panel.
+"""Python syntax colours for the source view and the code panel: Pygments' Python lexer behind a QSyntaxHighlighter.
 
-A small QSyntaxHighlighter: keywords, builtins, `def`/`class` names, decorators, numbers, comments and strings
-(triple-quoted ones may span lines, tracked in the block state). The colours are chosen for the light and dark
-palettes alike by reading the palette when the highlighter is made.
+Qt highlights one block (line) at a time; Pygments lexes a whole text. So the highlighter lexes the whole document
+when a block's text is not the one it lexed last, keeps each line's spans, and colours a block from them. A block's
+state says whether the line ends inside a token that runs on (a triple-quoted string), so that after an edit that
+opens or closes one Qt goes on re-colouring the lines below. Colours come from app/theme.py (`code_color`), for the
+light or dark palette read when the highlighter is made.
 """
 from __future__ import annotations
 
-import builtins
-import keyword
 import re
-from dataclasses import dataclass
 
-from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from pygments.lexers.python import PythonLexer
+from pygments.token import Comment, Keyword, Name, Number, Operator, String, _TokenType
+from PySide6.QtGui import QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
 from pt2_viewer.app import theme
 
-_LIGHT = {"keyword": "#0033b3", "builtin": "#8a3aa8", "name": "#00627a", "decorator": "#9e880d",
-          "number": "#1750eb", "string": "#067d17", "comment": "#8c8c8c", "torch": "#871094"}
-_DARK = {"keyword": "#cf8e6d", "builtin": "#c77dbb", "name": "#56a8f5", "decorator": "#b3ae60",
-         "number": "#2aacb8", "string": "#6aab73", "comment": "#7a7e85", "torch": "#c77dbb"}
+# Pygments token types to our styles, most specific first (a Name.Builtin is a builtin, not a plain name).
+_STYLES: tuple[tuple[_TokenType, str], ...] = (
+    (Comment, "comment"),
+    (String, "string"),
+    (Number, "number"),
+    (Keyword, "keyword"),
+    (Operator.Word, "keyword"),  # and, or, not, in, is
+    (Name.Builtin, "builtin"),  # Name.Builtin.Pseudo too: self, cls
+    (Name.Decorator, "decorator"),
+    (Name.Function, "name"),  # the name a def defines (and magic methods)
+    (Name.Class, "name"),
+)
+_TORCH_OP = re.compile(r"\btorch\.ops\.[\w.]+")  # one token for the reader, five for Pygments
 
-_STATE_NONE, _STATE_TRIPLE_SINGLE, _STATE_TRIPLE_DOUBLE = -1, 1, 2
-_TRIPLE = {_STATE_TRIPLE_SINGLE: "'''", _STATE_TRIPLE_DOUBLE: '"""'}
+_PLAIN, _RUNS_ON = 0, 1  # block states: the line ends outside any token, or inside one that continues below
+
+Span = tuple[int, int, str]  # start and length within the line, style
 
 
-@dataclass(frozen=True)
-class _Rule:
-    pattern: re.Pattern[str]
-    style: str
-    group: int = 0
+def _style(token: _TokenType) -> str | None:
+    return next((style for kind, style in _STYLES if token in kind), None)
 
 
-_RULES = [
-    _Rule(re.compile(r"\b(" + "|".join(keyword.kwlist) + r")\b"), "keyword"),
-    _Rule(re.compile(r"\b(" + "|".join(n for n in dir(builtins) if not n.startswith("_")) + r")\b"), "builtin"),
-    _Rule(re.compile(r"\btorch\.ops\.[\w.]+"), "torch"),
-    _Rule(re.compile(r"\b(?:def|class)\s+(\w+)"), "name", 1),
-    _Rule(re.compile(r"^\s*@[\w.]+"), "decorator"),
-    _Rule(re.compile(r"\b(?:0[xX][0-9a-fA-F_]+|\d[\d_]*\.?\d*(?:[eE][+-]?\d+)?j?)\b"), "number"),
-]
-# Strings and comments are found together, left to right, so a '#' inside a string is not a comment.
-_STRING_OR_COMMENT = re.compile(r"""(?P<triple>'''|\"\"\")|(?P<string>[rbfuRBFU]{0,2}('[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"))|(?P<comment>\#.*)""")
+def python_spans(text: str) -> tuple[list[list[Span]], list[bool]]:
+    """Per line of `text`: the styled spans, and whether the line ends inside a token that goes on to the next (its
+    newline is styled: Pygments makes the newline inside a triple-quoted string a string token of its own)."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    spans: list[list[Span]] = [[] for _ in lines]
+    runs_on = [False] * len(lines)
+    line = 0
+    lexer = PythonLexer(stripnl=False, ensurenl=False)
+    for pos, token, value in lexer.get_tokens_unprocessed(text):
+        style = _style(token)
+        end = pos + len(value)
+        while line + 1 < len(lines) and starts[line + 1] <= pos:
+            line += 1
+        if style is None:
+            continue
+        k = line
+        while k < len(lines):  # a token over several lines: one span per line
+            newline = starts[k] + len(lines[k])
+            start, stop = max(pos, starts[k]), min(end, newline)
+            if stop > start:
+                spans[k].append((start - starts[k], stop - start, style))
+            if end <= newline:
+                break
+            runs_on[k] = True  # the token takes this line's newline: it goes on below (an open triple-quoted string)
+            k += 1
+    return spans, runs_on
 
 
 class PythonHighlighter(QSyntaxHighlighter):
     def __init__(self, document: QTextDocument, dark: bool | None = None) -> None:
         super().__init__(document)
-        colours = _DARK if (theme.is_dark() if dark is None else dark) else _LIGHT
         self.formats: dict[str, QTextCharFormat] = {}
-        for style, colour in colours.items():
+        for style in theme.CODE_STYLES:
             fmt = QTextCharFormat()
-            fmt.setForeground(QColor(colour))
+            fmt.setForeground(theme.code_color(style, dark))
             if style in ("keyword", "name"):
                 fmt.setFontWeight(QFont.Weight.Bold)
             if style == "comment":
                 fmt.setFontItalic(True)
             self.formats[style] = fmt
+        self._lines: list[str] = []
+        self._spans: list[list[Span]] = []
+        self._runs_on: list[bool] = []
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt's name)
-        for rule in _RULES:
-            for m in rule.pattern.finditer(text):
-                start, end = m.span(rule.group)
-                self.setFormat(start, end - start, self.formats[rule.style])
-        self.setCurrentBlockState(_STATE_NONE)
-        pos = 0
-        state = self.previousBlockState()
-        if state in _TRIPLE:
-            pos = self._close_triple(text, 0, state)
-            if pos < 0:
-                return
-        while pos < len(text):
-            m = _STRING_OR_COMMENT.search(text, pos)
-            if m is None:
-                return
-            if m.group("triple"):
-                state = _STATE_TRIPLE_SINGLE if m.group("triple") == "'''" else _STATE_TRIPLE_DOUBLE
-                pos = self._close_triple(text, m.start(), state, after=m.end())
-                if pos < 0:
-                    return
-            else:
-                style = "comment" if m.group("comment") else "string"
-                self.setFormat(m.start(), m.end() - m.start(), self.formats[style])
-                pos = m.end()
+        number = self.currentBlock().blockNumber()
+        if number >= len(self._lines) or self._lines[number] != text or len(self._lines) != self._block_count():
+            self._lex()
+        if number >= len(self._spans):
+            return
+        for m in _TORCH_OP.finditer(text):
+            self.setFormat(m.start(), m.end() - m.start(), self.formats["torch"])
+        for start, length, style in self._spans[number]:  # after: in a string or comment it is not an op
+            self.setFormat(start, length, self.formats[style])
+        self.setCurrentBlockState(_RUNS_ON if self._runs_on[number] else _PLAIN)
 
-    def _close_triple(self, text: str, start: int, state: int, after: int | None = None) -> int:
-        """Colour a triple-quoted string from `start`; the index after it, or -1 if it runs past this line."""
-        end = text.find(_TRIPLE[state], start if after is None else after)
-        if end < 0:
-            self.setFormat(start, len(text) - start, self.formats["string"])
-            self.setCurrentBlockState(state)
-            return -1
-        end += 3
-        self.setFormat(start, end - start, self.formats["string"])
-        return end
+    def _block_count(self) -> int:
+        document = self.document()
+        return document.blockCount() if document is not None else 0
+
+    def _lex(self) -> None:
+        document = self.document()
+        text = document.toPlainText() if document is not None else ""
+        self._lines = text.split("\n")
+        self._spans, self._runs_on = python_spans(text)
