@@ -14,3 +14,30 @@ if not (Path(__file__).resolve().parent / "core").is_dir() and (_CHECKOUT / "cor
     __path__.append(str(_CHECKOUT))  # a source checkout: core/ and app/ beside us
 
 __version__ = "0.1.0"
+
+
+def show(ep: object, name: str = "program", *, wait: bool = False, screenshot: str | None = None) -> Path:
+    """Show an ExportedProgram in the viewer, from a REPL or a notebook: `pt2_viewer.show(ep)`.
+
+    The program is saved with `torch.export.save` to a temporary `.pt2` (kept while this Python runs, swept once it
+    has ended), then handed to the window already running, or a new window opens on it. Returns the file's path.
+    `wait=True` blocks until that window closes. `screenshot="graph.png"` instead saves a picture of the graph and
+    returns once it is written (a notebook can display it). torch is imported only here, never by the window.
+    """
+    import subprocess
+    import sys
+
+    from pt2_viewer.core.platform import temp_dirs
+    from pt2_viewer.core.util.files import save_program
+
+    if not (hasattr(ep, "graph_module") and hasattr(ep, "graph_signature")):
+        raise TypeError(f"pt2_viewer.show() takes a torch.export.ExportedProgram, not {type(ep).__name__}")
+    path = save_program(ep, temp_dirs.new_dir("show") / f"{name}.pt2")
+    command = [sys.executable, "-m", "pt2_viewer", str(path)]
+    if screenshot is not None:
+        command += ["--screenshot", str(screenshot)]
+    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
+    if wait or screenshot is not None:
+        if proc.wait() != 0 and screenshot is not None:
+            raise RuntimeError(f"pt2-viewer could not draw {path} (see the message above)")
+    return path
