@@ -1,7 +1,7 @@
 """The tab of one model script: its export calls, why each failed, the options to export again, and its output.
 
-A thin view of `pt2_viewer.core.export.script_session.ScriptSession`. Opening the tab runs the script in the `export_script` worker
-(app/jobs/driver.py drives it without blocking the window); the Exports list fills in as each
+A thin view of `pt2_viewer.core.export.script_session.ScriptSession`. Opening the tab runs the script in the
+`export_script` worker (app/jobs/driver.py drives it without blocking the window); the Exports list fills in as each
 `torch.export.export` call starts and ends. Selecting a successful call shows its program (the `.pt2` read by the same
 reader and `DocumentWidget` as any archive) in the Program tab; a failed one is explained in the Explanation tab: the
 kind, the user's line (click to open it), the key message, a hint, the suggested change to `dynamic_shapes` with a
@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.export.diagnose_panel import DiagnosePanel
 from pt2_viewer.app.export.dynamic_shapes_editor import DynamicShapesEditor
 from pt2_viewer.app.export.guards_panel import GuardsPanel
 from pt2_viewer.app.graph.layout_client import LayoutClient
@@ -230,6 +231,9 @@ class ScriptDocument(QWidget):
         self.run_button = QPushButton("Run again")
         self.run_button.setToolTip("Run the whole script again with its own options")
         self.run_button.clicked.connect(lambda: self.start())
+        self.diagnose_button = QPushButton("Diagnose")
+        self.diagnose_button.setToolTip("List every export problem in one pass (torch's draft export), with fixes")
+        self.diagnose_button.clicked.connect(self.diagnose)
         self.exports = QListWidget()
         self.exports.setWordWrap(True)
         self.exports.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -261,6 +265,7 @@ class ScriptDocument(QWidget):
         run_row.addWidget(self.progress, 1)
         run_row.addWidget(self.cancel_button)
         run_row.addWidget(self.run_button)
+        run_row.addWidget(self.diagnose_button)
         lv.addLayout(run_row)
         lv.addWidget(self.progress_label)
         lv.addWidget(QLabel("Exports"))
@@ -286,6 +291,9 @@ class ScriptDocument(QWidget):
         self.views.addTab(self.program_stack, "Program")
         self.views.addTab(self.explanation, "Explanation")
         self.views.addTab(self.guards, "Guards")
+        self.problems = DiagnosePanel()
+        self.problems.source_requested.connect(self.open_source)
+        self.views.addTab(self.problems, "Problems")
         self.views.addTab(self.log_view, "Log")
 
         split = splitter(Qt.Orientation.Horizontal, left, self.views, sizes=(340, 1060), stretch=(1, 3),
@@ -311,12 +319,21 @@ class ScriptDocument(QWidget):
         self.driver.start(JOB, self.session.request(rerun), out, memory_limit_mb=self.memory_limit_mb,
                           timeout_s=self.timeout_s)
 
+    def diagnose(self) -> None:
+        """Run the script with the export doctor (app/export/diagnose_panel.py) and show its Problems tab."""
+        self.views.setCurrentWidget(self.problems)
+        runs = len(list(self.runs_root.glob("diagnose-*")))
+        self.problems.start(self.session.script, self.runs_root / f"diagnose-{runs + 1}",
+                            memory_limit_mb=self.memory_limit_mb, timeout_s=self.timeout_s)
+
     def cancel(self) -> None:
         self.driver.cancel()
+        self.problems.cancel()
 
     def shutdown(self) -> None:
         """The tab is closing: stop the worker and remove the run folders."""
         self.driver.cancel()
+        self.problems.cancel()
         self._cleanup()
 
     @property
