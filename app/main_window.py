@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self.export_action = self._add(file_menu, "Export Graph as &SVG or PNG…", "Ctrl+Shift+E", self.export_dialog)
         self.export_visible_action = self._add(file_menu, "Export &Visible Area as SVG or PNG…", None,
                                                lambda: self.export_dialog(visible_only=True))
+        self.report_action = self._add(file_menu, "Export &Report…", None, self.export_report_dialog)
         self.save_action = self._add(file_menu, "Save Program &As…", QKeySequence.StandardKey.SaveAs,
                                      self.save_program_dialog)
         file_menu.addSeparator()
@@ -365,6 +366,24 @@ class MainWindow(QMainWindow):
         event.acceptProposedAction()
 
     # -- other -------------------------------------------------------------------------------------------------
+    def export_report_dialog(self) -> None:
+        """File > Export Report…: the tab's program or script as one self-contained HTML file (core/report/)."""
+        from pt2_viewer.app.export.report_export import ReportWriter, report_source
+
+        source = report_source(self.tabs.currentWidget())
+        if source is None:
+            self._warn("Export Report", "Open a .pt2, or run a script to its end, first: a report shows a program "
+                       "or a script's export calls.")
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export report", "report.html", "HTML (*.html)")
+        if not path:
+            return
+        self.report_writer = ReportWriter(self)
+        self.report_writer.finished.connect(
+            lambda message, ok: self.statusBar().showMessage(message) if ok else self._warn("Export Report", message))
+        self.report_writer.write(source, path)
+        self.statusBar().showMessage(f"Writing the report {path}…")
+
     def export_dialog(self, visible_only: bool = False) -> None:
         """Save the whole graph, or only the part in view, as SVG or PNG."""
         doc = self.view_document()
