@@ -61,7 +61,8 @@ def build_request(args: argparse.Namespace) -> dict[str, Any]:
         try:
             call = int(args.rerun)
         except ValueError:
-            raise SystemExit(f"pt2-viewer export: --rerun takes a call index or 'convention', not {args.rerun!r}")
+            raise SystemExit(
+                f"pt2-viewer export: --rerun takes a call index or 'convention', not {args.rerun!r}") from None
     request["rerun"] = {"call": call, "strict": args.strict, "dynamic_shapes": _load_spec(args.dynamic_shapes)}
     return request
 
@@ -74,11 +75,11 @@ def _load_spec(value: str | None) -> dict[str, Any] | None:
         try:
             text = Path(value).read_text(encoding="utf-8")
         except OSError as e:
-            raise SystemExit(f"pt2-viewer export: cannot read --dynamic-shapes file {value}: {e.strerror}")
+            raise SystemExit(f"pt2-viewer export: cannot read --dynamic-shapes file {value}: {e.strerror}") from None
     try:
         spec = json.loads(text)
     except ValueError as e:
-        raise SystemExit(f"pt2-viewer export: --dynamic-shapes is not valid JSON: {e}")
+        raise SystemExit(f"pt2-viewer export: --dynamic-shapes is not valid JSON: {e}") from None
     if not isinstance(spec, dict):
         raise SystemExit("pt2-viewer export: --dynamic-shapes must be a JSON object with 'inputs' (and 'dims')")
     return spec

@@ -1,11 +1,11 @@
 """Which nodes of one program became which nodes of another: the node mapping, its JSON file, and a best-effort guess.
 
 A decomposition knows exactly where each new node came from (torch's provenance metadata; see
-`core/decompose/provenance.py`), and writes that as a mapping file beside the new `.pt2`. Two arbitrary programs (say, the
-same model exported twice) carry no such record, so `guess_mapping` pairs their nodes by name, target and module path,
-in that order of trust. Both produce a `NodeMapping`, and every link records the method that made it, so the GUI can
-show how sure a link is. Torch-free: it works on the reader's `Node` objects, or anything with `.name`, `.target` and
-`.module_path` (plain dicts with those keys too).
+`core/decompose/provenance.py`), and writes that as a mapping file beside the new `.pt2`. Two arbitrary programs (say,
+the same model exported twice) carry no such record, so `guess_mapping` pairs their nodes by name, target and module
+path, in that order of trust. Both produce a `NodeMapping`, and every link records the method that made it, so the GUI
+can show how sure a link is. Torch-free: it works on the reader's `Node` objects, or anything with `.name`, `.target`
+and `.module_path` (plain dicts with those keys too).
 """
 from __future__ import annotations
 

@@ -3,8 +3,9 @@ highlight when the user picks a node or an op.
 
 The compare view (app/compare/view.py) shows a program before and after a decomposition, or any two programs. It
 needs the same answers whichever way the pair was made: a decomposition brings torch's provenance mapping and the op
-counts the job measured; two arbitrary programs get `pt2_viewer.core.compare.mapping.guess_program_mapping` and op counts read from the
-archives. This module turns both into one `CompareSession`, without Qt and without torch, so the view only paints.
+counts the job measured; two arbitrary programs get `pt2_viewer.core.compare.mapping.guess_program_mapping` and op
+counts read from the archives. This module turns both into one `CompareSession`, without Qt and without torch, so the
+view only paints.
 """
 from __future__ import annotations
 

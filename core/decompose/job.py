@@ -96,7 +96,8 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, seconds: dict[str, floa
     t = time.perf_counter()
 
     progress(emit, "load", 0.0, f"Loading {src.name}")
-    loaded = load_program(src, request.get("program_name"), request.get("preload"), trusted=request.get("trust") is True)
+    loaded = load_program(src, request.get("program_name"), request.get("preload"),
+                          trusted=request.get("trust") is True)
     log += loaded.log
     seconds["load"] = time.perf_counter() - t
 

@@ -1,1 +1,2 @@
-"""Model scripts: running their export calls (the worker job), explaining failures, guards, dynamic_shapes specs, the report."""
+"""Model scripts: running their export calls (the worker job), explaining failures, guards, dynamic_shapes specs, the
+report."""

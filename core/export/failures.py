@@ -360,7 +360,8 @@ def apply_changes(spec: dict[str, Any], changes: list[SpecChange]) -> dict[str, 
         if change.action == "set_range" and change.dim:
             dims[change.dim] = {k: v for k, v in (("min", change.min), ("max", change.max)) if v is not None}
         elif change.action == "make_static" and change.dim:
-            _rewrite_refs(inputs, change.dim, lambda ref: ref.get("mul", 1) * change.value + ref.get("add", 0))
+            value = change.value
+            _rewrite_refs(inputs, change.dim, lambda ref, value=value: ref.get("mul", 1) * value + ref.get("add", 0))
             dims.pop(change.dim, None)
         elif change.action == "make_static" and change.input is not None and change.axis is not None:
             entry = inputs.get(change.input)

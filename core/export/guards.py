@@ -85,7 +85,8 @@ def guard_log_from_json(d: dict[str, Any]) -> GuardLog:
         return SourceLine(**v) if v else None
 
     return GuardLog(
-        symbols=[SymbolInfo(**{**s, "user_line": line(s.get("user_line")), "range": torch_range_text(s.get("range", ""))})
+        symbols=[SymbolInfo(**{**s, "user_line": line(s.get("user_line")),
+                               "range": torch_range_text(s.get("range", ""))})
                  for s in d.get("symbols", [])],
         guards=[GuardInfo(**{**g, "user_line": line(g.get("user_line"))}) for g in d.get("guards", [])],
         raw=list(d.get("raw", [])),

@@ -3,8 +3,9 @@
 Two kinds of script are supported (docs/worker.md):
   1. scripts that call `torch.export.export` themselves, any number of times (the torch.export tutorial does):
      each call is recorded in order with the line that made it, the program it produced (saved as a .pt2) or the
-     exception it raised (classified by pt2_viewer.core.export.failures), and the guards it added (pt2_viewer.core.export.guards). The exception still
-     reaches the script, so a failure the script catches does not stop the rest of it.
+     exception it raised (classified by pt2_viewer.core.export.failures), and the guards it added
+     (pt2_viewer.core.export.guards). The exception still reaches the script, so a failure the script catches does not
+     stop the rest of it.
   2. scripts that define `model`, `example_args` and optionally `example_kwargs`, `dynamic_shapes` and `strict`
      at module level: after the script ran, the job exports them itself.
 Request: {"script": PATH, "rerun": {"call": INDEX | "convention", "strict": BOOL, "dynamic_shapes": SPEC}}; "rerun"

@@ -378,7 +378,8 @@ class SceneModel:
             if ra is None or rb is None:
                 continue
             route = routes.get((a, b), ())
-            p0, p1 = (route[0], route[-1]) if route else ((ra[0] + ra[2] / 2, ra[1] + ra[3]), (rb[0] + rb[2] / 2, rb[1]))
+            p0, p1 = ((route[0], route[-1]) if route
+                      else ((ra[0] + ra[2] / 2, ra[1] + ra[3]), (rb[0] + rb[2] / 2, rb[1])))
             scene.edges.append(EdgeLine(a, b, tuple(dict.fromkeys(values)), p0, p1, route))
 
     def _start(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],

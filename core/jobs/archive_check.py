@@ -46,8 +46,8 @@ TRUST_HINT = ("If you trust where the file came from, run it again with --trust 
 BUILTIN_NAMESPACES = frozenset(
     {"aten", "prims", "higher_order", "_c10d_functional", "c10d_functional", "_dtensor", "c10d", "quantized",
      "_quantized", "quantized_decomposed", "profiler", "inductor", "_inductor_test", "debugprims", "rngprims",
-     "fbgemm", "mkldnn", "onednn", "_onednn", "mkl", "xpu", "prepacked", "_prims", "symm_mem", "_c10d_functional_autograd",
-     "_test", "_export", "export"}
+     "fbgemm", "mkldnn", "onednn", "_onednn", "mkl", "xpu", "prepacked", "_prims", "symm_mem",
+     "_c10d_functional_autograd", "_test", "_export", "export"}
 )
 SAFE_TYPE_MODULES = ("builtins", "collections", "torch")
 
@@ -326,5 +326,7 @@ def weights_only_problem(data: bytes) -> str | None:
         return (f"which calls {found.group(1)} when loaded" if found
                 else "which holds more than tensors (torch's weights-only unpickler refuses it)")
     except Exception as e:  # noqa: BLE001  damaged bytes: torch's own load reports it, nothing runs
-        return None if isinstance(e, (RuntimeError, EOFError, ValueError)) else f"which fails to load ({first_line(e, 80)})"
+        if isinstance(e, (RuntimeError, EOFError, ValueError)):
+            return None
+        return f"which fails to load ({first_line(e, 80)})"
     return None

@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 class Failure:
     """What went wrong, for people (`message`, `hint`) and for code (`kind`)."""
 
-    kind: str  # "load", "untrusted", "missing_op", "missing_type", "table", "decompose", "input", "constraint", "cuda", "oom", ...
+    # "load", "untrusted", "missing_op", "missing_type", "table", "decompose", "input", "constraint", "cuda", "oom", ...
+    kind: str
     message: str  # one or two sentences naming the problem
     hint: str = ""  # what the user can do about it
     detail: str = ""  # the original exception text or log lines, for the log panel

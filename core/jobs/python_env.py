@@ -1,7 +1,7 @@
 """Which Python runs the torch jobs, and what it has: torch's version, CUDA devices, whether transformers imports.
 
-The GUI never imports torch, and the PyInstaller bundle has none, so every torch job runs as `PYTHON -m pt2_viewer.core.worker`
-with a Python chosen here, first match wins:
+The GUI never imports torch, and the PyInstaller bundle has none, so every torch job runs as `PYTHON -m
+pt2_viewer.core.worker` with a Python chosen here, first match wins:
 
 1. the environment variable `PT2V_WORKER_PYTHON` (for a CUDA environment, a conda env, a bundle);
 2. the Python chosen in the window's Preferences (the app calls `set_preferred`; core never reads Qt settings);

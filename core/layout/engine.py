@@ -1,8 +1,8 @@
 """Run Graphviz `dot` in THIS process through pygraphviz and turn its answer into a LayoutResult.
 
 pygraphviz holds the GIL for the whole layout, so the GUI never calls this directly: the layout child
-(`python -m pt2_viewer.core.layout`) does, and so do headless rendering and tests. The graph is handed to Graphviz as DOT text
-with synthetic node names (n0, n1, ...), so any id string is safe, and read back as Graphviz's JSON output
+(`python -m pt2_viewer.core.layout`) does, and so do headless rendering and tests. The graph is handed to Graphviz as
+DOT text with synthetic node names (n0, n1, ...), so any id string is safe, and read back as Graphviz's JSON output
 (`json0`), so no Python loop walks Graphviz objects one attribute at a time.
 """
 from __future__ import annotations

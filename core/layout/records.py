@@ -116,7 +116,8 @@ class LayoutRequest(_JsonRecord):
         seen: set[str] = set()
         for node in self.nodes:
             if node.id in seen:
-                raise ValueError(f"layout request {self.key_hint!r}: node id {node.id!r} appears twice; ids must be unique")
+                raise ValueError(f"layout request {self.key_hint!r}: node id {node.id!r} appears twice; "
+                                 "ids must be unique")
             seen.add(node.id)
 
     def content(self) -> dict[str, Any]:

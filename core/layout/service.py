@@ -1,9 +1,9 @@
 """LayoutService: lays out graphs in ONE long-lived child process, so the GUI thread never waits on Graphviz.
 
 pygraphviz holds the GIL for a whole layout, so a layout in a thread of the GUI process freezes the GUI; in a child
-process it cannot. The child (`python -m pt2_viewer.core.layout`) is started on first need and kept, so Python start-up and the
-pygraphviz import are paid once. A background thread here does the blocking parts (disk-cache lookups, talking to the
-child, decoding replies); the caller's thread only queues work and collects finished tickets:
+process it cannot. The child (`python -m pt2_viewer.core.layout`) is started on first need and kept, so Python start-up
+and the pygraphviz import are paid once. A background thread here does the blocking parts (disk-cache lookups, talking
+to the child, decoding replies); the caller's thread only queues work and collects finished tickets:
 
     service = LayoutService()
     ticket = service.submit([request, ...])       # returns at once
@@ -279,7 +279,8 @@ class LayoutService:
         root = install.package_parent()
         if install.from_checkout():
             # run from a source checkout: the child must import this same checkout, whatever the current folder.
-            # (Installed, `pt2_viewer` is on the child's path anyway, and site-packages must not go ahead of the stdlib.)
+            # (Installed, `pt2_viewer` is on the child's path anyway, and site-packages must not go ahead of the
+            # stdlib.)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
         try:
             self._proc = subprocess.Popen(

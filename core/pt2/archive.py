@@ -59,7 +59,8 @@ class ArchiveFiles:
         if entry.size > limit:
             raise ArchiveError(
                 f"In '{self.path.name}', the entry '{name}' is {entry.size / 1e6:.1f} MB ({entry.size:,} bytes), more "
-                f"than the {limit / 1e6:.1f} MB ({limit:,} bytes) this viewer reads. The file may be damaged, or not a torch.export archive.",
+                f"than the {limit / 1e6:.1f} MB ({limit:,} bytes) this viewer reads. The file may be damaged, or not a "
+                "torch.export archive.",
                 path=str(self.path),
                 member=name,
             )
@@ -93,8 +94,8 @@ class ArchiveFiles:
             return json.loads(data, object_hook=_yield_point)
         except (ValueError, RecursionError) as e:
             raise ArchiveError(
-                f"In '{self.path.name}', the entry '{name}' is not valid JSON ({e}). The archive is damaged, or was not written by "
-                "torch.export.save.",
+                f"In '{self.path.name}', the entry '{name}' is not valid JSON ({e}). The archive is damaged, or was "
+                "not written by torch.export.save.",
                 path=str(self.path),
                 member=name,
             ) from None

@@ -25,8 +25,8 @@ def write_atomically(path: str | os.PathLike[str], content: Content, *, private:
     function `write(tmp_path)` that writes the file itself at a temp path with `path`'s name in `path`'s folder.
 
     `path`'s folder is created if missing, unless `parents=False` (a file the user chose to save: a missing folder is
-    their mistake to hear about, as FileNotFoundError). On any failure (including the function's own) `path` is left as it was,
-    no temp file remains, and the error propagates."""
+    their mistake to hear about, as FileNotFoundError). On any failure (including the function's own) `path` is left as
+    it was, no temp file remains, and the error propagates."""
     path = Path(path)
     if parents:
         path.parent.mkdir(parents=True, exist_ok=True)
