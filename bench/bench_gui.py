@@ -88,10 +88,11 @@ def frames(doc) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """Milliseconds to repaint after a pan step and a zoom step, zoomed out (fit) and at 1:1."""
     view = doc.view
     out = {}
+    steps = (("pan", lambda: view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + 40)),
+             ("zoom", lambda: view.zoom(1.1)))
     for label, setup in (("zoomed_out", view.fit), ("1to1", view.resetTransform)):
         setup()
-        for action, step in (("pan", lambda: view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + 40)),
-                             ("zoom", lambda: view.zoom(1.1))):
+        for action, step in steps:
             times = []
             for _ in range(10):
                 step()

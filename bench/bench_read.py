@@ -8,9 +8,9 @@ shared deep transformer-like model of `bench/big_model.py` (core ATen after `run
   1. that program with its own small weights (under 1 MB);
   2. the same program padded with ~1 GB of weights (one extra parameter, so one more input node).
 
-It prints the time to read each with `pt2_viewer.core.pt2.reader.read_archive` (+ `archive_info`), the time `torch.export.load`
-takes, and the ratio (target: at least 20x). It asserts nothing about time: machines differ. The archives are cached
-by `big_model.program_path` under `.cache/big-programs/`.
+It prints the time to read each with `pt2_viewer.core.pt2.reader.read_archive` (+ `archive_info`), the time
+`torch.export.load` takes, and the ratio (target: at least 20x). It asserts nothing about time: machines differ. The
+archives are cached by `big_model.program_path` under `.cache/big-programs/`.
 
 Run: `.venv/bin/python bench/bench_read.py [--layers 135] [--repeat 3] [--torch-repeat 1] [--skip-large]`
 """

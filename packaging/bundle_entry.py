@@ -1,9 +1,9 @@
 """Entry point of the PyInstaller bundle: `pt2-viewer [ARGS]`, plus `pt2-viewer -m MODULE [ARGS]`.
 
 In a bundle `sys.executable` is this program, not a Python, so code that starts a helper child process as
-`[sys.executable, "-m", "pt2_viewer.core.something", ...]` (the Graphviz layout child, for example) would start a second window
-instead. Accepting `-m MODULE` here keeps that one spelling working in both worlds. Only `pt2_viewer.` modules are
-run this way; torch jobs never run here (they need the user's own Python, see docs/packaging.md).
+`[sys.executable, "-m", "pt2_viewer.core.something", ...]` (the Graphviz layout child, for example) would start a second
+window instead. Accepting `-m MODULE` here keeps that one spelling working in both worlds. Only `pt2_viewer.` modules
+are run this way; torch jobs never run here (they need the user's own Python, see docs/packaging.md).
 """
 from __future__ import annotations
 

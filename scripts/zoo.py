@@ -4,9 +4,11 @@
 `.cache/zoo/`) and runs, for each program, training IR and decomposed, in a subprocess each:
 
   info        `python -m pt2_viewer info --json F`          equals what torch's own loader says the program holds
-  screenshot  `python -m pt2_viewer F --screenshot x.png`   the window's first view shows graph nodes (pixels, not exit code)
+  screenshot  `python -m pt2_viewer F --screenshot x.png`   the window's first view shows graph nodes (pixels, not
+                                                            its exit code)
   render      `python -m pt2_viewer render F -o x.svg`      an SVG that draws the program's nodes
-  run         `python -m pt2_viewer run F --device cpu --json`  the same outputs as torch running the program on its inputs
+  run         `python -m pt2_viewer run F --device cpu --json`  the same outputs as torch running the program on its
+                                                               inputs
   decompose   `python -m pt2_viewer decompose F --to core -o OUT.pt2`  the ops torch's run_decompositions gives
 
 No stderr may hold a Python traceback. Where torch itself cannot do what a command asks (run or decompose raise in

@@ -1,4 +1,5 @@
-"""What torch itself says a `.pt2` holds, in the shape of `pt2_viewer.core.pt2.info.archive_info`, plus every graph's edges.
+"""What torch itself says a `.pt2` holds, in the shape of `pt2_viewer.core.pt2.info.archive_info`, plus every graph's
+edges.
 
 The parity tests hold our reader (plain JSON, no torch) against torch's own deserializer: the same file loaded back
 with `load_pt2` (what `torch.export.load` uses), read through torch's public objects (`ExportedProgram.graph`,

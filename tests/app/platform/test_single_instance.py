@@ -1,4 +1,5 @@
-"""A second launch hands its files to the running instance over a per-user local socket (app/platform/single_instance.py).
+"""A second launch hands its files to the running instance over a per-user local socket
+(app/platform/single_instance.py).
 
 The running side is a SingleInstance in this test process (pytest-qt's event loop); the second launch is a real
 child process, exactly as a double-click would start one.

@@ -1,4 +1,5 @@
-"""pt2_viewer.core.export.failures: classifying real torch 2.13 export failures, in strict and non-strict mode, and export's fixes.
+"""pt2_viewer.core.export.failures: classifying real torch 2.13 export failures, in strict and non-strict mode, and
+export's fixes.
 
 The models below fail in this file, so this file is the "script" whose lines a failure must point at.
 """

@@ -1,4 +1,5 @@
-"""pt2_viewer.core.export.guards: capturing torch 2.13's TORCH_LOGS="+dynamic" records during real exports, and parsing them.
+"""pt2_viewer.core.export.guards: capturing torch 2.13's TORCH_LOGS="+dynamic" records during real exports, and parsing
+them.
 
 The models live in this file, so guards must point at lines of this file.
 """

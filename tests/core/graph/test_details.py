@@ -1,4 +1,5 @@
-"""core/graph/details.py on the panels' test program (tests/core/graph/test_readable.py exports it with torch and caches it)."""
+"""core/graph/details.py on the panels' test program (tests/core/graph/test_readable.py exports it with torch and caches
+it)."""
 from __future__ import annotations
 
 from pathlib import Path
