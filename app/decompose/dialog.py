@@ -2,8 +2,8 @@
 run the worker's `decompose` job with progress and Cancel, and hand the result on to open beside the original.
 
 A table file (and an 'import first' file) is Python code that the worker runs, so it needs the same trust
-confirmation as opening a script (`core/platform/trust.py`). Failures (a decomposition that raises, a broken table file, a
-custom op that is not registered) stay in the dialog in words, with torch's detail below, so the user can fix the
+confirmation as opening a script (`core/platform/trust.py`). Failures (a decomposition that raises, a broken table file,
+a custom op that is not registered) stay in the dialog in words, with torch's detail below, so the user can fix the
 file and press Decompose again.
 """
 from __future__ import annotations
@@ -210,7 +210,8 @@ class DecomposeDialog(QDialog):
 
     def _read(self, _path: str, archive: Archive) -> None:
         assert self.result is not None
-        self.stage.setText(f"Decomposed: {plural(self.result['nodes_before'], 'node')} became {self.result['nodes_after']}.")
+        self.stage.setText(f"Decomposed: {plural(self.result['nodes_before'], 'node')} "
+                           f"became {self.result['nodes_after']}.")
         self.out_dir = None  # now the comparison's (removed when its tab closes)
         self.decomposed.emit(self.result, archive)
         self.accept()

@@ -1,8 +1,8 @@
 """Edit an export call's `dynamic_shapes` one input dimension at a time.
 
-Each row is a `pt2_viewer.core.export.script_session.DimRow`: static, `Dim.AUTO`, `Dim.DYNAMIC` (both with an optional range) or a
-named `Dim` with min and max (rows with the same name share one Dim and its range). The widget only edits rows;
-`pt2_viewer.core.export.script_session.rows_to_spec` turns them into the JSON spec a rerun request carries.
+Each row is a `pt2_viewer.core.export.script_session.DimRow`: static, `Dim.AUTO`, `Dim.DYNAMIC` (both with an optional
+range) or a named `Dim` with min and max (rows with the same name share one Dim and its range). The widget only edits
+rows; `pt2_viewer.core.export.script_session.rows_to_spec` turns them into the JSON spec a rerun request carries.
 
 The report knows an input's number of dimensions only from the spec the script passed or from the symbols export
 created; for other inputs a spin box lets the user say how many dimensions to edit.

@@ -1,9 +1,9 @@
 """The guards of one export call: where each shape symbol came from and which user line added each guard.
 
-A view of the call's `pt2_viewer.core.export.guards.GuardLog` (captured by the worker while export ran). Symbols list the input
-dimension they stand for and their example value; guards list the readable expression (`Eq(x.shape[0], y.shape[1])`)
-and the script line that caused it. Clicking a line asks for the source (`source_requested(file, line)`); clicking a
-symbol asks to show it in the exported program's Symbols panel (`symbol_requested(name)`).
+A view of the call's `pt2_viewer.core.export.guards.GuardLog` (captured by the worker while export ran). Symbols list
+the input dimension they stand for and their example value; guards list the readable expression (`Eq(x.shape[0],
+y.shape[1])`) and the script line that caused it. Clicking a line asks for the source (`source_requested(file, line)`);
+clicking a symbol asks to show it in the exported program's Symbols panel (`symbol_requested(name)`).
 """
 from __future__ import annotations
 
@@ -81,8 +81,8 @@ class GuardsPanel(QWidget):
             self.header.setText(f"{title}: no shape symbols and no guards (all shapes static)." if title
                                 else "Select an export call to see its symbols and guards.")
         else:
-            self.header.setText(f"{title}: {plural(len(log.symbols), 'symbol')}, {plural(len(log.guards), 'guard')}. Click a line to "
-                                "open it; click a symbol to find it in the exported program.")
+            self.header.setText(f"{title}: {plural(len(log.symbols), 'symbol')}, {plural(len(log.guards), 'guard')}. "
+                                "Click a line to open it; click a symbol to find it in the exported program.")
 
     def _symbol_clicked(self, item: QTreeWidgetItem, column: int = 0) -> None:
         sym = item.data(0, DATA_ROLE)

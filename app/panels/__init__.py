@@ -8,8 +8,8 @@ relies on:
   - signals, emitted only for what the user did in the panel: `node_requested(str)`, `nodes_highlighted(list)`,
     `subgraph_requested(str, str)` (HOP node, subgraph name), `source_requested(str, int)` (file, 1-based line).
 
-The data each panel shows comes from core: core/graph/details.py, core/graph/readable.py, core/graph/summary.py. This module holds
-only the few looks the panels share.
+The data each panel shows comes from core: core/graph/details.py, core/graph/readable.py, core/graph/summary.py. This
+module holds only the few looks the panels share.
 """
 from __future__ import annotations
 

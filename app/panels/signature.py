@@ -1,5 +1,5 @@
-"""The signature panel: the program's inputs and outputs (pt2_viewer.core.graph.summary.signature_rows) with kind, target, dtype and
-shape; clicking a row selects its node (an input's placeholder, an output's producer).
+"""The signature panel: the program's inputs and outputs (pt2_viewer.core.graph.summary.signature_rows) with kind,
+target, dtype and shape; clicking a row selects its node (an input's placeholder, an output's producer).
 
 Inside a HOP subgraph it lists that subgraph's own inputs and outputs.
 """

@@ -1,5 +1,5 @@
-"""The symbols panel: each symbolic dimension (pt2_viewer.core.graph.summary.symbol_rows) with its range, backed or unbacked, the
-input dim it stands for, its example value and the runtime asserts that bound it.
+"""The symbols panel: each symbolic dimension (pt2_viewer.core.graph.summary.symbol_rows) with its range, backed or
+unbacked, the input dim it stands for, its example value and the runtime asserts that bound it.
 
 Clicking a symbol highlights the nodes of the graph shown whose shapes use it (`nodes_highlighted`). When a node is
 selected elsewhere, the symbols its shapes use are shown in bold.

@@ -1,8 +1,9 @@
 """Ask before running a model script: opening a `.py` file runs its code with the user's rights.
 
-The first time a file is opened (per path AND content, `pt2_viewer.core.platform.trust.TrustStore`), the user sees its path and a clear
-warning and must say yes; the yes is remembered until the file changes. Without dialogs (tests, `--screenshot`) a
-script runs only if it was trusted before or the caller says the user asked for it explicitly (`trust_scripts`).
+The first time a file is opened (per path AND content, `pt2_viewer.core.platform.trust.TrustStore`), the user sees its
+path and a clear warning and must say yes; the yes is remembered until the file changes. Without dialogs (tests,
+`--screenshot`) a script runs only if it was trusted before or the caller says the user asked for it explicitly
+(`trust_scripts`).
 
 A `.pt2` is data, but one can hold code torch would run when loading it (pickled objects, modules to import); the
 worker refuses such a file (core/jobs/archive_check.py) and `confirm_program` asks, listing what was found, with the
