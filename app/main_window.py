@@ -115,7 +115,8 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         self.view_actions += [
             self._add(view, "&Expand All Groups", "Ctrl+E", lambda: self._view_call(lambda d: d.expand_all())),
-            self._add(view, "&Collapse All Groups", "Ctrl+Shift+C", lambda: self._view_call(lambda d: d.collapse_all())),
+            self._add(view, "&Collapse All Groups", "Ctrl+Shift+C",
+                      lambda: self._view_call(lambda d: d.collapse_all())),
             self._add(view, "&Find…", QKeySequence.StandardKey.Find, lambda: self._view_call(_focus_find))]
         view.addSeparator()
         self.view_actions += [
