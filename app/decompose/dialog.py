@@ -55,7 +55,9 @@ class DecomposeDialog(QDialog):
         self.program_name = program_name
         self.trust = trust or TrustStore.default()
         self.interactive = interactive
-        self.driver = WorkerDriver(self)
+        self.driver = WorkerDriver(self, warm=program_path)  # the program's warm worker: loaded once for all jobs
+        if interactive:
+            self.driver.prewarm()  # torch imports while the user chooses a target
         self.driver.event.connect(self._event)
         self.driver.output.connect(lambda _stream, line: self.log.append(line))
         self.driver.finished.connect(self._finished)

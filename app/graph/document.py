@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.tools import GraphTools
 from pt2_viewer.app.graph.view import GraphView, MiniMap
+from pt2_viewer.app.numerics.panel import NumericsPanel
 from pt2_viewer.app.panels.code import CodePanel
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.panels.panel import Panel
@@ -45,6 +46,7 @@ from pt2_viewer.core.graph.document import DocumentChange, DocumentModel
 from pt2_viewer.core.graph.find_pattern import find_status, regex_problem
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.layout.records import LayoutError, LayoutResult
+from pt2_viewer.core.numerics.session import OVERLAY_NAME as NUMERICS_OVERLAY
 from pt2_viewer.core.util.words import plural
 
 PROGRESS_AFTER_MS = 500
@@ -154,6 +156,8 @@ class DocumentWidget(QWidget):
             self.panels.addTab(panel, title)
         self.run_panel = RunPanel(model.archive.path, model.program, interactive=interactive)
         self.panels.addTab(self.run_panel, "Run")
+        self.numerics_panel = NumericsPanel(model.archive.path, model.program, interactive=interactive)
+        self.panels.addTab(self.numerics_panel, "Numerics")
 
         split = splitter(Qt.Orientation.Horizontal, left, self.panels, sizes=(860, 540), stretch=(3, 1),
                          remember="document")
@@ -186,6 +190,9 @@ class DocumentWidget(QWidget):
             panel.source_requested.connect(lambda f, line: open_source(f, line, self))
         self.tools = GraphTools(self)  # history, arrow keys, right-click menu, overlays (run time, dtype ...)
         self.run_panel.node_requested.connect(self.reveal)
+        self.numerics_panel.node_requested.connect(self.reveal)
+        self.numerics_panel.overlay_changed.connect(lambda o: self.tools.add_overlay(o) if o is not None
+                                                    else self.tools.remove_overlay(NUMERICS_OVERLAY))
         self._stale_panels: set[str] = set()
         self.subgraph_menu: QMenu | None = None
         self.panels.currentChanged.connect(lambda _i: self._refresh_current_panel())

@@ -7,8 +7,16 @@ what is already there. The job's callbacks run inside `poll()` and are turned in
 
 A `.pt2` job the worker refused because the file holds code (error kind "untrusted": pickled objects, modules to
 import; core/jobs/archive_check.py) is not reported at once: the driver asks the user, listing what was found
-(app/platform/trust_dialog.py, remembered per file content), and on a yes runs the same job again with `trust`. Without dialogs
-(tests, `--screenshot`) only a file trusted before is run again; otherwise the refusal is reported as it came.
+(app/platform/trust_dialog.py, remembered per file content), and on a yes runs the same job again with `trust`.
+Without dialogs (tests, `--screenshot`) only a file trusted before is run again; otherwise the refusal is reported as
+it came.
+
+A driver made with `warm=PROGRAM` runs its jobs in the program's warm worker (core/jobs/warm.py, one pool per
+application): the program is loaded once for all its jobs. `hold=True` keeps that worker for as long as the driver
+lives (the Run panel: as long as the program's tab is open); the pool ends it when the last holder goes, after
+`PT2V_WARM_IDLE_S` idle seconds, over its memory cap, and when the application quits. `prewarm()` starts it early (it
+imports torch while the user picks what to do). A cancelled or crashed warm job ends its worker; the next job starts a
+fresh one.
 
 `cancel()` kills the job's whole process tree and returns within a second; so does the application quitting or the
 driver being destroyed with its owner. Called from a slot while `poll()` is
@@ -23,10 +31,28 @@ from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, S
 from PySide6.QtWidgets import QWidget
 
 from pt2_viewer.app.platform.trust_dialog import confirm_program
-from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.jobs.client import JobOutcome, WorkerJob
+from pt2_viewer.core.jobs.warm import AnyJob, WarmPool
+from pt2_viewer.core.platform.trust import TrustStore
 
 POLL_INTERVAL_MS = 30
+REAP_INTERVAL_MS = 30_000  # how often idle warm workers are checked (exited, over the memory cap, not held)
+_POOL: WarmPool | None = None
+
+
+def warm_pool() -> WarmPool:
+    """The application's warm workers; all of them end when it quits."""
+    global _POOL
+    if _POOL is None:
+        _POOL = WarmPool()
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(_POOL.close)
+            timer = QTimer(app)
+            timer.setInterval(REAP_INTERVAL_MS)
+            timer.timeout.connect(_POOL.reap)
+            timer.start()
+    return _POOL
 
 
 class WorkerDriver(QObject):
@@ -36,9 +62,14 @@ class WorkerDriver(QObject):
     output = Signal(str, str)
     finished = Signal(object)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, warm: str | None = None, hold: bool = False) -> None:
         super().__init__(parent)
-        self.job: WorkerJob | None = None
+        self.job: AnyJob | None = None
+        self.warm = warm  # the program whose warm worker runs this driver's jobs
+        if warm and hold:
+            token = object()  # outlives the driver in the slot below, unlike `self`
+            warm_pool().hold(warm, token)
+            self.destroyed.connect(lambda *_args, token=token: warm_pool().release(token))
         self._notifiers: dict[int, QSocketNotifier] = {}
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_INTERVAL_MS)
@@ -54,14 +85,20 @@ class WorkerDriver(QObject):
     def running(self) -> bool:
         return self.job is not None and self.job.running
 
-    def start(self, job: str, request: dict[str, Any], out_dir: str | Path, **options: Any) -> WorkerJob:
+    def prewarm(self) -> None:
+        """Start the program's warm worker now, so that the job asked for later starts at once."""
+        if self.warm:
+            warm_pool().prewarm(self.warm)
+
+    def start(self, job: str, request: dict[str, Any], out_dir: str | Path, **options: Any) -> AnyJob:
         """Start a job (`options` go to WorkerJob: timeout_s, memory_limit_mb, env ...). Never blocks."""
         if self.running:
             raise RuntimeError("a job is already running; cancel it or wait for `finished` first")
         self._cancel_requested = False
         self._started = (job, request, out_dir, options)
-        self.job = WorkerJob(job, request, out_dir, on_event=self.event.emit, on_output=self.output.emit,
-                             on_finished=self._on_finished, **options)
+        callbacks = {"on_event": self.event.emit, "on_output": self.output.emit, "on_finished": self._on_finished}
+        self.job = (warm_pool().job(job, request, out_dir, **callbacks, **options) if self.warm
+                    else WorkerJob(job, request, out_dir, **callbacks, **options))
         self.job.start()  # a start failure calls on_finished at once
         self.destroyed.connect(lambda *_args, job=self.job: _orphaned(job))  # its owner closed: nothing outlives it
         if self.job.running:
@@ -152,7 +189,7 @@ class WorkerDriver(QObject):
         return widget is not None
 
 
-def _orphaned(job: WorkerJob) -> None:
+def _orphaned(job: AnyJob) -> None:
     """The driver is gone (its tab or dialog closed): end the job without calling back into the dead driver."""
     job.on_event = job.on_output = job.on_finished = None
     job.cancel()

@@ -134,7 +134,7 @@ class RunPanel(QScrollArea):
         self.program = program
         self.trust = trust or TrustStore.default()
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
-        self.driver = WorkerDriver(self)
+        self.driver = WorkerDriver(self, warm=program_path, hold=True)  # its worker lives while the tab does
         self.result: dict[str, Any] | None = None
         self.log: list[str] = []
         self._asked_cuda = False

@@ -1,0 +1,278 @@
+"""The Numerics tab of a document: compare the program with a candidate (a decomposition, bf16/fp16, CUDA,
+torch.compile, AOTInductor) node by node in the worker, and show where its numbers go wrong.
+
+Choices: the candidate (and a table file), the inputs, the threshold. Results: a summary (first divergence, memory
+used), a table of every compared node sorted by error (the first divergence in bold, nodes over the threshold tinted;
+click one to show it in the graph), a "Go to first divergence" button, and the error painted on the graph as an
+overlay (`overlay_changed`). For a decomposition, "Compare at first divergence" asks for the compare view opened on it
+(`compare_requested(result, node)`; the job saved the candidate and its node mapping). What the numbers mean is
+decided in core/numerics/session.py; this panel lays them out and drives the job (app/jobs/driver.py), never blocking.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from pt2_viewer.app.jobs.driver import WorkerDriver
+from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row, job_failure_text
+from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.model.program import Program
+from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
+from pt2_viewer.core.numerics.session import (
+    CANDIDATE_CHOICES,
+    ErrorRow,
+    NumericsOptions,
+    build_request,
+    error_overlay,
+    error_rows,
+    first_divergence,
+    parse_threshold,
+    summary_text,
+)
+from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.core.platform.trust import TrustStore
+
+OVER_BRUSH = QBrush(QColor("#f9d0cc"))
+INPUT_CHOICES = (("auto", "Sample inputs when saved, else generated"), ("sample", "Sample inputs saved with the "
+                 "program"), ("generated", "Generated inputs (as Run makes them)"))
+
+
+class NumericsPanel(QScrollArea):
+    """Emits `overlay_changed(Overlay | None)`, `node_requested(name)` and `compare_requested(result, node)`."""
+
+    overlay_changed = Signal(object)
+    node_requested = Signal(str)
+    compare_requested = Signal(dict, str)
+    finished = Signal(object)
+
+    def __init__(self, program_path: str, program: Program, trust: TrustStore | None = None,
+                 interactive: bool = True, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.program_path = program_path
+        self.program = program
+        self.trust = trust or TrustStore.default()
+        self.interactive = interactive
+        self.driver = WorkerDriver(self, warm=program_path)
+        self.result: dict[str, Any] | None = None
+        self.rows: list[ErrorRow] = []
+        self.log: list[str] = []
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = QWidget()
+        self.setWidget(body)
+        v = QVBoxLayout(body)
+
+        choices = QGroupBox("Compare with")
+        form = QFormLayout(choices)
+        self.candidate = QComboBox()
+        for key, text in CANDIDATE_CHOICES:
+            self.candidate.addItem(text, key)
+        form.addRow("Candidate", self.candidate)
+        self.table_path = QLineEdit(placeholderText="a .py file defining a decomposition table")
+        self.table_browse = QPushButton("Browse…")
+        form.addRow("Table", file_row(self.table_path, self.table_browse))
+        self.input_mode = QComboBox()
+        for key, text in INPUT_CHOICES:
+            self.input_mode.addItem(text, key)
+        if not program.has_sample_inputs:
+            self.input_mode.setCurrentIndex(2)
+        form.addRow("Inputs", self.input_mode)
+        self.seed = QSpinBox(minimum=0, maximum=2**31 - 1)
+        form.addRow("Seed", self.seed)
+        self.threshold = QLineEdit(f"{DEFAULT_THRESHOLD:g}")
+        self.threshold.setToolTip("A node diverges when max|ref - cand| / max|ref| passes this")
+        form.addRow("Threshold", self.threshold)
+        v.addWidget(choices)
+
+        self.compare_button = QPushButton("Compare")
+        self.cancel_button = QPushButton("Cancel", enabled=False)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.compare_button)
+        buttons.addWidget(self.cancel_button)
+        v.addLayout(buttons)
+        self.stage = QLabel("")
+        self.stage.setWordWrap(True)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setVisible(False)
+        v.addWidget(self.stage)
+        v.addWidget(self.progress)
+
+        self.failure = FailureBox(160)
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.go_first = QPushButton("Go to first divergence", enabled=False)
+        self.open_compare = QPushButton("Compare view at first divergence", enabled=False)
+        self.open_compare.setToolTip("For a decomposition: open the reference and the candidate side by side, both "
+                                     "sides selected at the first divergence")
+        go = QHBoxLayout()
+        go.addWidget(self.go_first)
+        go.addWidget(self.open_compare)
+        self.table = QTableWidget(0, len(ErrorRow.COLUMNS))
+        self.table.setHorizontalHeaderLabels(ErrorRow.COLUMNS)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(len(ErrorRow.COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.table.setMinimumHeight(220)
+        for w in (self.failure, self.summary):
+            v.addWidget(w)
+        v.addLayout(go)
+        v.addWidget(QLabel("<b>Nodes by error</b> (click one to show it in the graph)"))
+        v.addWidget(self.table, 1)
+
+        self.candidate.currentIndexChanged.connect(lambda _i: self._update_enabled())
+        self.input_mode.currentIndexChanged.connect(lambda _i: self._update_enabled())
+        self.table_browse.clicked.connect(self._choose_table)
+        self.compare_button.clicked.connect(self.compare)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.go_first.clicked.connect(self.go_to_first_divergence)
+        self.open_compare.clicked.connect(self._ask_compare)
+        self.table.cellClicked.connect(lambda r, _c: self.node_requested.emit(self.rows[r].error.node))
+        self.driver.event.connect(self._event)
+        self.driver.output.connect(lambda _stream, line: self.log.append(line))
+        self.driver.finished.connect(self._finished)
+        self._update_enabled()
+
+    # -- choices ---------------------------------------------------------------------------------------------------
+    def _update_enabled(self) -> None:
+        table = self.candidate.currentData() == "table"
+        self.table_path.setEnabled(table)
+        self.table_browse.setEnabled(table)
+        self.seed.setEnabled(self.input_mode.currentData() == "generated")
+
+    def _choose_table(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Decomposition table", "", PY_FILTER)
+        if path:
+            self.table_path.setText(path)
+
+    def set_candidate(self, key: str, table: str | None = None) -> None:
+        self.candidate.setCurrentIndex(max(self.candidate.findData(key), 0))
+        if table:
+            self.table_path.setText(table)
+
+    def options(self) -> NumericsOptions | str:
+        """The choices as options, or what is wrong with them."""
+        threshold = parse_threshold(self.threshold.text())
+        if threshold is None:
+            return f"The threshold '{self.threshold.text()}' is not a non-negative number (e.g. 0.01 or 1e-3)."
+        key = str(self.candidate.currentData())
+        table = self.table_path.text().strip() or None
+        if key == "table":
+            if not table or not Path(table).expanduser().is_file():
+                return (f"The table file '{table or ''}' does not exist: choose a .py file defining a decomposition "
+                        "table.")
+            refused = confirm_code(self, Path(table).expanduser(), self.trust, self.interactive, "the table file")
+            if refused:
+                return refused
+        return NumericsOptions(candidate=key, table=str(Path(table).expanduser()) if key == "table" and table else None,
+                               inputs=str(self.input_mode.currentData()), seed=self.seed.value(), threshold=threshold)
+
+    # -- running ---------------------------------------------------------------------------------------------------
+    def compare(self) -> None:
+        if self.driver.running:
+            return
+        options = self.options()
+        if isinstance(options, str):
+            self.failure.show_failure(options, "", [])
+            return
+        self._clear()
+        self.stage.setText("Starting the worker…")
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
+        self._set_running(True)
+        self.log = []
+        self.driver.start("numerics", build_request(self.program_path, self.program.name, options),
+                          temp_dirs.new_dir("numerics"))
+
+    def cancel(self) -> None:
+        self.driver.cancel()
+
+    def _set_running(self, running: bool) -> None:
+        self.compare_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+
+    def _event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "progress":
+            self.progress.setValue(int(float(event.get("fraction", 0.0)) * 100))
+            self.stage.setText(str(event.get("message", "")))
+
+    def _clear(self) -> None:
+        self.failure.clear()
+        self.summary.setText("")
+        self.table.setRowCount(0)
+        self.rows = []
+        self.go_first.setEnabled(False)
+        self.open_compare.setEnabled(False)
+        self.overlay_changed.emit(None)
+
+    def _finished(self, outcome: JobOutcome) -> None:
+        self.progress.setVisible(False)
+        self._set_running(False)
+        failed = job_failure_text(outcome)
+        self.result = outcome.result if outcome.ok else None
+        if failed is not None:
+            self.stage.setText("The comparison did not run." if outcome.status != "cancelled" else outcome.message)
+            self.failure.show_failure(failed[0], failed[1], self.log)
+        else:
+            self.stage.setText("")
+            self.show_result(outcome.result or {})
+        self.finished.emit(self.result)
+
+    def show_result(self, result: dict[str, Any]) -> None:
+        """Fill the tab from a numerics job's result and paint its errors on the graph."""
+        self.result = result
+        self.summary.setText(summary_text(result))
+        self.rows = error_rows(result)
+        self.table.setRowCount(len(self.rows))
+        for r, row in enumerate(self.rows):
+            for c, text in enumerate(row.cells()):
+                item = QTableWidgetItem(text)
+                if row.over:
+                    item.setBackground(OVER_BRUSH)
+                if row.first:
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                    item.setToolTip("The first divergence: over the threshold while its inputs are within it")
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+        first = first_divergence(result)
+        self.go_first.setEnabled(first is not None)
+        self.open_compare.setEnabled(first is not None and bool(result.get("candidate_program")))
+        self.overlay_changed.emit(error_overlay(result))
+
+    def go_to_first_divergence(self) -> None:
+        first = first_divergence(self.result)
+        if first:
+            self.node_requested.emit(first)
+            for r, row in enumerate(self.rows):
+                if row.first:
+                    self.table.selectRow(r)
+
+    def _ask_compare(self) -> None:
+        first = first_divergence(self.result)
+        if first and self.result:
+            self.compare_requested.emit(self.result, first)

@@ -1,0 +1,162 @@
+"""What the Numerics tab shows, decided without Qt: the job's request from the tab's choices, the table rows sorted by
+error, the error overlay for the graph, and the summary line. app/numerics/panel.py only lays these out.
+
+The overlay colours each compared node by the order of magnitude of its error (log10), from the smallest error to the
+largest: the ten-fold steps of a precision loss or a bug are what the eye should see, not the one node that blew up.
+Nodes over the threshold are marked in their tooltip; infinite errors (NaN/Inf the reference lacks) are at the top.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from pt2_viewer.core.graph.overlays import LegendItem, Overlay
+from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError
+
+OVERLAY_NAME = "Numerics error"
+FLOOR = 1e-12  # errors below this (exact matches) are drawn at the bottom of the scale
+CANDIDATE_CHOICES = (("core", "Core ATen decomposition"), ("functional", "Functional ATen decomposition"),
+                     ("table", "My decomposition table (.py)…"), ("bf16", "bfloat16 (inputs, weights cast down)"),
+                     ("fp16", "float16 (inputs, weights cast down)"), ("cuda", "The same program on CUDA"),
+                     ("compile", "torch.compile (outputs only)"), ("aoti", "AOTInductor (outputs only)"))
+INPUT_MODES = ("auto", "sample", "generated")
+
+
+@dataclass
+class NumericsOptions:
+    candidate: str = "core"  # a CANDIDATE_CHOICES key
+    table: str | None = None  # the .py file, for "table"
+    inputs: str = "auto"
+    seed: int = 0
+    threshold: float = DEFAULT_THRESHOLD
+    preload: str | None = None
+
+
+def parse_threshold(text: str) -> float | None:
+    """The threshold the user typed ('1e-3', '0.01'), or None when it is not a non-negative number."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value >= 0 and math.isfinite(value) else None
+
+
+def build_request(program_path: str, program_name: str | None, options: NumericsOptions) -> dict[str, Any]:
+    """The `numerics` job's request (docs/numerics.md); a decomposed candidate is saved for the compare view."""
+    if options.inputs not in INPUT_MODES:
+        raise ValueError(f"inputs must be one of {', '.join(INPUT_MODES)}, not {options.inputs!r}")
+    if options.candidate == "table" and not options.table:
+        raise ValueError("a table candidate needs its .py file")
+    candidate = options.table if options.candidate == "table" else options.candidate
+    request: dict[str, Any] = {"program": program_path, "candidate": candidate, "inputs": options.inputs,
+                               "seed": options.seed, "threshold": options.threshold, "top": 20,
+                               "save_candidate": options.candidate in ("core", "functional", "table")}
+    if program_name:
+        request["program_name"] = program_name
+    if options.preload:
+        request["preload"] = options.preload
+    return request
+
+
+@dataclass
+class ErrorRow:
+    COLUMNS = ("node", "candidate", "max rel", "max abs", "cosine", "SQNR dB", "NaN", "Inf", "note")
+
+    error: NodeError
+    over: bool  # past the threshold
+    first: bool  # the first divergence
+
+    def cells(self) -> tuple[str, ...]:
+        e = self.error
+        return (e.node, e.candidate, _g(e.max_rel), _g(e.max_abs), _g(e.cosine, 6), _g(e.sqnr_db, 4), str(e.nan),
+                str(e.inf), e.note)
+
+
+def _g(v: float, digits: int = 3) -> str:
+    return f"{v:.{digits}g}" if math.isfinite(v) else str(v)
+
+
+def node_errors(result: dict[str, Any] | None) -> list[NodeError]:
+    if not result or not result.get("ok"):
+        return []
+    return [NodeError.from_json(n) for n in result.get("nodes", [])]
+
+
+def error_rows(result: dict[str, Any] | None) -> list[ErrorRow]:
+    """Every compared node, the largest error first (NaN/Inf the reference lacks count as infinite)."""
+    if not result or not result.get("ok"):
+        return []
+    threshold = float(result.get("threshold", DEFAULT_THRESHOLD))
+    first = (result.get("first_divergence") or {}).get("node")
+    errors = sorted(node_errors(result), key=lambda e: (-_sortable(e.error), e.sqnr_db))
+    return [ErrorRow(e, not e.error <= threshold, e.node == first) for e in errors]
+
+
+def _sortable(x: float) -> float:
+    return math.inf if math.isnan(x) else x
+
+
+def first_divergence(result: dict[str, Any] | None) -> str | None:
+    if not result or not result.get("ok") or not result.get("per_node"):
+        return None
+    return (result.get("first_divergence") or {}).get("node")
+
+
+def error_overlay(result: dict[str, Any] | None) -> Overlay | None:
+    """The per-node error painted on the reference's graph; None when nothing was compared node by node."""
+    if not result or not result.get("ok") or not result.get("per_node"):
+        return None
+    errors = node_errors(result)
+    if not errors:
+        return None
+    threshold = float(result.get("threshold", DEFAULT_THRESHOLD))
+    logs = {e.node: math.log10(max(e.error, FLOOR)) for e in errors if not math.isnan(e.error)}
+    finite = [v for v in logs.values() if math.isfinite(v)]
+    lo = min(finite, default=math.log10(FLOOR))
+    hi = max(finite, default=lo)
+    span = hi - lo
+    levels = {n: 1.0 if not math.isfinite(v) else ((v - lo) / span if span > 0 else 0.0) for n, v in logs.items()}
+    texts = {e.node: f"error {_g(e.error)} (max abs {_g(e.max_abs)}, cosine {_g(e.cosine, 6)}, SQNR "
+             f"{_g(e.sqnr_db, 4)} dB" + (f", {e.nan} NaN" if e.nan else "") + (f", {e.inf} Inf" if e.inf else "")
+             + (", over the threshold" if not e.error <= threshold else "") + ")" for e in errors}
+    first = first_divergence(result)
+    if first:
+        texts[first] = "FIRST DIVERGENCE: " + texts[first]
+    notes = [f"threshold {threshold:g}" + (f"; first divergence: {first}" if first else "; no divergence")]
+    if any(not math.isfinite(v) for v in logs.values()):
+        notes.append("NaN/Inf the reference lacks: top colour")
+    legend = [LegendItem(f"{10 ** lo:.0e}" if lo > math.log10(FLOOR) else "exact", level=0.0),
+              LegendItem(f"{10 ** hi:.0e}" if finite else "inf", level=1.0)]
+    return Overlay(OVERLAY_NAME, levels=levels, legend=legend, texts=texts, notes=notes)
+
+
+def summary_text(result: dict[str, Any] | None) -> str:
+    """One or two sentences: what was compared, where it first diverged, and the memory it took."""
+    if not result or not result.get("ok"):
+        return ""
+    what = "nodes" if result.get("per_node") else "outputs"
+    parts = [f"Compared {result.get('compared', 0)} {what} with {result.get('candidate')} "
+             f"({(result.get('inputs') or {}).get('source', '')} inputs)."]
+    if result.get("note"):
+        parts.append(str(result["note"]))
+    found = result.get("first_divergence")
+    if found:
+        parts.append(f"First divergence: {found['node']} (error {_g(float(found['error']))}, threshold "
+                     f"{float(result['threshold']):g}); its inputs are within the threshold.")
+    else:
+        parts.append(f"No divergence: every error is within {float(result['threshold']):g}.")
+    m = result.get("memory") or {}
+    if m:
+        parts.append(f"Memory: {m.get('peak_held_bytes', 0) / 2**20:.1f} MB of reference values held, "
+                     f"{m.get('spilled_bytes', 0) / 2**20:.1f} MB spilled, worker peak "
+                     f"{m.get('peak_rss_bytes', 0) / 2**20:.0f} MB.")
+    return " ".join(parts)
+
+
+def failure_text(result: dict[str, Any] | None) -> tuple[str, str] | None:
+    """(message and hint, detail) of a failed job, or None when it ran."""
+    if result is None or result.get("ok"):
+        return None
+    e = result.get("error") or {}
+    return (f"{e.get('message', 'The comparison failed.')} {e.get('hint', '')}".strip(), str(e.get("detail", "")))

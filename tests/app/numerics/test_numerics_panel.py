@@ -1,0 +1,87 @@
+"""The Numerics tab in the window, through the real worker: compare a program exported here with its fp16 copy, see
+the nodes sorted by error with the first divergence in bold, the error painted on the graph with its legend, and go
+to the first divergence; a threshold that is not a number and a missing table file are refused in one line; a core
+decomposition offers the compare view at the first divergence of a table that doubles conv2d. Offscreen; every wait
+is on a signal or a condition."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.app.numerics.panel import NumericsPanel
+from pt2_viewer.core.numerics.job import run_job
+from pt2_viewer.core.numerics.session import OVERLAY_NAME
+from tests.core.numerics.programs import numerics_programs  # noqa: F401  (a fixture)
+from tests.programs import REPO_ROOT
+
+TIMEOUT = 60_000
+JOB_TIMEOUT = 180_000  # the worker imports torch; the test machine's CPUs are shared
+
+
+def open_numerics_tab(qtbot, window: MainWindow, path: Path) -> tuple[DocumentWidget, NumericsPanel]:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
+        window.open_path(str(path))
+    doc = blocker.args[0]
+    doc.panels.setCurrentWidget(doc.numerics_panel)
+    return doc, doc.numerics_panel
+
+
+def test_fp16_overflow_in_the_window(qtbot, window: MainWindow, numerics_programs: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
+    panel.set_candidate("fp16")
+    with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
+        qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    result = blocker.args[0]
+    assert result is not None and result["ok"], panel.failure.error.text()
+    assert "First divergence: mul_1" in panel.summary.text() and "Memory:" in panel.summary.text()
+
+    # the table: every compared node, the largest error first; the infinite one is the first divergence, in bold
+    assert panel.table.rowCount() == result["compared"]
+    assert panel.table.item(0, 0).text() == "mul_1" and panel.table.item(0, 0).font().bold()
+    errors = [float(panel.table.item(r, 2).text()) for r in range(panel.table.rowCount())]
+    assert errors == sorted(errors, reverse=True)
+
+    # the overlay: the error on the graph, with its legend
+    qtbot.waitUntil(lambda: doc.ready, timeout=TIMEOUT)
+    assert doc.tools.overlay_name == OVERLAY_NAME and doc.tools.legend.isVisible()
+    overlay = doc.tools.extra[OVERLAY_NAME]
+    assert overlay.levels["mul_1"] == 1.0 and overlay.text("mul_1").startswith("FIRST DIVERGENCE")
+    assert doc.view.nodes["mul_1"].overlay_fill is not None
+
+    assert panel.go_first.isEnabled() and not panel.open_compare.isEnabled()  # fp16 has no decomposed program
+    qtbot.mouseClick(panel.go_first, Qt.MouseButton.LeftButton)
+    assert doc.model.selection == "mul_1"
+    qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton,
+                     pos=panel.table.visualItemRect(panel.table.item(panel.table.rowCount() - 1, 0)).center())
+    assert doc.model.selection == panel.table.item(panel.table.rowCount() - 1, 0).text()
+    window.grab().save("/tmp/numerics_panel.png")
+
+
+def test_bad_choices_are_refused_in_one_line(qtbot, window: MainWindow, numerics_programs: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    _doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
+    panel.threshold.setText("a lot")
+    panel.compare()
+    assert not panel.driver.running and "'a lot' is not a non-negative number" in panel.failure.error.text()
+    panel.threshold.setText("0.01")
+    panel.set_candidate("table", "/nonexistent/table.py")
+    panel.compare()
+    assert not panel.driver.running and "does not exist" in panel.failure.error.text()
+
+
+def test_a_decomposition_result_offers_the_compare_view(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                       numerics_programs: dict[str, Path], tmp_path: Path) -> None:
+    doc, panel = open_numerics_tab(qtbot, window, numerics_programs["convs"])
+    table = str(REPO_ROOT / "tests" / "tables" / "tutorial_conv2d.py")
+    result = run_job({"program": str(numerics_programs["convs"]), "candidate": table, "save_candidate": True},
+                     tmp_path, lambda e: None)
+    panel.show_result(result)
+    assert Path(result["candidate_program"]).is_file() and Path(result["mapping"]).is_file()
+    assert panel.open_compare.isEnabled()
+    with qtbot.waitSignal(panel.compare_requested, timeout=TIMEOUT) as blocker:
+        qtbot.mouseClick(panel.open_compare, Qt.MouseButton.LeftButton)
+    assert blocker.args[1] == "conv2d"
+    panel.show_result({"ok": False, "error": {"message": "x"}})  # a failed result clears the overlay
+    assert OVERLAY_NAME not in doc.tools.extra
