@@ -45,7 +45,8 @@ from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.core.graph.document import DocumentChange, DocumentModel
 from pt2_viewer.core.graph.find_pattern import find_status, regex_problem
 from pt2_viewer.core.graph.ids import node_of
-from pt2_viewer.core.layout.records import LayoutError, LayoutResult
+from pt2_viewer.core.layout.driver import LayoutRounds
+from pt2_viewer.core.layout.records import LayoutError, LayoutRequest
 from pt2_viewer.core.numerics.session import OVERLAY_NAME as NUMERICS_OVERLAY
 from pt2_viewer.core.util.words import plural
 
@@ -92,13 +93,12 @@ class DocumentWidget(QWidget):
         self.model = model
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.layouts = layouts
-        self._ticket: int | None = None
-        self._generation = 0
+        # Layout rounds through the layout child; each next round in a later turn of the event loop.
+        self.rounds = LayoutRounds(layouts.submit, layouts.cancel, lambda step: QTimer.singleShot(0, self, step))
         self._started = 0.0
         self._keep_view = False
         self.ready = False
         self.failure: str | None = None
-        self._next_round = False  # a layout round answered, the next one queued for the event loop
 
         self.view = GraphView()
         self.minimap = MiniMap(self.view, self.view)
@@ -211,72 +211,32 @@ class DocumentWidget(QWidget):
         self.relayout()
 
     def relayout(self) -> None:
-        """Send whatever layouts the current expansion still needs; draw when none is missing."""
-        if self._ticket is not None:  # superseded by a newer expansion
-            self.layouts.cancel(self._ticket)
-            self._ticket = None
-        self._next_round = False
-        self._generation += 1
-        generation = self._generation
-        scene = self.model.level.scene
-        try:
-            pending = scene.pending_requests()
-        except Exception as e:  # a bug, or an archive nobody foresaw: say so rather than wait forever
-            self._fail(_internal(e))
-            return
-        if not pending:
-            self._draw()
-            return
+        """Send whatever layouts the current expansion still needs (superseding any under way); draw when none is
+        missing."""
+        self.rounds.run(self.model.level.scene, on_ready=self._draw, on_failed=self._layout_failed,
+                        on_round=self._laying_out)
+
+    def _laying_out(self, pending: dict[str, LayoutRequest]) -> None:
         if not self._started:
             self._started = time.perf_counter()
             self._progress_timer.start()
             self.status.emit(f"Laying out {sum(len(r.nodes) for r in pending.values())} items…")
-        paths = list(pending)
-        requests = [pending[p] for p in paths]
-        answered = False
 
-        def done(outcome: list[LayoutResult] | LayoutError) -> None:
-            nonlocal answered
-            answered = True
-            if generation != self._generation:
-                return
-            self._ticket = None
-            if isinstance(outcome, LayoutError):
-                self._fail(f"Could not lay out the graph: {outcome}. Collapse some groups and try again.")
-                return
-            try:
-                scene.set_layouts({p: (r, res) for p, r, res in zip(paths, requests, outcome, strict=True)})
-            except Exception as e:
-                self._fail(_internal(e))
-                return
-            # The next round in a later turn of the event loop: answers from the cache can come back inside
-            # submit(), and a deep module tree must not become a deep Python stack.
-            self._next_round = True
-            QTimer.singleShot(0, self, lambda: self._round(generation))
-
-        try:
-            ticket = self.layouts.submit(requests, done)
-        except Exception as e:
-            self._fail(_internal(e))
-            return
-        if not answered:
-            self._ticket = ticket
+    def _layout_failed(self, error: BaseException) -> None:
+        if isinstance(error, LayoutError):
+            self._fail(f"Could not lay out the graph: {error}. Collapse some groups and try again.")
+        else:  # a bug, or an archive nobody foresaw: say so rather than wait forever
+            self._fail(_internal(error))
 
     @property
     def laying_out(self) -> bool:
         """A layout is on its way: a ticket with the layout process, or the next round about to be sent."""
-        return self._ticket is not None or self._next_round
-
-    def _round(self, generation: int) -> None:
-        if generation == self._generation:  # else a newer relayout() has taken over
-            self.relayout()
+        return self.rounds.busy
 
     def _fail(self, message: str) -> None:
         """Stop laying out and say why, in the document and to whoever listens: one line, what to do included."""
         message = " ".join(message.split())
-        self._generation += 1
-        self._ticket = None
-        self._next_round = False
+        self.rounds.stop()
         self._started = 0.0
         self.busy_row.setVisible(False)
         self.failure = message
@@ -287,11 +247,7 @@ class DocumentWidget(QWidget):
         self.layout_failed.emit(message)
 
     def cancel_layout(self) -> None:
-        if self._ticket is not None:
-            self.layouts.cancel(self._ticket)
-            self._ticket = None
-        self._next_round = False
-        self._generation += 1
+        self.rounds.stop()
         self._started = 0.0
         self.busy_row.setVisible(False)
         self.status.emit("Layout cancelled. Collapse some groups or expand fewer, then try again.")

@@ -75,6 +75,7 @@ def _draw(archive: Archive, program: Program, expand: str) -> GraphView:
     """A view holding the program's graph as the window draws it, laid out in this process."""
     from pt2_viewer.app.graph.view import GraphView
     from pt2_viewer.core.graph.document import DocumentModel
+    from pt2_viewer.core.layout.driver import lay_out_all
     from pt2_viewer.core.layout.engine import layout
 
     model = DocumentModel(archive, program)
@@ -83,7 +84,7 @@ def _draw(archive: Archive, program: Program, expand: str) -> GraphView:
         scene.expand_all()
     elif expand == "none":
         scene.collapse_all()
-    scene.lay_out_with(layout)
+    lay_out_all(scene, layout)
     view = GraphView()
     composed = scene.compose()
     view.show_layout(composed, model.looks(n.node for n in composed.nodes), model.edge_labeller())

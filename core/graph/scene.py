@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pt2_viewer.core.graph.ids import group_item, group_of
@@ -118,8 +117,8 @@ group_id = group_item  # the id of a group's box (core/graph/ids.py)
 
 
 class SceneModel:
-    """Expansion state and layouts of one graph. Views call `pending_requests`, feed results back with
-    `set_layouts`, and draw `compose()` once `ready`."""
+    """Expansion state and layouts of one graph. A layout driver (core/layout/driver.py) calls `pending_requests`
+    and feeds results back with `set_layouts`; views draw `compose()` once `ready`."""
 
     def __init__(self, graph: Graph, index: GraphIndex | None = None) -> None:
         self.graph = graph
@@ -300,15 +299,6 @@ class SceneModel:
         for path, (req, res) in results.items():
             self.layouts[path] = res
             self._layout_keys[path] = request_key(req)
-
-    def lay_out_with(self, engine: Callable[[LayoutRequest], LayoutResult]) -> int:
-        """Lay out everything the expansion needs with `engine` in this thread (headless rendering and tests: no
-        event loop to keep responsive); the number of rounds it took."""
-        rounds = 0
-        while pending := self.pending_requests():
-            self.set_layouts({path: (req, engine(req)) for path, req in pending.items()})
-            rounds += 1
-        return rounds
 
     @property
     def ready(self) -> bool:

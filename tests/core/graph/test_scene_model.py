@@ -9,6 +9,7 @@ import pytest
 from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.graph.ids import group_item
 from pt2_viewer.core.graph.scene import SceneModel
+from pt2_viewer.core.layout.driver import lay_out_all
 from pt2_viewer.core.layout.engine import layout
 from pt2_viewer.core.pt2.reader import read_archive
 
@@ -22,7 +23,7 @@ def doc() -> DocumentModel:
 
 
 def lay_out(scene: SceneModel) -> int:
-    return scene.lay_out_with(layout)
+    return lay_out_all(scene, layout)
 
 
 def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:

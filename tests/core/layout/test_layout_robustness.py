@@ -18,6 +18,7 @@ from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.graph.ids import group_of
 from pt2_viewer.core.graph.scene import MAX_OPEN_DEPTH, SceneLayout, SceneModel
 from pt2_viewer.core.layout import LayoutEdge, LayoutError, LayoutNode, LayoutRequest, LayoutService
+from pt2_viewer.core.layout.driver import lay_out_all
 from pt2_viewer.core.layout.engine import layout
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.programs import REPO_ROOT, with_model_json
@@ -28,7 +29,7 @@ TIMEOUT = 120_000
 
 def lay_out(scene: SceneModel) -> int:
     """Lay out everything the scene needs with Graphviz in this process; the number of rounds it took."""
-    return scene.lay_out_with(layout)
+    return lay_out_all(scene, layout)
 
 
 def open_doc(path: Path) -> DocumentModel:
@@ -152,7 +153,8 @@ def test_render_draws_crafted_archives(pt2_path, tmp_path: Path, craft) -> None:
 
 def test_screenshot_of_a_model_with_repeated_calls(pt2_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "shot.png"
-    proc = subprocess.run([sys.executable, "-m", "pt2_viewer", str(pt2_path("repeated_calls")), "--screenshot", str(out)],
+    command = [sys.executable, "-m", "pt2_viewer", str(pt2_path("repeated_calls")), "--screenshot", str(out)]
+    proc = subprocess.run(command,
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=150,
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert proc.returncode == 0, proc.stderr
