@@ -89,7 +89,13 @@ class NodeItem(QGraphicsItem):
         self.setToolTip(self.tip)
         self.overlay_fill: QColor | None = None  # an overlay's colour for this node (None: no overlay shown)
         self.overlay_stripe = False  # the kind colour as a stripe at the left, under an overlay
+        self.heat: float | None = None  # the node's level (0..1) in a scale overlay (a run's time), else None
         self._set_fills()
+
+    @property
+    def heat_fill(self) -> QColor | None:
+        """The overlay colour painted on the node (None: its kind colour)."""
+        return self.overlay_fill
 
     def _set_fills(self) -> None:
         fill = self.overlay_fill or self.kind_fill
@@ -99,8 +105,9 @@ class NodeItem(QGraphicsItem):
         self.detail_text = theme.overlay_text_color(fill) if self.overlay_fill is not None else self.text_color
         self.overview_text = theme.overlay_text_color(self.overview_fill)
 
-    def set_overlay(self, fill: QColor | None, text: str | None = None) -> None:
+    def set_overlay(self, fill: QColor | None, text: str | None = None, level: float | None = None) -> None:
         """Paint the node in an overlay's colour (the kind colour stays as a stripe); None: its kind colour."""
+        self.heat = level
         if fill == self.overlay_fill:
             return
         self.overlay_fill = fill
@@ -497,6 +504,11 @@ class GraphView(QGraphicsView):
         if self.edges is not None:
             self.edges.set_hot(hot_edges)
 
+    @property
+    def heat(self) -> dict[str, float]:
+        """The shown scale overlay's levels (a run's per-node time: 1.0 for the slowest node); {} without one."""
+        return dict(self.overlay.levels) if self.overlay is not None else {}
+
     def set_overlay(self, overlay: Overlay | None) -> None:
         """Paint an overlay (core/graph/overlays.py) over the nodes' kind colours; None: kind colours again."""
         self.overlay = overlay
@@ -510,7 +522,8 @@ class GraphView(QGraphicsView):
         elif item.name in o.categories:
             item.set_overlay(theme.overlay_category_color(o.categories[item.name]), f"{o.name}: {o.text(item.name)}")
         elif item.name in o.levels:
-            item.set_overlay(theme.overlay_scale_color(o.levels[item.name]), f"{o.name}: {o.text(item.name)}")
+            level = o.levels[item.name]
+            item.set_overlay(theme.overlay_scale_color(level), f"{o.name}: {o.text(item.name)}", level)
         else:
             item.set_overlay(theme.overlay_missing(), f"{o.name}: no value")
 
