@@ -1,5 +1,6 @@
 """The legend of the overlay shown on a graph: its name, what its colours mean (a scale's two ends, or each
-category), and a close button that brings back the kind colours. A translucent box in the view's top-right corner;
+category), and a close button that brings back the kind colours. A translucent box in the view's bottom-left
+corner (the minimap has the bottom-right; the program's start and group titles are at the top);
 a view of a core `Overlay` (core/graph/overlays.py), colours from app/theme.py."""
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ class OverlayLegend(QWidget):
 
     def place(self) -> None:
         v = self.view.viewport().geometry()
-        self.move(v.right() - self.width() - 10 + 1, v.top() + 10)
+        self.move(v.left() + 10, v.bottom() - self.height() - 10 + 1)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and self.overlay is not None:
