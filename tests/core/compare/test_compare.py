@@ -107,8 +107,8 @@ def test_mapping_file_round_trip_and_bad_files(tmp_path: Path) -> None:
 
 
 def test_compare_never_imports_torch() -> None:
-    code = ("import sys, pt2_viewer.core.compare.mapping, pt2_viewer.core.decompose.job, pt2_viewer.core.run.job, pt2_viewer.core.cli.run, "
-            "pt2_viewer.core.cli.decompose; print('torch' in sys.modules)")
+    code = ("import sys, pt2_viewer.core.compare.mapping, pt2_viewer.core.decompose.job, pt2_viewer.core.run.job, "
+            "pt2_viewer.core.cli.run, pt2_viewer.core.cli.decompose; print('torch' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"

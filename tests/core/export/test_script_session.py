@@ -138,7 +138,8 @@ def test_an_unfinished_call_is_marked_when_the_worker_stops(tmp_path: Path) -> N
     assert session.entries[0].summary == "exporting…" and session.running
     session.finish("cancelled", "Cancelled: the worker and everything it started were stopped.")
     assert session.entries[0].status == UNFINISHED
-    assert session.outcome_message.startswith("Cancelled:") and "1 export call seen before it stopped is listed" in session.outcome_message
+    assert session.outcome_message.startswith("Cancelled:")
+    assert "1 export call seen before it stopped is listed" in session.outcome_message
 
 
 def test_rows_round_trip_real_specs(several, convention) -> None:

@@ -120,7 +120,8 @@ def test_class_and_forward_headers_match_torch(panels_program: PanelsProgram) ->
     ours = readable_code(panels_program.program()).text.splitlines()
     theirs = [line for line in panels_program.torch_readable.splitlines() if line.strip().startswith("class ")]
     assert [line for line in ours if line.strip().startswith("class ")] == theirs
-    torch_forward = next(line for line in panels_program.torch_readable.splitlines() if "def forward(self, p_lin" in line)
+    torch_forward = next(line for line in panels_program.torch_readable.splitlines()
+                         if "def forward(self, p_lin" in line)
     params = re.findall(r'(\w+: "[^"]*")', torch_forward)
     assert params[-1] == 'x: "f32[s77, 4]"'
     # ours lists one input per line, in torch's order

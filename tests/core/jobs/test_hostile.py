@@ -173,7 +173,8 @@ def test_info_and_render_answer_in_one_clean_line(name, pt2_path, tmp_path, payl
         assert rc != 0 and len(text.strip().splitlines()) == 1, text
 
 
-@pytest.mark.parametrize("name", ["nan_range", "infinite_range", "inverted_range", "pickled_weight", "sympy_expression"])
+@pytest.mark.parametrize("name",
+                         ["nan_range", "infinite_range", "inverted_range", "pickled_weight", "sympy_expression"])
 def test_screenshot_opens_hostile_programs_without_running_or_hanging(name, pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
     path = make(name, pt2_path, tmp_path, payload)
     shot = tmp_path / "shot.png"

@@ -191,7 +191,8 @@ def test_a_python_that_cannot_start_is_reported(tmp_path):
 
 def test_worker_command_follows_the_architecture(tmp_path):
     job = WorkerJob(JOB, {}, tmp_path, memory_limit_mb=512)
-    assert job.command() == [sys.executable, "-m", "pt2_viewer.core.worker", JOB, "--request", str(tmp_path / "request.json"),
+    assert job.command() == [sys.executable, "-m", "pt2_viewer.core.worker", JOB,
+                             "--request", str(tmp_path / "request.json"),
                              "--out", str(tmp_path), "--max-memory-mb", "512"]
 
 

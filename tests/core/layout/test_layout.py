@@ -102,7 +102,7 @@ def test_edges_follow_request_order_and_bad_edges_are_ignored():
     assert result.edges[1].points == [] and result.edges[2].points == [], "self-loop and dangling edge: no route"
     for route in (result.edges[i] for i in (0, 3, 4, 5)):
         assert len(route.points) >= 4 and (len(route.points) - 1) % 3 == 0, "cubic spline: 1 + 3k control points"
-        (sx, sy), (dx, dy) = result.positions[route.src], result.positions[route.dst]
+        (_, sy), (_, dy) = result.positions[route.src], result.positions[route.dst]
         assert route.points[0][1] == pytest.approx(sy + 15, abs=2), "starts at the bottom of its source"
         assert route.head is not None and route.head[1] == pytest.approx(dy - 15, abs=2), "arrow tip on the target"
         assert all(sy <= y <= dy for _, y in route.points)

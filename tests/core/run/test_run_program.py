@@ -201,8 +201,8 @@ def test_cli_json_and_table(tagger: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_runs_through_the_worker(tagger: Path, tmp_path: Path) -> None:
     from pt2_viewer.core.jobs.client import run_job as run_worker
 
-    job, outcome = run_worker("run_program", {"program": str(tagger), "inputs": "generated", "dims": {"ids.shape[0]": 6},
-                                              "runs": 2, "warmup": 1}, tmp_path, timeout_s=240)
+    request = {"program": str(tagger), "inputs": "generated", "dims": {"ids.shape[0]": 6}, "runs": 2, "warmup": 1}
+    job, outcome = run_worker("run_program", request, tmp_path, timeout_s=240)
     assert outcome.ok, outcome.message
     assert outcome.result["ok"], outcome.result.get("error")
     assert outcome.result["outputs"][0]["shape"] == [6, 4, 3]
