@@ -126,12 +126,12 @@ def graph_data(program: Program, service: LayoutService | None = None) -> GraphD
     node_index: dict[str, int] = {}
     for g in every:
         for name in g.nodes:
-            n = graph.node_by_name[name]
+            node = graph.node_by_name[name]
             node_index[name] = len(data.nodes)
             data.nodes.append({
-                "name": name, "label": node_label(n), "sub": node_subtitle(n, graph),
-                "kind": node_kind(n, kinds), "target": n.target, "group": index_of[g.path],
-                "w": round(node_width(n, graph), 1), "hub": name in scene.index.hubs,
+                "name": name, "label": node_label(node), "sub": node_subtitle(node, graph),
+                "kind": node_kind(node, kinds), "target": node.target, "group": index_of[g.path],
+                "w": round(node_width(node, graph), 1), "hub": name in scene.index.hubs,
                 "details": _details(program, graph, name, scene),
             })
     seen: set[tuple[int, int]] = set()
