@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QTextBrowser,
 )
 
+from pt2_viewer.app import theme
 from pt2_viewer.app.compare.view import CompareView, ask_comparison_target
 from pt2_viewer.app.decompose.dialog import DecomposeDialog
 from pt2_viewer.app.graph.document import DocumentWidget
@@ -56,6 +57,7 @@ class MainWindow(QMainWindow):
         self.trust_scripts = trust_scripts  # run .py scripts without asking (the user named them for --screenshot)
         self.trust_store = TrustStore.default()
         self.settings = QSettings("pt2-viewer", "PT2 Viewer")
+        theme.apply_link_colors(QApplication.instance())  # links readable on a dark palette too
         self.layouts = layouts or LayoutClient(parent=self)
         self.loader = ArchiveLoader(self)
         self.loader.loaded.connect(self._archive_loaded)
