@@ -4,7 +4,11 @@ from the top graph) and the selection there. No Qt: the document widget records 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
+
+from pt2_viewer.core.model.program import Graph
 
 MAX_PLACES = 500
 
@@ -62,7 +66,11 @@ class History:
         return self.current
 
 
-def trail_of(levels: list) -> tuple[tuple[str, str], ...]:  # type: ignore[type-arg]
+class HasGraph(Protocol):
+    graph: Graph
+
+
+def trail_of(levels: Sequence[HasGraph]) -> tuple[tuple[str, str], ...]:
     """The (HOP node, subgraph) drills that lead from the first level to the last: each level is an object with a
     `graph` (core/graph/document.py's GraphLevel), found among its parent graph's nodes' subgraphs."""
     out: list[tuple[str, str]] = []
