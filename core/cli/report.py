@@ -17,6 +17,8 @@ EXIT_WORKER_FAILED = 2
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .pt2 archive, a model script (.py), or a folder written by pt2-viewer export")
+    parser.add_argument("more", nargs="*", metavar="OTHER.pt2",
+                        help="more .pt2 archives to show side by side (a program and its decomposition)")
     parser.add_argument("-o", "--output", required=True, help="the HTML file to write")
     parser.add_argument("--diagnose", action="store_true",
                         help="for a script: list every export problem (draft export)")
@@ -42,7 +44,7 @@ def main(args: argparse.Namespace) -> int:
                 return code
             size = write_script_report(code, args.output)
         else:
-            size = write_archive_report(source, args.output)
+            size = write_archive_report([source, *args.more], args.output)
     except ArchiveError as e:
         print(f"pt2-viewer report: {e}", file=sys.stderr)
         return EXIT_FAILED

@@ -2,13 +2,15 @@
 read without torch like everything else that views an archive."""
 from __future__ import annotations
 
+import html
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.graph.summary import signature_rows
 from pt2_viewer.core.layout.service import LayoutService
 from pt2_viewer.core.model.expr import range_text
-from pt2_viewer.core.model.program import Archive, Program
+from pt2_viewer.core.model.program import Archive, NodeOp, Program
 from pt2_viewer.core.report.graph_data import graph_data
 from pt2_viewer.core.report.page import ReportPage
 from pt2_viewer.core.util.words import plural
@@ -27,8 +29,38 @@ def program_section(program: Program, service: LayoutService | None = None, name
 
 
 def archive_page(archive: Archive, service: LayoutService | None = None) -> ReportPage:
-    programs = [program_section(p, service) for p in archive.programs]
-    nodes = sum(p.node_count for p in archive.programs)
-    torch = archive.programs[0].torch_version if archive.programs else ""
+    return archives_page([archive], service)
+
+
+def archives_page(archives: list[Archive], service: LayoutService | None = None) -> ReportPage:
+    """One archive's programs; several archives (a program and its decomposition) side by side: every program in
+    the page's program list, and a Compare tab with each op's count on each side."""
+    several = len(archives) > 1
+    owned = service is None
+    service = service or LayoutService()
+    try:
+        programs = [program_section(p, service, name=f"{Path(a.path).name}: {p.name}" if several else None)
+                    for a in archives for p in a.programs]
+    finally:
+        if owned:
+            service.close()
+    every = [p for a in archives for p in a.programs]
+    nodes = sum(p.node_count for p in every)
+    torch = every[0].torch_version if every else ""
     subtitle = f"{plural(len(programs), 'program')}, {plural(nodes, 'node')}" + (f", torch {torch}" if torch else "")
-    return ReportPage(title=Path(archive.path).name, subtitle=subtitle, programs=programs)
+    title = " vs ".join(Path(a.path).name for a in archives)
+    page = ReportPage(title=title, subtitle=subtitle, programs=programs)
+    if several:
+        page.extra_html, page.extra_tab = op_compare_html(archives), "Compare"
+    return page
+
+
+def op_compare_html(archives: list[Archive]) -> str:
+    """Each op's count in each archive (all its programs), ops that differ first."""
+    counts = [Counter(n.target.removeprefix("torch.ops.") for p in a.programs for _, g in p.all_graphs()
+                      for n in g.nodes if n.op is NodeOp.CALL_FUNCTION) for a in archives]
+    ops = sorted(set().union(*counts), key=lambda op: (len({c[op] for c in counts}) == 1, op))
+    head = "".join(f"<th>{html.escape(Path(a.path).name)}</th>" for a in archives)
+    rows = "".join(f"<tr{'' if len({c[op] for c in counts}) == 1 else ' class=bad'}><td><code>{html.escape(op)}"
+                   f"</code></td>" + "".join(f"<td>{c[op]}</td>" for c in counts) + "</tr>" for op in ops)
+    return f"<div class='sec'>Ops on each side (differences first)</div><table><tr><th>op</th>{head}</tr>{rows}</table>"

@@ -14,12 +14,14 @@ def write_page(page: ReportPage, out: str | Path) -> int:
     return len(text.encode("utf-8"))
 
 
-def write_archive_report(pt2: str | Path, out: str | Path) -> int:
-    """The report of a `.pt2` archive. Raises ArchiveError (bad file) or LayoutError (Graphviz failed)."""
+def write_archive_report(pt2: str | Path | list[str | Path], out: str | Path) -> int:
+    """The report of a `.pt2` archive, or of several side by side (a program and its decomposition). Raises
+    ArchiveError (bad file) or LayoutError (Graphviz failed)."""
     from pt2_viewer.core.pt2.reader import read_archive
-    from pt2_viewer.core.report.program_report import archive_page
+    from pt2_viewer.core.report.program_report import archives_page
 
-    return write_page(archive_page(read_archive(pt2)), out)
+    paths = pt2 if isinstance(pt2, list) else [pt2]
+    return write_page(archives_page([read_archive(p) for p in paths]), out)
 
 
 def write_script_report(export_dir: str | Path, out: str | Path) -> int:

@@ -63,3 +63,17 @@ def test_a_bad_file_is_one_line_and_no_report(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("pt2-viewer report:") and err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_program_and_its_decomposition_side_by_side(pt2_path, tmp_path):
+    parser = argparse.ArgumentParser()
+    report_cli.configure(parser)
+    out = tmp_path / "compare.html"
+    train, decomposed = pt2_path("batchnorm_train"), pt2_path("batchnorm_train_decomposed")
+    assert report_cli.main(parser.parse_args([str(train), str(decomposed), "-o", str(out)])) == 0
+    run = run_selftest(out, "batch_norm", tmp_path / "profile")
+    assert run.result["errors"] == [] and run.console == []
+    compare = run.result["extra"]
+    assert compare.startswith("Ops on each side (differences first)opbatchnorm_train.pt2batchnorm_train_decomposed.pt2")
+    text = out.read_text(encoding="utf-8")
+    assert '"name":"batchnorm_train.pt2: model"' in text and '"name":"batchnorm_train_decomposed.pt2: model"' in text
