@@ -151,6 +151,8 @@ class GraphTools(QObject):
         self.overlay_name = name if overlay is not None else None
         self.doc.view.set_overlay(overlay)
         self.legend.set_overlay(overlay)
+        if not self.doc.minimap.pixmap.isNull():
+            self.doc.minimap.refit()  # the small picture shows the overlay's colours too
 
     def _heat(self, heat: dict[str, float]) -> None:
         if heat:
