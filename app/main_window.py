@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
@@ -20,21 +21,22 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app import theme
 from pt2_viewer.app.compare.view import CompareView, ask_comparison_target
 from pt2_viewer.app.decompose.dialog import DecomposeDialog
+from pt2_viewer.app.export.script_document import ScriptDocument
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.export_image import export_scene
 from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.graph.loader import ArchiveLoader
+from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.graph.tools import fill_overlay_menu
 from pt2_viewer.app.graph.view import MiniMap, bool_setting
-from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
-from pt2_viewer.app.export.script_document import ScriptDocument
-from pt2_viewer.app.start_page import StartPage
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
+from pt2_viewer.app.start_page import StartPage
 from pt2_viewer.core.graph.document import DocumentModel
-from pt2_viewer.core.platform import temp_dirs
-from pt2_viewer.core.util.files import write_atomically
 from pt2_viewer.core.model.program import Archive, Program
+from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
+from pt2_viewer.core.util.files import write_atomically
 
 OPENABLE = (".pt2", ".py")
 MAX_RECENT = 10
@@ -168,19 +170,15 @@ class MainWindow(QMainWindow):
     def view_document(self) -> DocumentWidget | None:
         """The graph that View menu keys act on: the one holding the focus in the current tab (a comparison has
         two), else the current tab's program."""
-        tab = self.tabs.currentWidget()
-        w = QApplication.focusWidget()
-        while w is not None and tab is not None and w is not tab:
-            if isinstance(w, DocumentWidget):
-                return w
-            w = w.parentWidget()
-        if isinstance(tab, CompareView):
-            return tab.left
-        return self.current_document()
+        tab = self.current_tab()
+        graphs = tab.graphs() if tab is not None else []
+        focus = QApplication.focusWidget()
+        focused = [g for g in graphs if focus is not None and (g is focus or g.isAncestorOf(focus))]
+        return (focused or graphs or [None])[0]
 
     def _update_actions(self) -> None:
         """Menu entries that need a program are enabled only when the current tab shows one."""
-        tab = self.tabs.currentWidget()
+        tab = self.current_tab()
         doc = self.current_document()
         self.stack.setCurrentWidget(self.tabs if self.tabs.count() else self.start_page)
         if not self.tabs.count():
@@ -192,15 +190,18 @@ class MainWindow(QMainWindow):
             action.setEnabled(viewable)
         self.export_action.setEnabled(viewable)
         self.export_visible_action.setEnabled(viewable)
-        self.save_action.setEnabled(doc is not None or isinstance(tab, ScriptDocument))
-        self.save_decomposed_action.setEnabled(isinstance(tab, CompareView) and bool(tab.decomposed_path))
+        self.save_action.setEnabled(tab is not None and tab.can_save_program())
+        self.save_decomposed_action.setEnabled(tab is not None and tab.can_save_decomposed())
         self.close_action.setEnabled(tab is not None)
 
+    def current_tab(self) -> DocumentTab | None:
+        """The tab shown, through the one contract every tab keeps (app/graph/tab.py)."""
+        return cast("DocumentTab | None", self.tabs.currentWidget())
+
     def current_document(self) -> DocumentWidget | None:
-        w = self.tabs.currentWidget()
-        if isinstance(w, ScriptDocument):  # the program shown inside a script's tab
-            w = w.program_document
-        return w if isinstance(w, DocumentWidget) else None
+        """The program the Program menu acts on (the one shown inside a script's tab; none for a comparison)."""
+        tab = self.current_tab()
+        return tab.current_program() if tab is not None else None
 
     # -- opening -----------------------------------------------------------------------------------------------
     def open_dialog(self) -> None:
@@ -330,10 +331,7 @@ class MainWindow(QMainWindow):
 
     def _release(self, w: object) -> None:
         """A tab is going: stop its jobs and remove the temporary folders only it used."""
-        if isinstance(w, ScriptDocument):
-            w.shutdown()  # stop its worker, remove its run folders
-        elif isinstance(w, CompareView):
-            w.release()
+        cast("DocumentTab", w).release()
         temp_dirs.remove(self._owned_dirs.pop(w, None))
 
     # -- recent files ------------------------------------------------------------------------------------------
@@ -449,18 +447,17 @@ class MainWindow(QMainWindow):
         return view
 
     def save_decomposed_dialog(self) -> None:
-        view = self.tabs.currentWidget()
-        if isinstance(view, CompareView) and view.decomposed_path:
-            view.save_dialog()
+        tab = self.current_tab()
+        if tab is not None and tab.can_save_decomposed():
+            tab.save_decomposed_dialog()
         else:
             self._warn("Nothing to save", "Decompose a program first (Program > Decompose…), then save the "
                        "decomposed program from its comparison tab.")
 
     def save_program_dialog(self) -> None:
         """Save the program shown (an archive's, or the selected export of a script) as a .pt2, atomically."""
-        w = self.tabs.currentWidget()
-        source = w.selected_pt2() if isinstance(w, ScriptDocument) else (
-            w.model.archive.path if isinstance(w, DocumentWidget) else None)
+        tab = self.current_tab()
+        source = tab.program_file() if tab is not None and tab.can_save_program() else None
         if not source:
             self._warn("Nothing to save", "Select a successful export of a script, or open a program, first.")
             return

@@ -167,6 +167,25 @@ class CompareView(QWidget):
         session = session_from_programs(left[1], right[1], *titles)
         return cls(session, left[0], right[0], layouts, interactive=interactive)
 
+    # -- the tab contract (app/graph/tab.py) --------------------------------------------------------------------
+    def current_program(self) -> DocumentWidget | None:
+        return None  # two programs: the Program menu acts on one program at a time
+
+    def graphs(self) -> list[DocumentWidget]:
+        return [self.left, self.right]
+
+    def can_save_program(self) -> bool:
+        return False
+
+    def program_file(self) -> str | None:
+        return None
+
+    def can_save_decomposed(self) -> bool:
+        return bool(self.decomposed_path)
+
+    def save_decomposed_dialog(self) -> None:
+        self.save_dialog()
+
     def release(self) -> None:
         """The tab is closing: the decomposed program's temporary folder goes with it."""
         if self.decomposed_path is not None:

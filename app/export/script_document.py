@@ -505,6 +505,29 @@ class ScriptDocument(QWidget):
         entry = self.selected_entry()
         return entry.pt2 if entry is not None and entry.ok else None
 
+    # -- the tab contract (app/graph/tab.py) --------------------------------------------------------------------
+    def current_program(self) -> DocumentWidget | None:
+        return self.program_document  # the program shown in the Program tab
+
+    def graphs(self) -> list[DocumentWidget]:
+        return [self.program_document] if self.program_document is not None else []
+
+    def can_save_program(self) -> bool:
+        return True
+
+    def program_file(self) -> str | None:
+        pt2 = self.selected_pt2()
+        return str(pt2) if pt2 is not None else None
+
+    def can_save_decomposed(self) -> bool:
+        return False
+
+    def save_decomposed_dialog(self) -> None:
+        pass
+
+    def release(self) -> None:
+        self.shutdown()  # stop its worker, remove its run folders
+
     def open_entry(self, entry: ExportEntry) -> None:
         """Show a successful call's program in the Program tab (read off the GUI thread)."""
         if not entry.ok or entry.pt2 is None:

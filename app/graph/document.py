@@ -406,6 +406,29 @@ class DocumentWidget(QWidget):
         self.reveal(self.model.matches[row])
 
 
+    # -- the tab contract (app/graph/tab.py) --------------------------------------------------------------------
+    def current_program(self) -> DocumentWidget | None:
+        return self
+
+    def graphs(self) -> list[DocumentWidget]:
+        return [self]
+
+    def can_save_program(self) -> bool:
+        return True
+
+    def program_file(self) -> str | None:
+        return self.model.archive.path
+
+    def can_save_decomposed(self) -> bool:
+        return False
+
+    def save_decomposed_dialog(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+
 def _internal(e: BaseException) -> str:
     return (f"Could not draw the graph: internal error {type(e).__name__}: {e}. Collapse all or go back a level "
             "to see the rest; please report this with the file.")

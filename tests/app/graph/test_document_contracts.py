@@ -56,3 +56,18 @@ def test_a_symbol_is_shown_through_the_symbols_panel(qtbot, window: MainWindow) 
 def test_a_test_window_passes_interactive_down_to_every_run_panel(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     doc = open_example(qtbot, window)
     assert window.interactive is False and doc.interactive is False and doc.run_panel.interactive is False
+
+
+def test_the_window_asks_every_tab_the_same_questions(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    doc = open_example(qtbot, window)
+    tab = window.current_tab()
+    assert tab is doc and tab.current_program() is doc and tab.graphs() == [doc]
+    assert tab.program_file() == str(EXAMPLE) and window.save_action.isEnabled()
+    assert not window.save_decomposed_action.isEnabled()
+    view = window.compare_with(doc, doc.model.archive, doc.model.program)
+    qtbot.waitUntil(lambda: window.current_tab() is view, timeout=TIMEOUT)
+    assert view.graphs() == [view.left, view.right] and window.view_document() is view.left
+    assert window.current_document() is None and view.program_file() is None
+    view.right.view.setFocus()
+    qtbot.waitUntil(lambda: window.view_document() is view.right, timeout=TIMEOUT)  # the graph holding the focus
+    assert not window.save_action.isEnabled() and not window.save_decomposed_action.isEnabled()
