@@ -294,9 +294,9 @@ def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, rep
     errors: dict[str, NodeError] = {}
     ref_leaves, cand_leaves = flat_outputs(reference), flat_outputs(result)
     for (name, a), (_, b) in zip(ref_leaves, cand_leaves):
-        e = compare_values(name, name, a, b)
-        if e is not None:
-            errors[name] = e
+        node_error = compare_values(name, name, a, b)
+        if node_error is not None:
+            errors[name] = node_error
     if len(ref_leaves) != len(cand_leaves):
         errors["out"] = NodeError("out", "out", math.inf, math.inf, math.nan, -math.inf, 0, 0,
                                   note=f"{len(ref_leaves)} outputs vs {len(cand_leaves)}")
