@@ -52,7 +52,9 @@ class NodeError:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> NodeError:
         floats = ("max_abs", "max_rel", "cosine", "sqnr_db")
-        return cls(**{k: (float(v) if k in floats else v) for k, v in d.items() if k in cls.__dataclass_fields__})
+        fields: dict[str, Any] = {k: (float(v) if k in floats else v) for k, v in d.items()
+                                  if k in cls.__dataclass_fields__}
+        return cls(**fields)
 
 
 def _num(x: float) -> float | str:
