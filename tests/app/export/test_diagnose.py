@@ -5,30 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import QUrl
 
 from pt2_viewer.app.export.script_document import ScriptDocument
 from pt2_viewer.app.main_window import MainWindow
+from tests.app.export.test_script_document import one_thread, window  # noqa: F401  (the same fixtures)
 from tests.core.export.test_doctor import script_text
 
 TIMEOUT = 240_000
-
-
-@pytest.fixture(autouse=True)
-def one_thread(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the worker inherits it; the machine is shared
-
-
-@pytest.fixture
-def window(qtbot):  # type: ignore[no-untyped-def]
-    w = MainWindow(interactive=False, trust_scripts=True)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    for i in range(w.tabs.count()):
-        if isinstance(tab := w.tabs.widget(i), ScriptDocument):
-            tab.shutdown()
 
 
 def test_diagnose_lists_every_problem_with_its_fix_and_line(qtbot, window: MainWindow, tmp_path: Path) -> None:
