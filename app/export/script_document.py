@@ -208,6 +208,7 @@ class ScriptDocument(QWidget):
         self.driver.finished.connect(self._finished)
         self.loader = ArchiveLoader(self)
         self.loader.loaded.connect(self._program_loaded)
+        self.loader.built.connect(self._program_built)
         self.loader.failed.connect(lambda _p, msg: self._show_program_problem(msg))
         self.program_document: DocumentWidget | None = None
         self.document_entry: ExportEntry | None = None  # the call whose program `program_document` shows
@@ -548,15 +549,21 @@ class ScriptDocument(QWidget):
         if not archive.programs:
             self._show_program_problem(f"{Path(path).name} holds no program graph.")
             return
-        if self.program_document is not None:
-            self.program_stack.removeWidget(self.program_document)
-            self.program_document.deleteLater()
         ranks = program_input_ranks(archive.programs[0])
         if ranks != entry.program_ranks:  # the editor can now offer every dimension of every input
             entry.program_ranks = ranks
             if self.selected_entry() is entry:
                 self._show_controls(entry)
-        doc = DocumentWidget(DocumentModel(archive, archive.programs[0]), self.layouts, interactive=self.interactive)
+        self.loader.build(path, archive, archive.programs[0].name)  # indexes in a thread, as the window's tabs do
+
+    def _program_built(self, path: str, model: DocumentModel) -> None:
+        entry = self.program_entry
+        if entry is None or entry.pt2 is None or str(entry.pt2) != path:
+            return  # another call was selected meanwhile
+        if self.program_document is not None:
+            self.program_stack.removeWidget(self.program_document)
+            self.program_document.deleteLater()
+        doc = DocumentWidget(model, self.layouts, interactive=self.interactive)
         doc.status.connect(self.status)
         doc.layout_failed.connect(lambda msg: self.status.emit(f"Layout failed: {msg}"))
         doc.graph_ready.connect(lambda d=doc: self._graph_ready(d))
