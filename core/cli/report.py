@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
+
+from pt2_viewer.core.platform import temp_dirs
 
 EXIT_FAILED = 1
 EXIT_WORKER_FAILED = 2
@@ -42,7 +43,11 @@ def main(args: argparse.Namespace) -> int:
             code = _export_script(source, args)
             if isinstance(code, int):
                 return code
-            size = write_script_report(code, args.output)
+            try:
+                size = write_script_report(code, args.output)
+            finally:
+                if not args.export_dir:
+                    temp_dirs.remove(code)  # the page holds the programs; the run folder is not needed
         else:
             size = write_archive_report([source, *args.more], args.output)
     except ArchiveError as e:
@@ -54,6 +59,10 @@ def main(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         print(f"pt2-viewer report: could not write the report of {source}: {e}", file=sys.stderr)
         return EXIT_FAILED
+    except Exception as e:  # a bug, or a file nobody foresaw: one line, never a traceback
+        print(f"pt2-viewer report: could not make the report of {source}: internal error {type(e).__name__}: {e}. "
+              "Please report this with the file.", file=sys.stderr)
+        return EXIT_FAILED
     print(f"{args.output} ({size / 1e6:.2f} MB)")
     return 0
 
@@ -63,8 +72,7 @@ def _export_script(script: Path, args: argparse.Namespace) -> Path | int:
     from pt2_viewer.core.jobs import protocol
     from pt2_viewer.core.jobs.client import WorkerJob
 
-    out = Path(args.export_dir).expanduser().resolve() if args.export_dir else Path(
-        tempfile.mkdtemp(prefix="pt2v-report-"))
+    out = Path(args.export_dir).expanduser().resolve() if args.export_dir else temp_dirs.new_dir("report")
     request = {"script": str(script.resolve()), "diagnose": bool(args.diagnose)}
     job = WorkerJob("export_script", request, out, timeout_s=args.timeout)
     try:
@@ -76,5 +84,7 @@ def _export_script(script: Path, args: argparse.Namespace) -> Path | int:
         job.cancel()
     if outcome.status != protocol.OK:
         print(f"pt2-viewer report: {outcome.message}", file=sys.stderr)
+        if not args.export_dir:
+            temp_dirs.remove(out)
         return EXIT_WORKER_FAILED
     return out

@@ -4,8 +4,10 @@ export call with its outcome and explanation, the doctor's problems with their f
 from __future__ import annotations
 
 import argparse
+import os
 
 from pt2_viewer.core.cli import report as report_cli
+from pt2_viewer.core.platform import temp_dirs
 from tests.core.export.test_doctor import script_text
 from tests.core.report.browser import run_selftest
 
@@ -16,8 +18,9 @@ def test_script_report_lists_calls_problems_and_programs(tmp_path):
     parser = argparse.ArgumentParser()
     report_cli.configure(parser)
     page = tmp_path / "report.html"
-    args = parser.parse_args([str(script), "--diagnose", "--export-dir", str(tmp_path / "out"), "-o", str(page)])
+    args = parser.parse_args([str(script), "--diagnose", "-o", str(page)])
     assert report_cli.main(args) == 0
+    assert not list(temp_dirs.root().glob(f"pt2v-{os.getpid()}-report-*"))  # the run folder is gone
     run = run_selftest(page, "item", tmp_path / "profile")
     r = run.result
     assert r["errors"] == [] and run.console == []
