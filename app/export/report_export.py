@@ -10,18 +10,20 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+Source = tuple[str, list[Path]]  # ("script", [its latest export folder]) or ("archive", [PATH.pt2, ...])
 
-def report_source(tab: QObject | None) -> tuple[str, Path] | None:
-    """What the tab's report is made from: ("archive", PATH.pt2) or ("script", its latest export folder)."""
+
+def report_source(tab: QObject | None) -> Source | None:
+    """What the tab's report is made from: a script's last run, or the archives of the graphs the tab shows (one
+    program, or both sides of a comparison, app/graph/tab.py's `graphs()`)."""
     from pt2_viewer.app.export.script_document import ScriptDocument
-    from pt2_viewer.app.graph.document import DocumentWidget
 
     if isinstance(tab, ScriptDocument):
         out = tab.session.out_dir
-        return ("script", out) if out is not None and (out / "report.json").is_file() else None
-    if isinstance(tab, DocumentWidget):
-        return ("archive", Path(tab.model.archive.path))
-    return None
+        return ("script", [out]) if out is not None and (out / "report.json").is_file() else None
+    graphs = getattr(tab, "graphs", None)
+    paths = list(dict.fromkeys(Path(g.model.archive.path) for g in graphs())) if callable(graphs) else []
+    return ("archive", paths) if paths else None
 
 
 class ReportWriter(QObject):
@@ -29,19 +31,20 @@ class ReportWriter(QObject):
 
     finished = Signal(str, bool)
 
-    def write(self, source: tuple[str, Path], out: str | Path) -> threading.Thread:
+    def write(self, source: Source, out: str | Path) -> threading.Thread:
         thread = threading.Thread(target=self._run, args=(source, Path(out)), name="report-writer", daemon=True)
         thread.start()
         return thread
 
-    def _run(self, source: tuple[str, Path], out: Path) -> None:
+    def _run(self, source: Source, out: Path) -> None:
         from pt2_viewer.core.layout.records import LayoutError
         from pt2_viewer.core.pt2.errors import ArchiveError
         from pt2_viewer.core.report.write import write_archive_report, write_script_report
 
-        kind, path = source
+        kind, paths = source
         try:
-            size = write_script_report(path, out) if kind == "script" else write_archive_report(path, out)
+            size = (write_script_report(paths[0], out) if kind == "script"
+                    else write_archive_report(list(paths), out))
         except (ArchiveError, LayoutError, OSError, ValueError) as e:
             self.finished.emit(f"Could not write the report {out.name}: {e}", False)
             return

@@ -55,3 +55,18 @@ def test_export_report_of_the_script_tab_writes_one_html_file(qtbot, window: Mai
     assert ok and message.startswith(f"Saved the report {out}")
     text = out.read_text(encoding="utf-8")
     assert "#0 Foo (non-strict)" in text and "failed: data_dependent_guard" in text and '"name":"#2 Index"' in text
+
+
+def test_export_report_of_a_program_tab(qtbot, window: MainWindow, pt2_path, tmp_path: Path) -> None:
+    from pt2_viewer.app.export.report_export import ReportWriter, report_source
+
+    pt2 = pt2_path("topk_cond")
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+        window.open_path(str(pt2))
+    source = report_source(window.tabs.currentWidget())
+    assert source == ("archive", [Path(pt2)])
+    writer = ReportWriter(window)
+    out = tmp_path / "topk.html"
+    with qtbot.waitSignal(writer.finished, timeout=TIMEOUT) as done:
+        writer.write(source, out)
+    assert done.args[1] and '"name":"model"' in out.read_text(encoding="utf-8")
