@@ -8,6 +8,7 @@ only when the comparison could not run (1; 2 for a malformed request).
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,10 @@ CANDIDATE_HELP = ("core or functional ATen, a decomposition table TABLE.py, bf16
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="the .pt2 program (the reference)")
-    parser.add_argument("--candidate", required=True, metavar="core|functional|TABLE.py|bf16|fp16|cuda|compile|aoti",
-                        help=CANDIDATE_HELP)
+    parser.add_argument("file", type=Path, help="the .pt2 program (the reference); or a model script (.py, in the "
+                        "convention of docs/worker.md): its eager model is the reference for its exported program")
+    parser.add_argument("--candidate", metavar="core|functional|TABLE.py|bf16|fp16|cuda|compile|aoti",
+                        help=CANDIDATE_HELP + "; required for a .pt2")
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                         help=f"relative error max|ref-cand|/max|ref| past which a node diverges "
                         f"(default {DEFAULT_THRESHOLD})")
@@ -44,8 +46,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from pt2_viewer.core.numerics.job import run_job
 
+    script = args.file.suffix == ".py"
+    if not script and not args.candidate:
+        print("error: --candidate is required for a .pt2 (core, functional, TABLE.py, bf16, fp16, cuda, compile or "
+              "aoti)", file=sys.stderr)
+        return 2
     request: dict[str, Any] = {
-        "program": str(args.file), "candidate": args.candidate, "threshold": args.threshold, "inputs": args.inputs,
+        "program": str(args.file), "candidate": args.candidate, "script": str(args.file) if script else None,
+        "threshold": args.threshold, "inputs": args.inputs,
         "seed": args.seed, "top": args.top, "budget_mb": args.budget_mb, "table_name": args.table_name,
         "program_name": args.program, "preload": str(args.preload) if args.preload else None, "trust": args.trust,
     }

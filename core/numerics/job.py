@@ -106,6 +106,8 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     import torch
     import torch.utils._pytree as pytree
 
+    if request.get("script"):
+        return _script(request, emit, report)
     if "program" not in request:
         raise JobFailure("request", "The request names no program.", "Pass the .pt2 path as 'program'.")
     candidate = str(request.get("candidate", "core"))
@@ -303,3 +305,28 @@ def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, rep
         errors["out"] = NodeError("out", "out", math.inf, math.inf, math.nan, -math.inf, 0, 0,
                                   note=f"{len(ref_leaves)} outputs vs {len(cand_leaves)}")
     return errors
+
+
+def _script(request: dict[str, Any], emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
+    """A model script: its eager model is the reference, each submodule's output against the exported program's value
+    where that module's call ends (core/numerics/script_reference.py). The first divergence is the first module, in
+    the order the program computes them, over the threshold."""
+    from pt2_viewer.core.numerics.script_reference import compare_script
+
+    threshold = float(request.get("threshold", DEFAULT_THRESHOLD))
+    script = Path(request["script"])
+    t = time.perf_counter()
+    progress(emit, "export", 0.1, f"Importing {script.name}, exporting its model and running both")
+    order, errors, not_compared = compare_script(script)
+    found = first_divergence(order, errors, {}, threshold)
+    nodes = [errors[p] for p in order if p in errors]
+    progress(emit, "done", 1.0, f"Compared {len(nodes)} modules")
+    memory = MemoryUse(peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    return {"ok": True, **report, "program": str(script), "program_name": "model", "candidate": "export",
+            "kind": "script", "threshold": threshold, "inputs": {"source": "example", "sizes": {}}, "per_node": True,
+            "note": "The eager model is the reference: each module's output against the program's value where that "
+            "module's call ends (nodes are named by module path).", "compared": len(nodes),
+            "not_compared": not_compared, "first_divergence": found.to_json() if found else None,
+            "worst": [e.to_json() for e in worst(nodes, int(request.get("top", 20)))],
+            "nodes": [e.to_json() for e in nodes], "memory": memory.to_json(),
+            "seconds": {"compare": time.perf_counter() - t}}

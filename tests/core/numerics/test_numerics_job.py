@@ -161,3 +161,46 @@ def test_through_the_worker(numerics_programs: dict[str, Path], tmp_path: Path) 
     assert outcome.status == "ok", outcome.message
     assert outcome.result["first_divergence"]["node"] == "sub"
     assert any(e.get("type") == "progress" for e in job.events)
+
+
+DRIFTING_SCRIPT = '''"""A model whose second block reads a call counter: export bakes the count it saw, the eager model sees the next."""
+import torch
+
+CALLS = [0]
+
+
+class Drift(torch.nn.Module):
+    def forward(self, x):
+        CALLS[0] += 1
+        return x * CALLS[0]
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Linear(4, 4)
+        self.drift = Drift()
+        self.last = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.last(self.drift(self.first(x)))
+
+
+model = Model()
+example_args = (torch.randn(3, 4),)
+'''
+
+
+def test_a_script_s_eager_model_is_the_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "drift.py"
+    script.write_text(DRIFTING_SCRIPT)
+    r = run_job({"script": str(script)}, tmp_path, lambda e: None)
+    assert r["ok"], r.get("error")
+    by = nodes(r)
+    assert [n["node"] for n in r["nodes"]] == ["first", "drift", "last"]  # module paths, in the program's order
+    assert by["first"]["error"] == 0.0 and float(by["drift"]["error"]) > 0.1
+    assert r["first_divergence"]["node"] == "drift" and r["kind"] == "script"
+    example = REPO_ROOT / "resources" / "examples" / "convention.py"
+    assert cli_main(["numerics", str(example), "--json", "-q"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["first_divergence"] is None and {n["node"] for n in doc["nodes"]} == {"up", "down", "norm"}
