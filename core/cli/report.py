@@ -21,6 +21,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("more", nargs="*", metavar="OTHER.pt2",
                         help="more .pt2 archives to show side by side (a program and its decomposition)")
     parser.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    parser.add_argument("--overlay", metavar="FILE.json", default=None,
+                        help="colour the program's nodes: a `pt2-viewer numerics --json` result (the error overlay) "
+                        "or your own {node_name: value} JSON")
     parser.add_argument("--diagnose", action="store_true",
                         help="for a script: list every export problem (draft export)")
     parser.add_argument("--export-dir", default=None, help="for a script: keep the exported programs in this folder")
@@ -28,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from pt2_viewer.core.graph.overlays import OverlayFileError
     from pt2_viewer.core.layout.records import LayoutError
     from pt2_viewer.core.pt2.errors import ArchiveError
     from pt2_viewer.core.report.write import write_archive_report, write_script_report
@@ -49,8 +53,8 @@ def main(args: argparse.Namespace) -> int:
                 if not args.export_dir:
                     temp_dirs.remove(code)  # the page holds the programs; the run folder is not needed
         else:
-            size = write_archive_report([source, *args.more], args.output)
-    except ArchiveError as e:
+            size = write_archive_report([source, *args.more], args.output, overlay=args.overlay)
+    except (ArchiveError, OverlayFileError) as e:
         print(f"pt2-viewer report: {e}", file=sys.stderr)
         return EXIT_FAILED
     except LayoutError as e:

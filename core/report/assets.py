@@ -49,6 +49,7 @@ function chooseProgram(i) {
   chains = P.graph.nodes.map((n) => { const c = []; let g = n.group; while (g > 0) { c.push(g); g = G[g].parent; } return c.reverse(); });
   $("node-count").textContent = P.graph.nodes.length + " nodes";
   $("group-count").textContent = (G.length - 1) + " module groups";
+  $("overlay").textContent = P.overlay ? `overlay ${P.overlay.name}: ${P.overlay.legend.join(" → ")}. ${P.overlay.notes.join(" ")}` : "";
   render(); firstView(); showTab(currentTab);
 }
 
@@ -98,11 +99,20 @@ function drawItems(a, ox, oy, out) {
     } else {
       const ni = nodeIndex[p.it[1]], n = P.graph.nodes[ni];
       rects["n" + ni] = [x, y, p.w, p.h];
-      const cls = "node" + (selected === ni ? " sel" : "") + (hitNodes.has(ni) ? " hit" : "");
-      nodesOut.push(`<g class="${cls}" data-n="${ni}"><rect x="${x}" y="${y}" width="${p.w}" height="${p.h}" fill="${COLOURS[n.kind] || "#f4f4f4"}"></rect>` +
+      const ov = overlayFill(n.name);
+      const cls = "node" + (selected === ni ? " sel" : "") + (hitNodes.has(ni) ? " hit" : "") + (ov ? " ov" : "");
+      nodesOut.push(`<g class="${cls}" data-n="${ni}"><rect x="${x}" y="${y}" width="${p.w}" height="${p.h}" fill="${ov || COLOURS[n.kind] || "#f4f4f4"}"></rect>` +
         `<text x="${x + 8}" y="${y + 15}">${esc(n.label)}</text><text class="sub" x="${x + 8}" y="${y + 30}">${esc(n.sub)}</text></g>`);
     }
   }
+}
+const PALETTE = ["#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"];
+// An overlay (numerics errors, the user's values) colours the nodes it covers: a scale from blue (low) to red (high).
+function overlayFill(name) {
+  const o = P.overlay; if (!o) return null;
+  if (name in o.levels) return `hsl(${Math.round(240 - 240 * o.levels[name])}, 75%, 72%)`;
+  if (name in o.categories) return PALETTE[o.categories[name] % PALETTE.length];
+  return null;
 }
 let nodesOut = [], nodeIndex = {}, hitNodes = new Set(), hitGroups = new Set();
 function visibleItem(ni) {
@@ -157,6 +167,8 @@ function select(ni) {
     h += `<div class="sec">${esc(title)}</div><table>` + rows.map((r) => `<tr><td>${esc(r[0])}</td><td><code>${esc(r[1])}</code>` +
       (r[2] ? ` <span class="note">${esc(r[2])}</span>` : "") + "</td></tr>").join("") + "</table>";
   }
+  const ovText = P.overlay && P.overlay.texts[n.name];
+  if (ovText) h = `<div class="sec">${esc(P.overlay.name)}</div><div>${esc(ovText)}</div>` + h;
   $("tab-details").innerHTML = h; showTab("details");
 }
 function search(text) {
@@ -234,6 +246,7 @@ function selftest(term) {
     if (hit) { hit.dispatchEvent(new MouseEvent("click", {bubbles: true})); r.details = $("tab-details").textContent.slice(0, 300); }
     setAll(true);
     r.all_open = {nodes: count("#world .node"), groups: count("#world .grp")};
+    r.overlay = {text: $("overlay").textContent, coloured: count("#world .node.ov")};
     for (const tab of ["signature", "symbols", "extra"]) { showTab(tab); r[tab] = $("tab-" + tab).textContent.slice(0, tab === "extra" ? 50000 : 2000); }
   } catch (e) { r.errors.push(String(e && e.stack || e)); }
   r.errors.push(...window.__errors);

@@ -44,6 +44,7 @@ def render_page(page: ReportPage) -> str:
 <select id="program"></select>
 <span id="node-count"></span>·<span id="group-count" class="muted"></span>·<span id="visible-count" class="muted"></span>
 <input id="search" placeholder="search names, ops, modules (regex), Enter" size="34"><span id="search-count"></span>
+<span id="overlay" class="muted"></span>
 <button id="expand-all">Expand all</button><button id="collapse-all">Collapse all</button><button id="fit">Fit</button>
 </header>
 <div id="main"><div id="graph"><svg id="svg" xmlns="http://www.w3.org/2000/svg"><defs><marker id="arrow" viewBox="0 0 10 10"

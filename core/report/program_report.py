@@ -12,6 +12,7 @@ from pt2_viewer.core.layout.service import LayoutService
 from pt2_viewer.core.model.expr import range_text
 from pt2_viewer.core.model.program import Archive, NodeOp, Program
 from pt2_viewer.core.report.graph_data import graph_data
+from pt2_viewer.core.report.overlay import overlay_data, read_overlay
 from pt2_viewer.core.report.page import ReportPage
 from pt2_viewer.core.util.words import plural
 
@@ -32,9 +33,11 @@ def archive_page(archive: Archive, service: LayoutService | None = None) -> Repo
     return archives_page([archive], service)
 
 
-def archives_page(archives: list[Archive], service: LayoutService | None = None) -> ReportPage:
+def archives_page(archives: list[Archive], service: LayoutService | None = None,
+                  overlay: str | Path | None = None) -> ReportPage:
     """One archive's programs; several archives (a program and its decomposition) side by side: every program in
-    the page's program list, and a Compare tab with each op's count on each side."""
+    the page's program list, and a Compare tab with each op's count on each side. `overlay` (a numerics result or
+    a {node: value} JSON) colours the first program's nodes."""
     several = len(archives) > 1
     owned = service is None
     service = service or LayoutService()
@@ -45,6 +48,8 @@ def archives_page(archives: list[Archive], service: LayoutService | None = None)
         if owned:
             service.close()
     every = [p for a in archives for p in a.programs]
+    if overlay is not None and programs:
+        programs[0]["overlay"] = overlay_data(read_overlay(overlay, every[0]))
     nodes = sum(p.node_count for p in every)
     torch = every[0].torch_version if every else ""
     subtitle = f"{plural(len(programs), 'program')}, {plural(nodes, 'node')}" + (f", torch {torch}" if torch else "")

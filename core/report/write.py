@@ -14,14 +14,15 @@ def write_page(page: ReportPage, out: str | Path) -> int:
     return len(text.encode("utf-8"))
 
 
-def write_archive_report(pt2: str | Path | list[str | Path], out: str | Path) -> int:
+def write_archive_report(pt2: str | Path | list[str | Path], out: str | Path,
+                         overlay: str | Path | None = None) -> int:
     """The report of a `.pt2` archive, or of several side by side (a program and its decomposition). Raises
     ArchiveError (bad file) or LayoutError (Graphviz failed)."""
     from pt2_viewer.core.pt2.reader import read_archive
     from pt2_viewer.core.report.program_report import archives_page
 
     paths = pt2 if isinstance(pt2, list) else [pt2]
-    return write_page(archives_page([read_archive(p) for p in paths]), out)
+    return write_page(archives_page([read_archive(p) for p in paths], overlay=overlay), out)
 
 
 def write_script_report(export_dir: str | Path, out: str | Path) -> int:

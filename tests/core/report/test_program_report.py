@@ -77,3 +77,39 @@ def test_a_program_and_its_decomposition_side_by_side(pt2_path, tmp_path):
     assert compare.startswith("Ops on each side (differences first)opbatchnorm_train.pt2batchnorm_train_decomposed.pt2")
     text = out.read_text(encoding="utf-8")
     assert '"name":"batchnorm_train.pt2: model"' in text and '"name":"batchnorm_train_decomposed.pt2: model"' in text
+
+
+def test_numerics_error_overlay(pt2_path, tmp_path):
+    """`pt2-viewer numerics --json` (bf16 against the program, run by torch) gives the error overlay in the page."""
+    import os
+    import subprocess
+    import sys
+
+    pt2 = pt2_path("topk_cond")
+    result = tmp_path / "numerics.json"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "pt2_viewer", "numerics", str(pt2), "--candidate", "bf16", "--json"],
+                          capture_output=True, text=True, env=env, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result.write_text(done.stdout, encoding="utf-8")
+    parser = argparse.ArgumentParser()
+    report_cli.configure(parser)
+    out = tmp_path / "numerics.html"
+    assert report_cli.main(parser.parse_args([str(pt2), "--overlay", str(result), "-o", str(out)])) == 0
+    run = run_selftest(out, "linear", tmp_path / "profile")
+    assert run.result["errors"] == [] and run.console == []
+    overlay = run.result["overlay"]
+    assert overlay["text"].startswith("overlay ") and "Compared 8 nodes with bf16" in overlay["text"]
+    assert overlay["coloured"] == 8
+    assert run.result["details"].startswith("Numerics")  # the node's error, first in its details
+
+
+def test_a_bad_overlay_is_one_line(pt2_path, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2", encoding="utf-8")
+    parser = argparse.ArgumentParser()
+    report_cli.configure(parser)
+    args = parser.parse_args([str(pt2_path("topk_cond")), "--overlay", str(bad), "-o", str(tmp_path / "r.html")])
+    assert report_cli.main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("pt2-viewer report: Cannot read bad.json") and err.count("\n") == 1
