@@ -37,7 +37,7 @@ PROXY_TEXT_LOD = 0.75  # below: hub references are faint marks; above: `↳ name
 LABEL_LOD = 0.9  # above: edges that carry something the nodes do not print are labelled
 ALL_LABELS_LOD = 1.6  # above: every edge is labelled
 OVERVIEW_TEXT_PX = 12.0  # group titles at overview scale: this many pixels high on screen
-READABLE_SCALE = 0.7  # the first view of a big graph: node text readable
+READABLE_SCALE = 0.5  # the first view of a big graph: node text readable
 START_MARGIN = 24  # pixels between the first view's region and the viewport's edge
 
 
@@ -570,11 +570,7 @@ class GraphView(QGraphicsView):
         if not rects:  # nothing to anchor on: the top of the drawing
             top = self.scene().sceneRect()
             rects = [QRectF(top.left(), top.top(), top.width(), 1.0)]
-        region = rects[0]
-        for r in rects[1:]:
-            wider = region.united(r)
-            if wider.width() * READABLE_SCALE <= room_w and wider.height() * READABLE_SCALE <= room_h:
-                region = wider
+        region = _densest_region(rects, room_w / READABLE_SCALE, room_h / READABLE_SCALE)
         scale = max(READABLE_SCALE, min(1.0, room_w / max(region.width(), 1.0), room_h / max(region.height(), 1.0)))
         self.resetTransform()
         self.scale(scale, scale)
@@ -791,3 +787,22 @@ class MiniMap(QWidget):
 def bool_setting(key: str, default: bool) -> bool:
     value = QSettings("pt2-viewer", "PT2 Viewer").value(key, default)
     return value if isinstance(value, bool) else str(value).lower() in ("true", "1")
+
+
+def _densest_region(rects: list[QRectF], max_w: float, max_h: float) -> QRectF:
+    """The region, at most max_w x max_h, that holds the most of `rects` (the program's start, inputs first).
+    Grown greedily from each rect in turn; ties go to the earlier seed, so the inputs win when they fit with what
+    they feed, and the first ops win when the inputs sit far from them (an input drawn high above a deep group)."""
+    best: tuple[int, QRectF] | None = None
+    for seed in rects:
+        region, count = seed, 1
+        for r in rects:
+            if r is seed:
+                continue
+            wider = region.united(r)
+            if wider.width() <= max_w and wider.height() <= max_h:
+                region, count = wider, count + 1
+        if best is None or count > best[0]:
+            best = (count, region)
+    return best[1] if best else QRectF()
+
