@@ -1,7 +1,8 @@
 """The numerics job on real exported programs with a known place where the numbers go wrong: fp16 overflow, bf16
 cancellation, a decomposition table that doubles every conv2d (the torch.export tutorial's), on small programs and
-on ResNet-18 and a Llama decoder from the zoo; spilling the reference to disk; outputs-only and CUDA refusals; the
-command line; one run through the worker process."""
+on ResNet-18 and a Llama decoder from the zoo; a table that changes no value; spilling the reference to disk;
+outputs-only and CUDA refusals; a model script's eager model as the reference; the command line; one run through
+the worker process."""
 from __future__ import annotations
 
 import json
@@ -92,6 +93,14 @@ def test_core_decomposition_matches_and_spilling_gives_the_same_answer(numerics_
     assert set(nodes(held)) == shown
 
 
+def test_a_table_that_changes_no_value_finds_no_divergence(numerics_programs: dict[str, Path],
+                                                             tmp_path: Path) -> None:
+    r = compare(numerics_programs["convs"], tmp_path, str(RELU_AS_CLAMP))
+    assert r["ok"], r.get("error")
+    assert r["first_divergence"] is None and nodes(r)["relu"]["candidate"] == "clamp_min"
+    assert nodes(r)["relu"]["error"] == 0.0
+
+
 def test_resnet18_with_the_doubled_conv2d_table(tmp_path: Path) -> None:
     r = compare(zoo("resnet18"), tmp_path, str(DOUBLE_CONV))
     assert r["ok"], r.get("error")
@@ -100,7 +109,7 @@ def test_resnet18_with_the_doubled_conv2d_table(tmp_path: Path) -> None:
     assert r["compared"] == 192
 
 
-def test_llama_in_bf16_and_a_table_that_changes_nothing(tmp_path: Path) -> None:
+def test_llama_in_bf16_rounds_but_keeps_every_direction(tmp_path: Path) -> None:
     preload = str(REPO_ROOT / "tests" / "zoo" / "preload.py")
     r = compare(zoo("llama"), tmp_path, "bf16", trust=True, preload=preload)
     assert r["ok"], r.get("error")
@@ -163,7 +172,7 @@ def test_through_the_worker(numerics_programs: dict[str, Path], tmp_path: Path) 
     assert any(e.get("type") == "progress" for e in job.events)
 
 
-DRIFTING_SCRIPT = '''"""A model whose second block reads a call counter: export bakes the count it saw, the eager model sees the next."""
+DRIFTING_SCRIPT = '''"""Its second block reads a call counter: export bakes the count it saw, eager sees the next."""
 import torch
 
 CALLS = [0]
