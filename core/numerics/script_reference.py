@@ -82,8 +82,8 @@ def compare_script(script: Path) -> tuple[list[str], dict[str, NodeError], list[
             if path is None:
                 continue
             order.append(path)
-            e = compare_values(path, node.name, outputs[path][0], value)
-            if e is not None:
-                errors[path] = e
+            found = compare_values(path, node.name, outputs[path][0], value)
+            if found is not None:
+                errors[path] = found
     not_compared = sorted(p for p in outputs if p not in errors)
     return order, errors, not_compared
