@@ -198,7 +198,9 @@ def serve(args: argparse.Namespace) -> int:
     try:
         if args.max_memory_mb:
             limit_memory(args.max_memory_mb)
-        for name in SERVE_PREIMPORT:  # torch's import (seconds) happens before the first job is asked for
+        import torch.export  # noqa: F401  (seconds: done before the first job is asked for the jobs import torch inside)
+
+        for name in SERVE_PREIMPORT:
             if name in JOBS:
                 load_job(name)
     except BaseException as e:
