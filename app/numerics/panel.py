@@ -234,6 +234,7 @@ class NumericsPanel(QScrollArea):
         failed = job_failure_text(outcome)
         self.result = outcome.result if outcome.ok else None
         if failed is not None:
+            self._learn_cuda(self.result or {})
             self.stage.setText("The comparison did not run." if outcome.status != "cancelled" else outcome.message)
             self.failure.show_failure(failed[0], failed[1], self.log)
         else:
@@ -259,10 +260,22 @@ class NumericsPanel(QScrollArea):
                     item.setToolTip("The first divergence: over the threshold while its inputs are within it")
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
+        self._learn_cuda(result)
         first = first_divergence(result)
         self.go_first.setEnabled(first is not None)
         self.open_compare.setEnabled(first is not None and bool(result.get("candidate_program")))
         self.overlay_changed.emit(error_overlay(result))
+
+    def _learn_cuda(self, result: dict[str, Any]) -> None:
+        """Every result says whether the worker's torch sees CUDA: without it the cuda candidate is disabled, saying
+        why."""
+        if result.get("cuda_available") is not False:
+            return
+        item = self.candidate.model().item(self.candidate.findData("cuda"))  # type: ignore[attr-defined]
+        item.setEnabled(False)
+        item.setToolTip(f"CUDA is not available: {result.get('cuda_unavailable_reason', '')}")
+        if self.candidate.currentData() == "cuda":
+            self.candidate.setCurrentIndex(0)
 
     def go_to_first_divergence(self) -> None:
         first = first_divergence(self.result)

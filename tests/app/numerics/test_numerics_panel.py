@@ -37,6 +37,10 @@ def test_fp16_overflow_in_the_window(qtbot, window: MainWindow, numerics_program
     result = blocker.args[0]
     assert result is not None and result["ok"], panel.failure.error.text()
     assert "First divergence: mul_1" in panel.summary.text() and "Memory:" in panel.summary.text()
+    cuda = panel.candidate.model().item(panel.candidate.findData("cuda"))
+    assert cuda.isEnabled() == result["cuda_available"]  # off, saying why, where the worker's torch has no CUDA
+    if not result["cuda_available"]:
+        assert result["cuda_unavailable_reason"] in cuda.toolTip()
 
     # the table: every compared node, the largest error first; the infinite one is the first divergence, in bold
     assert panel.table.rowCount() == result["compared"]
