@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
@@ -19,9 +19,6 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app import theme
-from pt2_viewer.app.compare.view import CompareView, ask_comparison_target
-from pt2_viewer.app.decompose.dialog import DecomposeDialog
-from pt2_viewer.app.export.script_document import ScriptDocument
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.export_image import export_scene
 from pt2_viewer.app.graph.layout_client import LayoutClient
@@ -37,6 +34,11 @@ from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.util.files import write_atomically
+
+if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the script, compare and decompose views
+    from pt2_viewer.app.compare.view import CompareView
+    from pt2_viewer.app.decompose.dialog import DecomposeDialog
+    from pt2_viewer.app.export.script_document import ScriptDocument
 
 OPENABLE = (".pt2", ".py")
 MAX_RECENT = 10
@@ -276,6 +278,8 @@ class MainWindow(QMainWindow):
                 self._open_failed(str(path), not_trusted_message(path))
             return None
         self._remember(str(path))
+        from pt2_viewer.app.export.script_document import ScriptDocument
+
         doc = ScriptDocument(path, self.layouts, interactive=self.interactive)
         doc.status.connect(self.statusBar().showMessage)
         doc.document_ready.connect(self.document_ready.emit)
@@ -413,6 +417,9 @@ class MainWindow(QMainWindow):
         doc = self.current_document()
         if doc is None:
             return None
+        from pt2_viewer.app.compare.view import CompareView
+        from pt2_viewer.app.decompose.dialog import DecomposeDialog
+
         dialog = DecomposeDialog(doc.model.archive.path, doc.model.program.name, interactive=self.interactive,
                                  parent=self)
         dialog.decomposed.connect(lambda result, archive: self.show_compare(
@@ -426,6 +433,8 @@ class MainWindow(QMainWindow):
             return
         others = {f"{self.tabs.tabText(i)} ({i + 1})": w for i in range(self.tabs.count())
                   if isinstance(w := self.tabs.widget(i), DocumentWidget) and w is not doc}
+        from pt2_viewer.app.compare.view import ask_comparison_target
+
         target = ask_comparison_target(self, others)
         if isinstance(target, DocumentWidget):
             self.compare_with(doc, target.model.archive, target.model.program)
@@ -438,6 +447,8 @@ class MainWindow(QMainWindow):
             loader.load(target)
 
     def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> CompareView:
+        from pt2_viewer.app.compare.view import CompareView
+
         return self.show_compare(CompareView.for_programs((doc.model.archive, doc.model.program), (archive, program),
                                                           self.layouts, interactive=self.interactive))
 

@@ -1,0 +1,40 @@
+"""Opening one .pt2 imports only what its first view needs: a fresh process that opens a program offscreen has not
+imported the script, compare or decompose views (they load when first used), nor torch."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.programs import REPO_ROOT
+
+NOT_NEEDED = ("pt2_viewer.app.export.script_document", "pt2_viewer.app.compare.view",
+              "pt2_viewer.app.decompose.dialog", "torch")
+
+OPEN_ONE = """
+import json, sys
+from PySide6.QtWidgets import QApplication
+from pt2_viewer.app.main_window import MainWindow
+app = QApplication([])
+window = MainWindow(interactive=False)
+window.show()
+shown = []
+window.document_ready.connect(lambda doc: (shown.append(doc), app.quit()))
+window.open_failed.connect(lambda message: (shown.append(message), app.quit()))
+window.open_path(sys.argv[1])
+app.exec()
+window.layouts.close()
+print(json.dumps({"shown": not isinstance(shown[0], str), "modules": sorted(sys.modules)}))
+"""
+
+
+def test_opening_a_program_imports_no_script_compare_or_decompose_view() -> None:
+    example = REPO_ROOT / "resources" / "examples" / "example.pt2"
+    run = subprocess.run([sys.executable, "-c", OPEN_ONE, str(example)], capture_output=True, text=True,
+                         timeout=300, cwd=REPO_ROOT, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["shown"]
+    assert "pt2_viewer.app.graph.document" in report["modules"]  # the first view itself was built
+    assert [m for m in NOT_NEEDED if m in report["modules"]] == []
