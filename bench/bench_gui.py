@@ -4,6 +4,9 @@
 - the longest GUI-thread stall while opening (5 ms QTimer heartbeat)  [< 50 ms]
 - frame time of a pan and of a zoom step, fully zoomed out and at 1:1  [< 16 ms]
 - the GUI process's peak memory                           [< 300 MB]
+- first view / floor (issue 14)                           [<= 1.3x]: the floor is a fresh process that starts the window
+  (Qt imported, an empty main window painted) and reads the archive's JSON with the standard library (zipfile +
+  json.loads of every JSON member): what any viewer of this file must pay. Measured in the same run, just before.
 
 Each measurement runs in a fresh process (`python bench/bench_gui.py --child FILE`), offscreen, with a cold layout
 cache and then a warm one (a reopen). Prints figures; asserts nothing. Usage: `.venv/bin/python bench/bench_gui.py
@@ -75,6 +78,29 @@ def child(path: str) -> None:
     print(json.dumps(result))
 
 
+def floor_child(path: str) -> None:
+    """The floor: launch, an empty main window painted, and the archive's JSON read with the standard library."""
+    t0 = time.perf_counter()
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import zipfile
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    app = QApplication([])
+    window = QMainWindow()
+    window.resize(1400, 900)
+    window.show()
+    QTimer.singleShot(0, app.quit)  # after the first paint of the shown window
+    app.exec()
+    shown = time.perf_counter() - t0
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            if name.endswith(".json"):
+                json.loads(z.read(name))
+    print(json.dumps({"floor_s": time.perf_counter() - t0, "window_s": shown}))
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory. Read VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across
     exec, so a child of this bench (which has torch loaded to build programs) would report the parent's peak."""
@@ -107,11 +133,18 @@ def main(layers: list[int]) -> None:
     from bench.big_model import program_path
 
     print(f"{'nodes':>7} {'cache':>5} {'first paint s':>13} {'max stall ms':>12} {'pan out':>8} {'zoom out':>8} "
-          f"{'pan 1:1':>8} {'zoom 1:1':>8} {'peak MB':>8} {'items':>6}")
+          f"{'pan 1:1':>8} {'zoom 1:1':>8} {'peak MB':>8} {'items':>6} {'floor s':>7} {'/ floor [<= 1.3x]':>17}")
     for n in layers:
         path = program_path(n)
         with tempfile.TemporaryDirectory() as home:
             env = {**os.environ, "XDG_CACHE_HOME": home, "XDG_CONFIG_HOME": home, "QT_QPA_PLATFORM": "offscreen"}
+            floor_run = subprocess.run([sys.executable, __file__, "--floor", str(path)], env=env, capture_output=True,
+                                       text=True, timeout=900)
+            try:
+                floor = float(json.loads(floor_run.stdout.strip().splitlines()[-1])["floor_s"])
+            except (IndexError, KeyError, ValueError):
+                print(f"floor child failed: {floor_run.stderr[-2000:]}")
+                floor = float("nan")
             for cache in ("cold", "warm"):
                 run = subprocess.run([sys.executable, __file__, "--child", str(path)], env=env, capture_output=True,
                                      text=True, timeout=900)
@@ -126,11 +159,14 @@ def main(layers: list[int]) -> None:
                 f = r["frames"]
                 print(f"{r['nodes']:>7} {cache:>5} {r['first_paint_s']:>13.2f} {r['max_stall_ms']:>12.0f} "
                       f"{f['pan_zoomed_out_ms']:>8.1f} {f['zoom_zoomed_out_ms']:>8.1f} {f['pan_1to1_ms']:>8.1f} "
-                      f"{f['zoom_1to1_ms']:>8.1f} {r['peak_rss_mb']:>8.0f} {r['visible_items']:>6}")
+                      f"{f['zoom_1to1_ms']:>8.1f} {r['peak_rss_mb']:>8.0f} {r['visible_items']:>6} {floor:>7.2f} "
+                      f"{r['first_paint_s'] / floor:>16.2f}x")
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         child(sys.argv[2])
+    elif len(sys.argv) > 2 and sys.argv[1] == "--floor":
+        floor_child(sys.argv[2])
     else:
         main([int(a) for a in sys.argv[1:]] or [13, 54, 135])
