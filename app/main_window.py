@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
@@ -253,6 +253,7 @@ class MainWindow(QMainWindow):
         doc.status.connect(self.statusBar().showMessage)
         doc.layout_failed.connect(lambda msg: self._warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
+        doc.numerics_panel.compare_requested.connect(lambda result, node, d=doc: self.numerics_compare(d, result, node))
         several = len(model.archive.programs) > 1
         title = Path(path).name + (f" [{model.program.name}]" if several else "")
         folder = self._pending_copies.pop(path, None)
@@ -445,6 +446,29 @@ class MainWindow(QMainWindow):
                                                                                    "program graph to compare."))
             loader.failed.connect(self._open_failed)
             loader.load(target)
+
+    def numerics_compare(self, doc: DocumentWidget, result: dict[str, Any], node: str) -> None:
+        """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence."""
+        candidate, mapping = result.get("candidate_program"), result.get("mapping")
+        if not candidate or not mapping:
+            self._warn("Compare", "This comparison kept no decomposed program to show: run Numerics with the core, "
+                                  "functional or table candidate.")
+            return
+        from pt2_viewer.app.compare.view import CompareView
+        from pt2_viewer.core.compare.session import LEFT
+
+        job = {"mapping": mapping, "output": candidate, "program": result.get("program", ""),
+               "target": result.get("candidate", ""), "table": result.get("table")}
+
+        def show(_path: str, archive: Archive) -> None:
+            view = self.show_compare(CompareView.for_decomposition(doc, job, archive, self.layouts))
+            view.left.reveal(node)
+            view.select(LEFT, node)
+
+        loader = ArchiveLoader(self)
+        loader.loaded.connect(show)
+        loader.failed.connect(self._open_failed)
+        loader.load(candidate)
 
     def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> CompareView:
         from pt2_viewer.app.compare.view import CompareView

@@ -9,9 +9,11 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
+from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.numerics.panel import NumericsPanel
+from pt2_viewer.core.compare.session import LEFT, RIGHT
 from pt2_viewer.core.numerics.job import run_job
 from pt2_viewer.core.numerics.session import OVERLAY_NAME
 from tests.core.numerics.programs import numerics_programs  # noqa: F401  (a fixture)
@@ -84,8 +86,14 @@ def test_a_decomposition_result_offers_the_compare_view(qtbot, window: MainWindo
     panel.show_result(result)
     assert Path(result["candidate_program"]).is_file() and Path(result["mapping"]).is_file()
     assert panel.open_compare.isEnabled()
+    tabs = window.tabs.count()
     with qtbot.waitSignal(panel.compare_requested, timeout=TIMEOUT) as blocker:
         qtbot.mouseClick(panel.open_compare, Qt.MouseButton.LeftButton)
     assert blocker.args[1] == "conv2d"
+    # the window opens the comparison beside it, both sides on the first divergence
+    qtbot.waitUntil(lambda: window.tabs.count() == tabs + 1, timeout=TIMEOUT)
+    view = window.tabs.widget(window.tabs.currentIndex())
+    assert isinstance(view, CompareView)
+    assert view.selected(LEFT) == ["conv2d"] and view.selected(RIGHT), "the decomposed counterparts are selected"
     panel.show_result({"ok": False, "error": {"message": "x"}})  # a failed result clears the overlay
     assert OVERLAY_NAME not in doc.tools.extra
