@@ -207,19 +207,18 @@ def svg_problem(svg: Path, node_names: set[str]) -> str | None:
 
 
 # The window as `--screenshot` saves it: 1400x900, the graph view left of the side panels, below the toolbar. The
-# minimap sits in the view's top-left corner and is left out, so only the graph itself counts.
+# minimap sits in one of the view's corners (top-left or bottom-right) and is left out: only the graph itself counts.
 GRAPH_AREA = (0.0, 0.11, 0.58, 0.95)  # left, top, right, bottom as fractions of the window
-MINIMAP = (0.0, 0.0, 0.15, 0.28)
-FIRST_ROW = 0.3  # labels must also appear below this height: not only the inputs' row
+MINIMAPS = ((0.0, 0.0, 0.15, 0.28), (0.44, 0.76, 0.6, 1.0))
 TILE = (40, 20)  # the graph area is cut into tiles of this size; a tile with a few dark pixels holds some label
-MIN_LABEL_TILES = 10  # tiles with labels below FIRST_ROW. Calibrated on the zoo: first views that draw the graph
-#                       have 13 (a 5-node ExportDB program) and more; views with only the inputs over an empty area
-#                       (T5, Llama today) 7 or fewer
+MIN_LABEL_ROWS = 5  # rows of tiles holding labels. Calibrated on the zoo: first views that draw the graph have 6
+#                     (a 4-node ExportDB program, centred) and more; views with only the inputs drawn over an empty
+#                     area (T5, Llama, CLIP decomposed today) 4 or fewer
 
 
 def screenshot_problem(png: Path) -> str | None:
-    """None if the window's graph area shows graph nodes: node labels (dark pixels on the lighter background)
-    spread over the graph area, not only in the row of inputs at its top."""
+    """None if the window's graph area shows graph nodes: node labels (dark pixels on the lighter background) at
+    several heights, nodes one above another, not only the row of inputs at the top of an empty area."""
     from PySide6.QtGui import QImage
 
     img = QImage(str(png))
@@ -227,15 +226,14 @@ def screenshot_problem(png: Path) -> str | None:
         return f"no readable PNG at {png}"
     w, h = img.width(), img.height()
     x0, y0, x1, y1 = (int(f * d) for f, d in zip(GRAPH_AREA, (w, h, w, h)))
-    mx, my = int(MINIMAP[2] * w), int(MINIMAP[3] * h)
+    corners = [(int(a * w), int(b * h), int(c * w), int(d * h)) for a, b, c, d in MINIMAPS]
     sampled = [(x, y, img.pixelColor(x, y)) for x in range(x0, x1, 2) for y in range(y0, y1, 2)
-               if not (x < mx and y < my)]
+               if not any(a <= x < c and b <= y < d for a, b, c, d in corners)]
     background = Counter(c.rgb() for *_, c in sampled).most_common(1)[0][0]
     ink = Counter((x // TILE[0], y // TILE[1]) for x, y, c in sampled if c.rgb() != background and c.lightness() < 110)
-    tiles = [ty for (_, ty), n in ink.items() if n >= 4]
-    below = sum(1 for ty in tiles if ty * TILE[1] > FIRST_ROW * h)
-    if below < MIN_LABEL_TILES:
-        return f"the graph area is blank below its first row (labels in {below} places there, {len(tiles)} in all)"
+    rows = {ty for (_, ty), n in ink.items() if n >= 4}
+    if len(rows) < MIN_LABEL_ROWS:
+        return f"the graph area is blank but for {len(rows)} rows of labels (the inputs' row over an empty area?)"
     return None
 
 
