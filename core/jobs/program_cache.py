@@ -5,9 +5,10 @@ loads the same file. `ProgramCache.load_program` has the signature of `core/jobs
 its place, in `loading` and in each job module that imported it, so every job (decompose, run, any later one) gets it
 without knowing. What it keeps, and why reuse is safe:
 
-- the archive check is never skipped: `check_archive` runs on the first load and its findings are kept with the file's
-  identity (device, inode, size, modification and change times); every job, hit or miss, passes `require_trust` with
-  its own `trust` flag, so a file refused without trust stays refused whatever an earlier job was allowed;
+- the archive check is never skipped: `check_archive` runs on the first load (once: `load_program` is handed its
+  findings) and they are kept with the file's identity (device, inode, size, modification and change times); every
+  job, hit or miss, passes `require_trust` with its own `trust` flag, so a file refused without trust stays refused
+  whatever an earlier job was allowed;
 - a changed file (any of its identity) or another import-first file is a miss: loaded again;
 - each job gets its own copy of the program's graph (`copy.deepcopy`, ~0.1 s per 1,000 nodes), with the weight
   tensors shared, not copied; after the job the shared tensors are compared with what they were (object, version
@@ -94,7 +95,7 @@ class ProgramCache:
             job_copy = self._copy(entry)
             self._emit(path, model, reused=True, seconds=time.perf_counter() - t)
             return job_copy
-        loaded = _ORIGINAL(path, program, preload, trusted)
+        loaded = _load_checked(scan, path, program, preload, trusted)
         self.loads += 1
         if identity is not None and identity == file_identity(path):
             self._keep(key, loaded)
@@ -155,6 +156,22 @@ class ProgramCache:
 
 
 _ORIGINAL = loading.load_program
+
+
+def _load_checked(scan: ArchiveCheck, path: Path, program: str | None, preload: str | Path | None,
+                  trusted: bool) -> loading.LoadedProgram:
+    """`load_program`, handed the check this cache just made of the same file instead of making it again (the check
+    reads the whole archive's JSON: 2 s at 10k nodes)."""
+    checked = loading.check_archive
+
+    def same_check(p: str | Path) -> ArchiveCheck:
+        return scan if Path(p) == path else checked(p)
+
+    loading.check_archive = same_check  # type: ignore[assignment]
+    try:
+        return _ORIGINAL(path, program, preload, trusted)
+    finally:
+        loading.check_archive = checked  # type: ignore[assignment]
 
 
 def install(cache: ProgramCache, *modules: Any) -> None:
