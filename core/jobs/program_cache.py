@@ -171,7 +171,7 @@ def _load_checked(scan: ArchiveCheck, path: Path, program: str | None, preload: 
     try:
         return _ORIGINAL(path, program, preload, trusted)
     finally:
-        loading.check_archive = checked  # type: ignore[assignment]
+        loading.check_archive = checked
 
 
 def install(cache: ProgramCache, *modules: Any) -> None:
