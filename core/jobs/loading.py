@@ -68,13 +68,15 @@ def _traceback_text(e: BaseException) -> str:
     return "".join(traceback.format_exception(type(e), e, e.__traceback__))
 
 
-def _try_import(module: str, imported: list[str]) -> None:
-    """Import `module` if it is installed; a module that fails to import is left for the final check to report."""
+def _try_import(module: str, imported: list[str], broken: dict[str, str]) -> None:
+    """Import `module` if it is installed. One that is installed but fails to import goes into `broken` with its
+    error, for the final check to name (the op or type it should have registered is still missing then)."""
     try:
         if importlib.util.find_spec(module) is None:
             return
         importlib.import_module(module)
-    except Exception:  # an installed but broken package: the missing-op/type check below says what is missing
+    except Exception as e:  # an installed but broken package (e.g. one that needs a CUDA build of torch)
+        broken[module] = f"{type(e).__name__}: {first_line(e)}"
         return
     imported.append(module)
 
@@ -101,29 +103,35 @@ def resolve_op(target: str) -> Any | None:
     return obj
 
 
-def prepare_imports(scan: ArchiveCheck, model: str) -> list[str]:
-    """Import the installed modules that the program's op namespaces and pytree types name. Returns what it imported."""
+def prepare_imports(scan: ArchiveCheck, model: str, broken: dict[str, str] | None = None) -> list[str]:
+    """Import the installed modules that the program's op namespaces and pytree types name. Returns what it imported;
+    `broken` collects the installed modules that failed to import, with their errors."""
     import torch.utils._pytree as pytree
 
     imported: list[str] = []
+    broken = {} if broken is None else broken
     for ns in sorted({t.split(".")[2] for t in scan.op_targets[model]} - BUILTIN_NAMESPACES):
         if any(resolve_op(t) is None for t in scan.op_targets[model] if t.split(".")[2] == ns):
-            _try_import(ns, imported)
+            _try_import(ns, imported, broken)
     for type_name in sorted(scan.pytree_types[model]):
         if type_name in pytree.SERIALIZED_TYPE_TO_PYTHON_TYPE:
             continue
         for module in _module_candidates(type_name):
             if module.split(".")[0] in ("builtins", "collections", "torch"):
                 break
-            _try_import(module, imported)
+            _try_import(module, imported, broken)
             if type_name in pytree.SERIALIZED_TYPE_TO_PYTHON_TYPE or module in imported:
                 break
     return imported
 
 
-def check_registered(scan: ArchiveCheck, model: str, preload: Path | None) -> None:
-    """Raise a `JobFailure` naming every op and pytree type the program needs that this process lacks."""
+def check_registered(scan: ArchiveCheck, model: str, preload: Path | None,
+                     broken: dict[str, str] | None = None) -> None:
+    """Raise a `JobFailure` naming every op and pytree type the program needs that this process lacks, and the
+    installed modules that should have registered them but failed to import (`broken`, from `prepare_imports`)."""
     import torch.utils._pytree as pytree
+
+    failed = "".join(f" '{m}' is installed but failed to import ({why})." for m, why in sorted((broken or {}).items()))
 
     missing_ops = sorted(t for t in scan.op_targets[model] if resolve_op(t) is None)
     if missing_ops:
@@ -132,7 +140,7 @@ def check_registered(scan: ArchiveCheck, model: str, preload: Path | None) -> No
         tried = f" (after importing '{preload.name}')" if preload else ""
         raise JobFailure(
             "missing_op",
-            f"The program uses custom operators that are not registered{tried}: {names}.",
+            f"The program uses custom operators that are not registered{tried}: {names}.{failed}",
             "Name the Python file that defines them with 'Import first' (--import FILE on the command line), or "
             f"install the package that provides the {', '.join(repr(s) for s in spaces)} op namespace.",
         )
@@ -144,7 +152,7 @@ def check_registered(scan: ArchiveCheck, model: str, preload: Path | None) -> No
         raise JobFailure(
             "missing_type",
             f"The program's inputs or outputs use Python types that are not registered with torch's pytree: "
-            f"{', '.join(missing_types)}.",
+            f"{', '.join(missing_types)}.{failed}",
             "Install the package that defines them, or name a Python file that imports and registers them with "
             "'Import first' (--import FILE).",
         )
@@ -204,9 +212,10 @@ def load_program(path: str | Path, program: str | None = None, preload: str | Pa
     preload_path = Path(preload) if preload else None
     if preload_path is not None:
         imported.append(import_file(preload_path, "import-first file"))
+    broken: dict[str, str] = {}
     if trusted:
-        imported += prepare_imports(scan, model)
-    check_registered(scan, model, preload_path)
+        imported += prepare_imports(scan, model, broken)
+    check_registered(scan, model, preload_path, broken)
 
     log: list[str] = []
     if scan.has_aoti:
