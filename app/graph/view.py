@@ -691,7 +691,7 @@ class MiniMap(QWidget):
         main.view_changed.connect(self.update_visibility)
         main.viewport().installEventFilter(self)
         # In a later turn of the event loop: the main view's first paint comes first.
-        main.scene_shown.connect(lambda: QTimer.singleShot(0, self.refit))
+        main.scene_shown.connect(lambda: QTimer.singleShot(0, self, self.refit))  # context: not after self is gone
         self.setVisible(False)
 
     # -- when and where ----------------------------------------------------------------------------------------
@@ -735,6 +735,8 @@ class MiniMap(QWidget):
     # -- the picture -------------------------------------------------------------------------------------------
     def refit(self) -> None:
         scene = self.main.scene()
+        if scene is None:  # the tab is closing
+            return
         self.source = scene.sceneRect()
         if self.source.isEmpty():
             return
