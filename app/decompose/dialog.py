@@ -30,10 +30,10 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row, job_failure_text
-from pt2_viewer.core.platform import temp_dirs
-from pt2_viewer.core.model.program import Archive
-from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.util.words import plural
 
 TARGETS = (("functional", "Functional ATen (empty table: no in-place ops, nothing decomposed)"),

@@ -24,7 +24,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from pt2_viewer.core.export.script_session import AUTO, DIM_KINDS, DYNAMIC, NAMED, STATIC, DimRow, rows_to_spec, spec_to_rows
+from pt2_viewer.core.export.script_session import (
+    AUTO,
+    DIM_KINDS,
+    DYNAMIC,
+    NAMED,
+    STATIC,
+    DimRow,
+    rows_to_spec,
+    spec_to_rows,
+)
 
 KIND_TEXT = {STATIC: "static", AUTO: "Dim.AUTO", DYNAMIC: "Dim.DYNAMIC", NAMED: "named Dim"}
 NO_BOUND = -1

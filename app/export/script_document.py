@@ -39,21 +39,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.export.diagnose_panel import DiagnosePanel
 from pt2_viewer.app.export.dynamic_shapes_editor import DynamicShapesEditor
 from pt2_viewer.app.export.guards_panel import GuardsPanel
+from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
-from pt2_viewer.app.panels import fixed_font
-from pt2_viewer.app.widgets.source_view import open_source
-from pt2_viewer.app.widgets.common import fit_tabs, splitter
 from pt2_viewer.app.jobs.driver import WorkerDriver
-from pt2_viewer.core.platform import temp_dirs
-from pt2_viewer.core.graph.document import DocumentModel
+from pt2_viewer.app.panels import fixed_font
+from pt2_viewer.app.widgets.common import fit_tabs, splitter
+from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.core.export.failures import SourceLine
 from pt2_viewer.core.export.guards import GuardLog
-from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.export.script_session import (
     FAILED,
     JOB,
@@ -67,7 +64,10 @@ from pt2_viewer.core.export.script_session import (
     program_facts,
     program_input_ranks,
 )
+from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.platform import temp_dirs
 
 STATUS_COLOR = {OK: "#2e8b3a", FAILED: "#c0392b", RUNNING: "#7f7f7f"}
 STATUS_MARK = {OK: "✔", FAILED: "✘", RUNNING: "…"}

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from PySide6.QtCore import QObject, Signal
 
 from pt2_viewer.core.graph.document import DocumentModel
-from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.reader import read_archive
 
 

@@ -39,10 +39,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
 from pt2_viewer.app.jobs.driver import WorkerDriver
-from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
+from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.python_env import choose_worker_python
 from pt2_viewer.core.model.program import Program
+from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.run.session import (
     CUDA_PROBE_REQUEST,
     CudaStatus,
@@ -58,9 +61,6 @@ from pt2_viewer.core.run.session import (
     latency_text,
     output_rows,
 )
-from pt2_viewer.core.platform.trust import TrustStore
-from pt2_viewer.core.jobs.client import JobOutcome
-from pt2_viewer.core.jobs.python_env import choose_worker_python
 
 BAD_BRUSH = QBrush(QColor("#f9d0cc"))
 INPUT_CHOICES = (("auto", "Sample inputs when saved, else generated"), ("sample", "Sample inputs saved with the "

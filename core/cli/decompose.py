@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.cli.jobs import TRUST_HELP, run_in_process, finish, out_dir_for, stderr_progress, table
+from pt2_viewer.core.cli.jobs import TRUST_HELP, finish, out_dir_for, run_in_process, stderr_progress, table
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

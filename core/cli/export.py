@@ -11,13 +11,14 @@ import argparse
 import json
 import signal
 import sys
-from pathlib import Path
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from pathlib import Path
+from typing import Any
 
+from pt2_viewer.core.export.report import REPORT_FILE
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, WorkerJob
-from pt2_viewer.core.export.report import REPORT_FILE
 
 EXIT_SCRIPT_ERROR = 1
 EXIT_WORKER_FAILED = 2

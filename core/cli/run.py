@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.cli.jobs import TRUST_HELP, run_in_process, finish, stderr_progress, table
+from pt2_viewer.core.cli.jobs import TRUST_HELP, finish, run_in_process, stderr_progress, table
 
 
 def _dim(text: str) -> tuple[str, int]:

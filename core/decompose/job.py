@@ -10,15 +10,16 @@ result dict described in docs/jobs.md; on failure `ok` is false and `error` says
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pt2_viewer.core.compare.mapping import write_mapping
-from pt2_viewer.core.util.files import save_program
-from pt2_viewer.core.jobs.errors import JobFailure, failed_result, first_line
-from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program
 from pt2_viewer.core.decompose.op_stats import non_core_ops, op_counts, op_diff
 from pt2_viewer.core.decompose.provenance import provenance_mapping
+from pt2_viewer.core.jobs.errors import JobFailure, failed_result, first_line
+from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program
+from pt2_viewer.core.util.files import save_program
 
 TARGETS = ("functional", "core", "table")
 

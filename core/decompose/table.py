@@ -8,8 +8,9 @@ An op packet key (`torch.ops.aten.conv2d`) stands for all its overloads.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import import_file

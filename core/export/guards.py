@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from pt2_viewer.core.model.expr import range_text, torch_range_text
 from pt2_viewer.core.export.failures import SourceLine, is_library_file, readable_input, same_file, with_code
+from pt2_viewer.core.model.expr import range_text, torch_range_text
 
 # The loggers that carry TORCH_LOGS="dynamic" output in torch 2.13.
 SYMBOLIC_SHAPES_LOGGER = "torch.fx.experimental.symbolic_shapes"

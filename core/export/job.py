@@ -23,15 +23,23 @@ import sys
 import time
 import traceback
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from pt2_viewer.core.export.failures import (CONSTRAINT_VIOLATION, Failure, SourceLine, classify_exception, exception_chain,
-                           is_library_file, same_file, with_code)
-from pt2_viewer.core.export.guards import GuardCapture, GuardLog, resolve_inputs
 from pt2_viewer.core.export import doctor, dynamic_spec
-from pt2_viewer.core.export.report import (CONVENTION, REPORT_FILE, ExportCall,
-                                       ExportReport, Rerun, ScriptError)
+from pt2_viewer.core.export.failures import (
+    CONSTRAINT_VIOLATION,
+    Failure,
+    SourceLine,
+    classify_exception,
+    exception_chain,
+    is_library_file,
+    same_file,
+    with_code,
+)
+from pt2_viewer.core.export.guards import GuardCapture, GuardLog, resolve_inputs
+from pt2_viewer.core.export.report import CONVENTION, REPORT_FILE, ExportCall, ExportReport, Rerun, ScriptError
 from pt2_viewer.core.jobs.protocol import PROGRESS, write_json_atomic
 from pt2_viewer.core.util.files import write_atomically
 

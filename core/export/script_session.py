@@ -17,12 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.export.failures import Failure, SourceLine, apply_changes
-from pt2_viewer.core.model.expr import torch_range_text
 from pt2_viewer.core.export.guards import GuardLog
+from pt2_viewer.core.export.report import (
+    CONVENTION,
+    REPORT_FILE,
+    ExportCall,
+    ExportReport,
+    Rerun,
+    ScriptError,
+    read_report,
+)
+from pt2_viewer.core.model.expr import torch_range_text
 from pt2_viewer.core.model.program import InputKind, Program
 from pt2_viewer.core.util.words import plural
-from pt2_viewer.core.export.report import (CONVENTION, REPORT_FILE, ExportCall, ExportReport, Rerun, ScriptError,
-                                       read_report)
 
 JOB = "export_script"
 

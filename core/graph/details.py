@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.graph.readable import literal, type_text
 from pt2_viewer.core.model.metadata import user_frames_first
 from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
 from pt2_viewer.core.model.program import Graph, Node, NodeOp, Program, Ref, TensorMeta, Value
-from pt2_viewer.core.graph.readable import literal, type_text
 
 # Operand names of torch's higher-order ops, whose archive arguments have no schema names.
 HOP_ARG_NAMES: dict[str, tuple[str, ...]] = {

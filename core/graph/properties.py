@@ -10,9 +10,9 @@ from collections import Counter
 from pathlib import Path
 
 from pt2_viewer.core.graph.details import DetailRow, DetailSection, NodeDetails, NodeLink
+from pt2_viewer.core.graph.summary import human_bytes, human_count, signature_rows
 from pt2_viewer.core.model.expr import range_text
 from pt2_viewer.core.model.program import Archive, InputKind, OutputKind, Program
-from pt2_viewer.core.graph.summary import human_bytes, human_count, signature_rows
 from pt2_viewer.core.util.words import plural
 
 MAX_LISTED = 50  # inputs, outputs or symbols listed one per row; the rest are counted

@@ -12,11 +12,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pt2_viewer.core.model.expr import range_text as format_range
 from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.graph.readable import type_text
+from pt2_viewer.core.model.expr import range_text as format_range
 from pt2_viewer.core.model.node_kinds import node_kind
 from pt2_viewer.core.model.program import Archive, Graph, NodeOp, Program
-from pt2_viewer.core.graph.readable import type_text
 
 UNKNOWN_FIELD_CHARS = 200
 

@@ -29,11 +29,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.pt2.archive import AOTI_DIR, CONSTANTS_CONFIG, MODELS_DIR, SAMPLE_INPUTS, WEIGHTS_CONFIG, ArchiveFiles, \
-    open_archive
-from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.expr_grammar import UnsafeExpression, check_expression
+from pt2_viewer.core.pt2.archive import (
+    AOTI_DIR,
+    CONSTANTS_CONFIG,
+    MODELS_DIR,
+    SAMPLE_INPUTS,
+    WEIGHTS_CONFIG,
+    ArchiveFiles,
+    open_archive,
+)
+from pt2_viewer.core.pt2.errors import ArchiveError
 
 MAX_MEMBERS = 100_000
 MAX_JSON_DEPTH = 200  # real programs nest about 10 levels, plus about 8 per level of nested subgraphs

@@ -17,10 +17,11 @@ import logging
 import pickle
 import sys
 import warnings
-from contextlib import contextmanager, ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pt2_viewer.core.jobs.archive_check import BUILTIN_NAMESPACES, ArchiveCheck, check_archive, require_trust
 from pt2_viewer.core.jobs.errors import JobFailure, first_line

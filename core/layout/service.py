@@ -27,9 +27,9 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from pt2_viewer.core.platform import install
 from pt2_viewer.core.layout.cache import LayoutCache
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult, dumps
+from pt2_viewer.core.platform import install
 
 Outcome = list[LayoutResult] | LayoutError
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from pt2_viewer.core.util.lazy import lazy
 from typing import Any
 
-from pt2_viewer.core.model.tensor_meta import SymDim, TensorMeta, tensor_meta_or_none
 from pt2_viewer.core.model.metadata import Frame, ModuleScope, parse_module_stack, parse_stack_trace, parse_torch_fn
+from pt2_viewer.core.model.tensor_meta import SymDim, TensorMeta, tensor_meta_or_none
+from pt2_viewer.core.util.lazy import lazy
 
 
 class NodeOp(str, Enum):

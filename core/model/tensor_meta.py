@@ -11,6 +11,7 @@ from typing import Any
 
 from pt2_viewer.core.model.expr import parse_srepr
 
+
 @dataclass(frozen=True)
 class SymDim:
     """A symbolic size or stride, e.g. `s77` or `2*s77`, with the example value export traced with."""

@@ -10,12 +10,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pt2_viewer.core.pt2 import archive as zipfiles
-from pt2_viewer.core.pt2.errors import ArchiveError
-from pt2_viewer.core.model.tensor_meta import (
-    LAYOUTS, SCALAR_TYPES, device_text as _device, json_list as _list, json_object as _obj,
-    json_union as _union, sym_value as _sym,
-)
 from pt2_viewer.core.model.program import (
     AotiPackage,
     Archive,
@@ -33,10 +27,31 @@ from pt2_viewer.core.model.program import (
     Ref,
     Signature,
     StoredTensor,
-    SymDim,
     Symbol,
+    SymDim,
     Value,
 )
+from pt2_viewer.core.model.tensor_meta import (
+    LAYOUTS,
+    SCALAR_TYPES,
+)
+from pt2_viewer.core.model.tensor_meta import (
+    device_text as _device,
+)
+from pt2_viewer.core.model.tensor_meta import (
+    json_list as _list,
+)
+from pt2_viewer.core.model.tensor_meta import (
+    json_object as _obj,
+)
+from pt2_viewer.core.model.tensor_meta import (
+    json_union as _union,
+)
+from pt2_viewer.core.model.tensor_meta import (
+    sym_value as _sym,
+)
+from pt2_viewer.core.pt2 import archive as zipfiles
+from pt2_viewer.core.pt2.errors import ArchiveError
 
 MEMORY_FORMATS = {0: "unknown", 1: "contiguous_format", 2: "channels_last", 3: "channels_last_3d",
                   4: "preserve_format"}

@@ -14,12 +14,13 @@ and say why, even when the run itself failed.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pt2_viewer.core.jobs.errors import JobFailure, failed_result, first_line
-from pt2_viewer.core.run.inputs import Inputs, check_inputs, generate_inputs, user_inputs
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program
+from pt2_viewer.core.run.inputs import Inputs, check_inputs, generate_inputs, user_inputs
 from pt2_viewer.core.run.tensor_stats import flat_outputs, max_difference, summarise
 from pt2_viewer.core.run.timing import measure, node_times
 

@@ -12,9 +12,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog
 
+from pt2_viewer.app.export.script_document import ScriptDocument
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
-from pt2_viewer.app.export.script_document import ScriptDocument
 from pt2_viewer.core.platform import temp_dirs
 from tests.programs import REPO_ROOT
 

@@ -4,12 +4,13 @@ and its highlight; linked zoom; saving the decomposed program; a broken custom t
 two open programs compared with the best-effort mapping. Offscreen; every wait is on a signal or a condition."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog
+from pytestqt.qtbot import QtBot
 
 from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.decompose.dialog import DecomposeDialog
@@ -18,9 +19,8 @@ from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.core.compare.session import LEFT, RIGHT
 from pt2_viewer.core.graph.document import MATCH, SELECTED
-from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.platform.trust import TrustStore
-from pytestqt.qtbot import QtBot
+from pt2_viewer.core.pt2.reader import read_archive
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 
 TIMEOUT = 60_000

@@ -15,17 +15,17 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from pt2_viewer.app.export.script_document import ENTRY_ROLE, SCRIPT_ERROR_ROLE, ScriptDocument
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.panels.symbols import ROW_ROLE, SymbolsPanel
-from pt2_viewer.app.export.script_document import ENTRY_ROLE, SCRIPT_ERROR_ROLE, ScriptDocument
-from pt2_viewer.app.widgets.source_view import SourceView
 from pt2_viewer.app.platform.trust_dialog import TITLE as TRUST_TITLE
+from pt2_viewer.app.widgets.source_view import SourceView
 from pt2_viewer.core.export.failures import CONSTRAINT_VIOLATION, DATA_DEPENDENT_GUARD, GRAPH_BREAK, SPECIALIZED_VALUE
-from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.export.script_session import NAMED, OK
-from tests.programs import REPO_ROOT, SEED_TUTORIAL
+from pt2_viewer.core.pt2.reader import read_archive
 from tests.core.export.test_failures import line_in
+from tests.programs import REPO_ROOT, SEED_TUTORIAL
 
 SCRIPTS = Path(__file__).parents[2] / "scripts"
 SEVERAL = SCRIPTS / "several_exports.py"

@@ -21,8 +21,8 @@ from pt2_viewer.app.panels.summary import SummaryPanel
 from pt2_viewer.app.panels.symbols import SymbolsPanel
 from pt2_viewer.app.widgets.source_view import SourceView, open_source
 from pt2_viewer.core.graph.index import GraphIndex
-from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.graph.readable import readable_code
+from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.core.graph.test_readable import MODEL_LINES, PanelsProgram, panels_program  # noqa: F401  (panels_program: fixture)
 

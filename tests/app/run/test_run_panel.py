@@ -4,8 +4,8 @@ a program calling a custom op that is not registered explains itself and runs on
 defines it. Offscreen; every wait is on a signal or a condition."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import torch

@@ -8,12 +8,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
-from pt2_viewer.core.compare.mapping import Link, NodeMapping, guess_mapping, guess_program_mapping, read_mapping, write_mapping
+from pt2_viewer.core.compare.mapping import (
+    Link,
+    NodeMapping,
+    guess_mapping,
+    guess_program_mapping,
+    read_mapping,
+    write_mapping,
+)
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.programs import REPO_ROOT, pt2_path  # noqa: F401  (pt2_path is a fixture)
 

@@ -4,8 +4,9 @@ the op diff rows and their non-core flags, the best-effort mapping between two p
 No Qt: the decompose job runs in this process, once per session."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -18,8 +19,8 @@ from pt2_viewer.core.compare.session import (
     session_from_decomposition,
     session_from_programs,
 )
-from pt2_viewer.core.graph.document import MATCH, SELECTED
 from pt2_viewer.core.decompose.job import run_job
+from pt2_viewer.core.graph.document import MATCH, SELECTED
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 

@@ -11,13 +11,21 @@ from pathlib import Path
 import pytest
 
 from pt2_viewer.app.cli import main as cli_main
-from pt2_viewer.core.export.failures import (CONSTRAINT_VIOLATION, DATA_DEPENDENT_GUARD, GRAPH_BREAK, OTHER, SPECIALIZED_VALUE,
-                           UNTRACEABLE_DATA, apply_changes, failure_from_json)
-from pt2_viewer.core.pt2.reader import read_archive
+from pt2_viewer.core.export.failures import (
+    CONSTRAINT_VIOLATION,
+    DATA_DEPENDENT_GUARD,
+    GRAPH_BREAK,
+    OTHER,
+    SPECIALIZED_VALUE,
+    UNTRACEABLE_DATA,
+    apply_changes,
+    failure_from_json,
+)
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import run_job
-from tests.programs import SEED_TUTORIAL
+from pt2_viewer.core.pt2.reader import read_archive
 from tests.core.export.test_failures import line_in
+from tests.programs import SEED_TUTORIAL
 
 SCRIPTS = Path(__file__).parents[2] / "scripts"
 SEVERAL = SCRIPTS / "several_exports.py"

@@ -7,9 +7,20 @@ from __future__ import annotations
 
 import pytest
 
-from pt2_viewer.core.export.failures import (CONSTRAINT_VIOLATION, DATA_DEPENDENT_GUARD, GRAPH_BREAK, OTHER, SPECIALIZED_VALUE,
-                           ChainLink, SpecChange, apply_changes, classify, failure_from_json, parse_constraint_fixes,
-                           parse_fix_line)
+from pt2_viewer.core.export.failures import (
+    CONSTRAINT_VIOLATION,
+    DATA_DEPENDENT_GUARD,
+    GRAPH_BREAK,
+    OTHER,
+    SPECIALIZED_VALUE,
+    ChainLink,
+    SpecChange,
+    apply_changes,
+    classify,
+    failure_from_json,
+    parse_constraint_fixes,
+    parse_fix_line,
+)
 
 torch = pytest.importorskip("torch")
 

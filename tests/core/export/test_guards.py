@@ -11,7 +11,13 @@ import re
 import pytest
 
 from pt2_viewer.core.export.failures import SourceLine
-from pt2_viewer.core.export.guards import SYMBOLIC_SHAPES_LOGGER, GuardCapture, parse_guard, parse_symbol, resolve_inputs
+from pt2_viewer.core.export.guards import (
+    SYMBOLIC_SHAPES_LOGGER,
+    GuardCapture,
+    parse_guard,
+    parse_symbol,
+    resolve_inputs,
+)
 from pt2_viewer.core.export.job import current_frames
 from tests.core.export.test_failures import line_in
 

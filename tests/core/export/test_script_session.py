@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from pt2_viewer.core.export.failures import CONSTRAINT_VIOLATION, DATA_DEPENDENT_GUARD, GRAPH_BREAK, SPECIALIZED_VALUE
-from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.export.script_session import (
     AUTO,
     DONE,
@@ -27,6 +26,7 @@ from pt2_viewer.core.export.script_session import (
     spec_to_rows,
 )
 from pt2_viewer.core.jobs.client import WorkerJob
+from pt2_viewer.core.pt2.reader import read_archive
 
 SCRIPTS = Path(__file__).parents[2] / "scripts"
 ENV = {"OMP_NUM_THREADS": "1"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pt2_viewer.app.main_window import MainWindow
 from bench.big_model import program_path
+from pt2_viewer.app.main_window import MainWindow
 
 pytestmark = pytest.mark.slow
 TIMEOUT = 300_000

@@ -134,10 +134,10 @@ def test_program_properties_match_what_torch_says(panels_program: PanelsProgram)
     """Details with nothing selected: the program's properties, checked against torch's own ExportedProgram."""
     import torch
 
-    from pt2_viewer.core.model.expr import range_text
     from pt2_viewer.core.graph.properties import program_properties
-    from pt2_viewer.core.pt2.reader import read_archive
     from pt2_viewer.core.graph.summary import human_count
+    from pt2_viewer.core.model.expr import range_text
+    from pt2_viewer.core.pt2.reader import read_archive
 
     archive = read_archive(panels_program.path)
     program = archive.programs[0]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.graph.readable import readable_code
+from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.pt2.reader import read_archive
 
 REPO_ROOT = Path(__file__).resolve().parents[3]

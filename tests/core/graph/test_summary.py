@@ -9,7 +9,6 @@ from collections import Counter
 from pathlib import Path
 
 from pt2_viewer.core.graph.index import GraphIndex
-from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.graph.summary import (
     assert_expression,
     human_bytes,
@@ -19,7 +18,8 @@ from pt2_viewer.core.graph.summary import (
     signature_rows,
     symbol_rows,
 )
-from tests.core.graph.test_readable import PanelsProgram, torch_statements, panels_program  # noqa: F401  (panels_program: fixture)
+from pt2_viewer.core.pt2.reader import read_archive
+from tests.core.graph.test_readable import PanelsProgram, panels_program, torch_statements  # noqa: F401  (panels_program: fixture)
 
 
 def test_facts(panels_program: PanelsProgram) -> None:

@@ -21,14 +21,14 @@ from pathlib import Path
 import pytest
 
 from pt2_viewer.app.cli import main as cli_main
+from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.archive_check import check_archive
+from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, WorkerJob, default_memory_mb, run_job
 from pt2_viewer.core.jobs.expr_grammar import UnsafeExpression, check_expression
 from pt2_viewer.core.jobs.loading import _weights_only_unpickling, load_program
-from pt2_viewer.core.jobs import protocol
-from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, WorkerJob, default_memory_mb, run_job
 from tests import hostile_archives as hostile
+from tests.core.jobs.test_worker import dead_within
 from tests.programs import REPO_ROOT, pt2_path  # noqa: F401  (pt2_path is a fixture)
-from tests.core.jobs.test_worker import dead_within, pump_until
 
 BASE = "dynamic_shapes"
 ENV = {"OMP_NUM_THREADS": "1"}

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pt2_viewer.core.platform.trust import TrustStore, content_hash
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import WorkerJob, run_job
+from pt2_viewer.core.platform.trust import TrustStore, content_hash
 
 SCRIPTS = Path(__file__).parents[2] / "scripts"
 ENV = {"OMP_NUM_THREADS": "1"}  # two shared cores: keep torch from spawning a thread per core

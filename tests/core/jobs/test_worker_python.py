@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import torch
 
-from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.jobs import protocol, python_env
 from pt2_viewer.core.jobs.client import WorkerJob, run_job
 from pt2_viewer.core.jobs.python_env import FROM_DEFAULT, FROM_ENV, FROM_PREFERENCES, WORKER_PYTHON_ENV
+from pt2_viewer.core.pt2.reader import read_archive
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 from tests.pythons import python_without_torch  # noqa: F401  (a fixture)
 

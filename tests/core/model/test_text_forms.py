@@ -2,8 +2,8 @@
 (the archive, torch's range_constraints, its logs), and a fix box with no empty heading."""
 from __future__ import annotations
 
-from pt2_viewer.core.model.expr import range_text, torch_range_text
 from pt2_viewer.core.export.script_session import fix_lines, program_facts
+from pt2_viewer.core.model.expr import range_text, torch_range_text
 from pt2_viewer.core.util.words import plural
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
-from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context
 
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.info import archive_info

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import torch
 
-from pt2_viewer.core.pt2.info import archive_info
 from pt2_viewer.core.model.program import Graph
+from pt2_viewer.core.pt2.info import archive_info
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.programs import CASE_NAMES, REPO_ROOT, build_all, pt2_path  # noqa: F401  (pt2_path is a fixture)
 from tests.torch_reference import (
@@ -32,7 +32,7 @@ from tests.torch_reference import (
 PROGRAM_FIELDS = ["name", "dialect", "node_count", "nodes", "subgraphs", "inputs", "outputs", "range_constraints"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _expected(path: Path) -> dict[str, Any]:
     return expected_info(path)
 

@@ -4,14 +4,16 @@ the `pt2-viewer run` command line and one run through the worker."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
 
 from pt2_viewer.app.cli import main as cli_main
 from pt2_viewer.core.jobs.errors import JobFailure
+from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.run.inputs import (
     DEFAULT_SIZE,
     check_inputs,
@@ -21,7 +23,6 @@ from pt2_viewer.core.run.inputs import (
     symbol_ranges,
 )
 from pt2_viewer.core.run.job import run_job
-from pt2_viewer.core.pt2.reader import read_archive
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 
 VOCAB = 50

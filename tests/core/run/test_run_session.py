@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 import torch
 
-from pt2_viewer.core.run.job import run_job
 from pt2_viewer.core.pt2.reader import read_archive
-from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
+from pt2_viewer.core.run.job import run_job
 from pt2_viewer.core.run.session import (
     UNBOUNDED_MAX,
     RunOptions,
@@ -26,6 +25,7 @@ from pt2_viewer.core.run.session import (
     latency_text,
     output_rows,
 )
+from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 
 
 class TwoHeads(torch.nn.Module):
