@@ -23,9 +23,9 @@ from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.export_image import export_scene
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
+from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
 from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.graph.tools import fill_overlay_menu
-from pt2_viewer.app.graph.view import MiniMap, bool_setting
 from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
 from pt2_viewer.app.start_page import StartPage

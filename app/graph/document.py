@@ -30,8 +30,9 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.graph.minimap import MiniMap
 from pt2_viewer.app.graph.tools import GraphTools
-from pt2_viewer.app.graph.view import GraphView, MiniMap
+from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.numerics.panel import NumericsPanel
 from pt2_viewer.app.panels.code import CodePanel
 from pt2_viewer.app.panels.details import DetailsPanel

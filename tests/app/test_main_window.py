@@ -11,7 +11,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication, QFileDialog, QPlainTextEdit
 
 from pt2_viewer.app.graph.document import DocumentWidget
-from pt2_viewer.app.graph.view import GroupItem
+from pt2_viewer.app.graph.items import GroupItem
 from pt2_viewer.app.main_window import MainWindow
 from tests.programs import REPO_ROOT, pt2_path  # noqa: F401  (pt2_path is a fixture)
 

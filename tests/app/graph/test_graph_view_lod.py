@@ -11,7 +11,9 @@ from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
 from pt2_viewer.app.graph.document import DocumentWidget
-from pt2_viewer.app.graph.view import DETAIL_LOD, OVERVIEW_TEXT_PX, GraphView, MiniMap
+from pt2_viewer.app.graph.items import DETAIL_LOD, OVERVIEW_TEXT_PX
+from pt2_viewer.app.graph.minimap import MiniMap
+from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.main_window import MainWindow
 from tests.programs import REPO_ROOT, pt2_path  # noqa: F401  (fixture)
 

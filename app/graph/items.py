@@ -1,0 +1,403 @@
+"""The graph's scene items: one light item per node, group and hub reference, and the edges batched per tile.
+
+Following Qt's 40,000-chip example: detail by zoom level (a plain box when zoomed out, text when close), looks
+computed once per item, no per-item caches rebuilt on zoom. `GraphView` (view.py) places them from a `SceneLayout`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPen,
+)
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+from pt2_viewer.app import theme
+from pt2_viewer.core.graph.document import Look
+from pt2_viewer.core.graph.edge_labels import label_adds_information
+from pt2_viewer.core.graph.highlight_state import HighlightState
+from pt2_viewer.core.graph.scene import EdgeLine, GroupBox, NodeBox, SceneLayout
+
+# Level of detail, by the zoom (QStyleOptionGraphicsItem.levelOfDetailFromTransform), as in Qt's 40,000-chip example:
+OVERVIEW_LOD = 0.12  # below: nodes are plain coloured boxes
+DETAIL_LOD = 0.45  # below: nodes are boxes with their op name in big type (the overview); above: both lines of text
+PROXY_TEXT_LOD = 0.75  # below: hub references are faint marks; above: `↳ name` chips
+LABEL_LOD = 0.9  # above: edges that carry something the nodes do not print are labelled
+ALL_LABELS_LOD = 1.6  # above: every edge is labelled
+OVERVIEW_TEXT_PX = 12.0  # group titles at overview scale: this many pixels high on screen
+
+
+_TITLE_FONT = QFont()
+_TITLE_FONT.setPointSizeF(9)
+_TITLE_FONT.setBold(True)
+_SUB_FONT = QFont()
+_SUB_FONT.setPointSizeF(7.5)
+_GROUP_FONT = QFont()
+_GROUP_FONT.setPointSizeF(8.5)
+_GROUP_FONT.setBold(True)
+_COUNT_FONT = QFont()
+_COUNT_FONT.setPointSizeF(7.5)
+_PROXY_FONT = QFont()
+_PROXY_FONT.setPointSizeF(7)
+
+
+def _fitted_font(text: str, w: float, h: float) -> QFont:
+    """A bold font, in scene units, as big as fits `text` on one line in w x h (the overview's op names)."""
+    f = QFont()
+    f.setBold(True)
+    f.setPixelSize(100)
+    width = max(1.0, QFontMetricsF(f).horizontalAdvance(text))
+    f.setPixelSize(max(1, int(min(h * 0.62, 100 * w / width))))
+    return f
+
+
+class NodeItem(QGraphicsItem):
+    """One node: colours, fonts and elided text are computed once here, so paint() only draws."""
+
+    def __init__(self, box: NodeBox, look: Look) -> None:
+        super().__init__()
+        self.name = box.node
+        self.look = look
+        self.rect = QRectF(0, 0, box.w, box.h)
+        self.state = HighlightState.NONE
+        self.kind_fill = theme.kind_color(look.kind)
+        self.kind_overview = theme.kind_overview_color(look.kind)
+        self.text_color = theme.text_color()
+        self.top = QRectF(6, 2, box.w - 12, box.h / 2)
+        self.bottom = QRectF(4, box.h / 2 - 1, box.w - 8, box.h / 2)
+        self.stripe = QRectF(0, 0, 5, box.h)
+        self.subtitle = QFontMetricsF(_SUB_FONT).elidedText(look.subtitle, Qt.TextElideMode.ElideRight,
+                                                            self.bottom.width())
+        self.overview_font = _fitted_font(look.title, box.w - 8, box.h)
+        self.setPos(box.x, box.y)
+        self.setZValue(2)
+        self.tip = f"{box.node}\n{look.subtitle}"
+        self.setToolTip(self.tip)
+        self.overlay_fill: QColor | None = None  # an overlay's colour for this node (None: no overlay shown)
+        self.overlay_stripe = False  # the kind colour as a stripe at the left, under an overlay
+        self.heat: float | None = None  # the node's level (0..1) in a scale overlay (a run's time), else None
+        self._set_fills()
+
+    @property
+    def heat_fill(self) -> QColor | None:
+        """The overlay colour painted on the node (None: its kind colour)."""
+        return self.overlay_fill
+
+    def _set_fills(self) -> None:
+        fill = self.overlay_fill or self.kind_fill
+        self.fill = fill
+        self.overview_fill = self.overlay_fill or self.kind_overview
+        self.pen = QPen(theme.node_border(fill), 1)
+        self.detail_text = theme.overlay_text_color(fill) if self.overlay_fill is not None else self.text_color
+        self.overview_text = theme.overlay_text_color(self.overview_fill)
+
+    def set_overlay(self, fill: QColor | None, text: str | None = None, level: float | None = None) -> None:
+        """Paint the node in an overlay's colour (the kind colour stays as a stripe); None: its kind colour."""
+        self.heat = level
+        if fill == self.overlay_fill:
+            return
+        self.overlay_fill = fill
+        self.overlay_stripe = fill is not None
+        self._set_fills()
+        self.setToolTip(self.tip + (f"\n{text}" if text else ""))
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self.rect.adjusted(-2, -2, 2, 2)
+
+    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        border = _STATE_PENS.get(self.state)
+        if lod < DETAIL_LOD:
+            if border is not None and lod < OVERVIEW_LOD:
+                p.fillRect(self.rect, border.color())
+                return
+            p.fillRect(self.rect, self.overview_fill)
+            if border is not None:
+                p.setPen(QPen(border.color(), 3 / lod))
+                p.setBrush(Qt.BrushStyle.NoBrush)
+                p.drawRect(self.rect)
+            if lod >= OVERVIEW_LOD:
+                p.setPen(self.overview_text)
+                p.setFont(self.overview_font)
+                p.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.look.title)
+            return
+        p.setPen(border or self.pen)
+        p.setBrush(self.fill)
+        p.drawRoundedRect(self.rect, 5, 5)
+        if self.overlay_stripe:
+            p.fillRect(self.stripe.adjusted(1, 3, 0, -3), self.kind_overview)
+        p.setPen(self.detail_text)
+        p.setFont(_TITLE_FONT)
+        p.drawText(self.top, Qt.AlignmentFlag.AlignCenter, self.look.title)
+        p.setFont(_SUB_FONT)
+        p.drawText(self.bottom, Qt.AlignmentFlag.AlignCenter, self.subtitle)
+
+
+_STATE_PENS = {HighlightState.NEIGHBOUR: QPen(theme.NEIGHBOUR, 3), HighlightState.SELECTED: QPen(theme.HIGHLIGHT, 3),
+               HighlightState.MATCH: QPen(theme.MATCH, 3)}
+
+
+class GroupItem(QGraphicsItem):
+    """A module group: an expanded group's frame with its title, or a collapsed group's box. Its look (pens,
+    brushes, texts, the overview font) is computed once here, as a node's is."""
+
+    def __init__(self, box: GroupBox) -> None:
+        super().__init__()
+        self.path = box.path
+        self.box = box
+        self.rect = QRectF(0, 0, box.w, box.h)
+        self.state = HighlightState.NONE
+        self.setPos(box.x, box.y)
+        self.setZValue(1 if box.expanded else 2)
+        self.setToolTip(f"{box.path or '(model)'}  ({box.count} nodes)\nDouble-click to "
+                        f"{'collapse' if box.expanded else 'expand'}")
+        self.title = f"{'▾' if box.expanded else '▸'} {box.title}"
+        self.gap_above = float("inf")  # scene distance from the enclosing frame's top (set by the view)
+        self.title_color = theme.graph_color("group_title")
+        if box.expanded:
+            frame = theme.graph_color("group_frame")
+            self.tint = theme.group_tint(box.depth)
+            self.pen = QPen(frame, 1, Qt.PenStyle.DashLine)
+            self.state_pen = QPen(theme.HIGHLIGHT, 2, Qt.PenStyle.DashLine)
+            self.title_rect = QRectF(10, 4, max(1.0, box.w - 20), 20)
+            metrics = QFontMetricsF(_GROUP_FONT)
+            self.title_width = metrics.horizontalAdvance(self.title)
+            self.title_height = metrics.height()
+            self.plate = theme.graph_color("edge_label_back")
+        else:
+            self.fill = theme.graph_color("group_box")
+            self.overview_fill = theme.graph_color("group_box_overview")
+            self.pen = QPen(self.fill.darker(150), 1.2)
+            self.state_pen = QPen(theme.HIGHLIGHT, 3)
+            self.stack_pen = QPen(self.fill.darker(170), 1)
+            self.count_text = f"{box.count} nodes"
+            self.overview_font = _fitted_font(box.title, box.w - 8, box.h)
+            self.overview_text = theme.overlay_text_color(self.overview_fill)
+
+    def boundingRect(self) -> QRectF:
+        return self.rect.adjusted(-2, -2, 2, 2)
+
+    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        if self.box.expanded:
+            self._paint_frame(p, lod)
+        else:
+            self._paint_box(p, lod)
+
+    def _paint_frame(self, p: QPainter, lod: float) -> None:
+        p.setBrush(self.tint)
+        p.setPen(self.state_pen if self.state else self.pen)
+        p.drawRoundedRect(self.rect, 8, 8)
+        scale = OVERVIEW_TEXT_PX / lod / self.title_height
+        if scale <= 1.0:  # close enough to read the title at its own size
+            p.setPen(self.title_color)
+            p.setFont(_GROUP_FONT)
+            p.drawText(self.title_rect, Qt.AlignmentFlag.AlignLeft, self.title)
+            return
+        # Zoomed out: the title stays OVERVIEW_TEXT_PX high on screen, on a plate, while the frame is big enough on
+        # screen and its top far enough below the enclosing frame's top that the two titles do not collide.
+        if (self.rect.width() * lod < 80 or self.rect.height() * lod < 3 * OVERVIEW_TEXT_PX
+                or self.gap_above * lod < OVERVIEW_TEXT_PX + 6):
+            return
+        scale = min(scale, (self.rect.width() - 12) / max(1.0, self.title_width))
+        p.save()
+        p.translate(6, 4)
+        p.scale(scale, scale)
+        r = QRectF(0, 0, self.title_width + 8, self.title_height + 2)
+        p.fillRect(r, self.plate)
+        p.setPen(self.title_color)
+        p.setFont(_GROUP_FONT)
+        p.drawText(r.adjusted(4, 0, 0, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.title)
+        p.restore()
+
+    def _paint_box(self, p: QPainter, lod: float) -> None:
+        if lod < DETAIL_LOD:
+            p.fillRect(self.rect, theme.HIGHLIGHT if self.state else self.overview_fill)
+            if lod >= OVERVIEW_LOD:
+                p.setPen(self.overview_text)
+                p.setFont(self.overview_font)
+                p.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.box.title)
+            return
+        p.setPen(self.state_pen if self.state else self.pen)
+        p.setBrush(self.fill)
+        p.drawRoundedRect(self.rect, 6, 6)
+        # A second offset border: a stack of nodes hides inside.
+        p.setPen(self.stack_pen)
+        p.drawLine(QPointF(6, self.rect.height() + 2), QPointF(self.rect.width() - 2, self.rect.height() + 2))
+        p.setPen(self.title_color)
+        p.setFont(_TITLE_FONT)
+        p.drawText(QRectF(6, 3, self.rect.width() - 12, 20), Qt.AlignmentFlag.AlignCenter, self.title)
+        p.setFont(_COUNT_FONT)
+        p.drawText(QRectF(6, 22, self.rect.width() - 12, 18), Qt.AlignmentFlag.AlignCenter, self.count_text)
+
+
+class ProxyItem(QGraphicsItem):
+    """A small reference to a hub node, drawn beside a consumer instead of a long edge. Zoomed out it is a faint
+    mark: it must never be the darkest thing on the screen."""
+
+    def __init__(self, hub: str, x: float, y: float) -> None:
+        super().__init__()
+        self.hub = hub
+        self.state = HighlightState.NONE
+        self.text = f"↳ {hub}"
+        self.rect = QRectF(0, 0, QFontMetricsF(_PROXY_FONT).horizontalAdvance(self.text) + 8, 15)
+        self.color = theme.graph_color("proxy")
+        self.back = theme.graph_color("proxy_back")
+        self.faded = theme.graph_color("proxy_faded")
+        self.text_color = theme.text_color()
+        self.setPos(x, y)
+        self.setZValue(3)
+        self.setToolTip(f"Uses hub '{hub}' (many consumers: drawn as a reference). Click to select it.")
+
+    def boundingRect(self) -> QRectF:
+        return self.rect
+
+    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        if lod < PROXY_TEXT_LOD:
+            p.fillRect(self.rect, theme.HIGHLIGHT if self.state else self.faded)
+            return
+        p.setPen(QPen(theme.HIGHLIGHT if self.state else self.color, 1))
+        p.setBrush(self.back)
+        p.drawRoundedRect(self.rect, 3, 3)
+        p.setFont(_PROXY_FONT)
+        p.setPen(self.text_color)
+        p.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.text)
+
+
+def _edge_path(e: EdgeLine) -> QPainterPath:
+    """Graphviz's own spline when the edge was laid out with both ends, else a vertical S-curve."""
+    pts = e.route
+    if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
+        path = QPainterPath(QPointF(*pts[0]))
+        for i in range(1, len(pts) - 1, 3):
+            path.cubicTo(QPointF(*pts[i]), QPointF(*pts[i + 1]), QPointF(*pts[i + 2]))
+        return path
+    return _curve(e.p0, e.p1)
+
+
+def _curve(p0: tuple[float, float], p1: tuple[float, float]) -> QPainterPath:
+    path = QPainterPath(QPointF(*p0))
+    dy = max(20.0, abs(p1[1] - p0[1]) * 0.5)
+    path.cubicTo(QPointF(p0[0], p0[1] + dy), QPointF(p1[0], p1[1] - dy), QPointF(*p1))
+    return path
+
+
+TILE = 800.0  # edges are batched into one path per tile of the scene; paint() draws only exposed tiles
+
+
+class EdgeLayer(QGraphicsItem):
+    """Every edge, batched: one path (and one arrowhead path) per scene tile, so painting costs the same whether the
+    view shows ten edges or ten thousand; highlighted edges in a separate path on top.
+
+    Labels: an edge is labelled only where the label adds information (core/graph/edge_labels.py) or the view is
+    zoomed in close, and never on top of another label: each paint places labels one by one and skips any that would
+    overlap one already placed."""
+
+    def __init__(self, layout: SceneLayout, label_of: Callable[[EdgeLine], str],
+                 subtitles: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.layout = layout
+        self.label_of = label_of
+        self.subtitles = subtitles or {}  # node -> the type printed on it
+        self.labels: dict[int, tuple[str, bool]] = {}  # edge index -> (label, adds information), on first draw
+        self.drawn_labels: list[tuple[QRectF, str, EdgeLine]] = []  # the last paint's labels (scene rects)
+        tiles: dict[tuple[int, int], tuple[QPainterPath, QPainterPath]] = {}
+        for e in layout.edges:
+            key = (int(min(e.p0[0], e.p1[0]) // TILE), int(min(e.p0[1], e.p1[1]) // TILE))
+            path, arrows = tiles.setdefault(key, (QPainterPath(), QPainterPath()))
+            path.addPath(_edge_path(e))
+            x, y = e.p1
+            arrows.moveTo(x - 4, y - 7)
+            arrows.lineTo(x, y)
+            arrows.lineTo(x + 4, y - 7)
+        self.tiles = [(path.boundingRect().adjusted(-2, -2, 2, 2), path, arrows) for path, arrows in tiles.values()]
+        self.hot = QPainterPath()
+        bounds = QRectF()
+        for rect, _, _ in self.tiles:
+            bounds = bounds.united(rect)
+        self.bounds = bounds.adjusted(-60, -20, 60, 20)
+        self.color = theme.graph_color("edge")
+        self.label_color = theme.graph_color("edge_label")
+        self.label_back = theme.graph_color("edge_label_back")
+        self.metrics = QFontMetricsF(_SUB_FONT)
+        self.setZValue(0)
+        # Without this flag Qt reports the whole bounding rect as exposed, and every tile and label would be drawn.
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)
+
+    def set_hot(self, pairs: set[tuple[str, str]]) -> None:
+        self.hot = QPainterPath()
+        for e in self.layout.edges:
+            if (e.src, e.dst) in pairs:
+                self.hot.addPath(_edge_path(e))
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self.bounds
+
+    def label(self, i: int, e: EdgeLine) -> tuple[str, bool]:
+        known = self.labels.get(i)
+        if known is None:
+            text = self.label_of(e)
+            known = self.labels[i] = (text, label_adds_information(text, self.subtitles.get(e.src)))
+        return known
+
+    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        exposed = option.exposedRect  # type: ignore[attr-defined]
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.setPen(QPen(self.color, 1.2 if lod >= DETAIL_LOD else 0))
+        for rect, path, arrows in self.tiles:
+            if rect.intersects(exposed):
+                p.drawPath(path)
+                if lod >= DETAIL_LOD:
+                    p.drawPath(arrows)
+        if not self.hot.isEmpty():
+            p.setPen(QPen(theme.HIGHLIGHT, 2.5))
+            p.drawPath(self.hot)
+        self.drawn_labels = []
+        if lod >= LABEL_LOD:
+            self._paint_labels(p, exposed, every=lod >= ALL_LABELS_LOD)
+
+    def _paint_labels(self, p: QPainter, exposed: QRectF, every: bool) -> None:
+        p.setFont(_SUB_FONT)
+        h = self.metrics.height()
+        placed: list[QRectF] = []
+        for i, e in enumerate(self.layout.edges):
+            mid = QPointF((e.p0[0] + e.p1[0]) / 2 + 4, (e.p0[1] + e.p1[1]) / 2)
+            if not exposed.contains(mid):
+                continue
+            text, informative = self.label(i, e)
+            if not text or not (informative or every):
+                continue
+            rect = QRectF(mid.x(), mid.y() - h / 2, self.metrics.horizontalAdvance(text) + 4, h)
+            if any(rect.intersects(r) for r in placed):
+                continue
+            placed.append(rect)
+            p.fillRect(rect, self.label_back)
+            p.setPen(self.label_color)
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+            self.drawn_labels.append((rect, text, e))
+
+
+def set_gaps(boxes: list[GroupBox], items: dict[str, GroupItem]) -> None:
+    """Each expanded frame's distance below the top of the innermost frame around it (one level up), so overview
+    titles of nested frames do not print over each other."""
+    by_depth: dict[int, list[GroupBox]] = {}
+    for g in boxes:
+        if g.expanded:
+            by_depth.setdefault(g.depth, []).append(g)
+    for g in boxes:
+        if not g.expanded:
+            continue
+        for outer in by_depth.get(g.depth - 1, ()):
+            if outer.x <= g.x and outer.y <= g.y and g.x + g.w <= outer.x + outer.w and g.y + g.h <= outer.y + outer.h:
+                items[g.path].gap_above = g.y - outer.y
+                break
