@@ -15,7 +15,6 @@ run ended with nothing to show (the list and the explanation are then what there
 from __future__ import annotations
 
 import html
-import os
 import weakref
 from pathlib import Path
 
@@ -31,16 +30,15 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QStackedWidget,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from pt2_viewer.app.export.diagnose_panel import DiagnosePanel
 from pt2_viewer.app.export.dynamic_shapes_editor import DynamicShapesEditor
+from pt2_viewer.app.export.explanation import Explanation
 from pt2_viewer.app.export.guards_panel import GuardsPanel
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
@@ -49,7 +47,6 @@ from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import fixed_font
 from pt2_viewer.app.widgets.common import fit_tabs, splitter
 from pt2_viewer.app.widgets.source_view import open_source
-from pt2_viewer.core.export.failures import SourceLine
 from pt2_viewer.core.export.guards import GuardLog
 from pt2_viewer.core.export.script_session import (
     FAILED,
@@ -59,13 +56,11 @@ from pt2_viewer.core.export.script_session import (
     ExportEntry,
     Rerun,
     ScriptSession,
-    fix_lines,
     input_ranks,
-    program_facts,
     program_input_ranks,
 )
 from pt2_viewer.core.graph.document import DocumentModel
-from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.client import JobOutcome, default_memory_mb
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.platform import temp_dirs
 
@@ -74,114 +69,6 @@ STATUS_MARK = {OK: "✔", FAILED: "✘", RUNNING: "…"}
 LOG_MAX_LINES = 20000
 ENTRY_ROLE = Qt.ItemDataRole.UserRole
 SCRIPT_ERROR_ROLE = Qt.ItemDataRole.UserRole + 1  # the row of the script's own error (its ENTRY_ROLE is None)
-
-
-def default_memory_limit_mb() -> int:
-    """Three quarters of the machine's memory: a script that eats memory fails in the worker, not the desktop."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
-    except (ValueError, OSError, AttributeError):
-        return 8192
-    return max(2048, total * 3 // 4)
-
-
-def _link(line: SourceLine) -> str:
-    where = f"{Path(line.file).name}:{line.line}" + (f" in {line.function}" if line.function else "")
-    code = f"<br><code>{html.escape(line.code)}</code>" if line.code else ""
-    return f"<a href='source'>{html.escape(where)}</a>{code}"
-
-
-class Explanation(QWidget):
-    """Why a call failed (or what a call or run produced): kind, user line, message, hint, fix, traceback."""
-
-    source_requested = Signal(str, int)
-    apply_fix_requested = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._line: SourceLine | None = None
-        self.title = QLabel()
-        self.title.setWordWrap(True)
-        self.where = QLabel()
-        self.where.setTextFormat(Qt.TextFormat.RichText)
-        self.where.linkActivated.connect(self._open_line)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setFont(fixed_font())
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.hint = QLabel()
-        self.hint.setWordWrap(True)
-        self.fix = QLabel()
-        self.fix.setFont(fixed_font())
-        self.fix.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.apply_fix = QPushButton("Apply this change and re-export")
-        self.apply_fix.clicked.connect(self.apply_fix_requested)
-        self.show_traceback = QToolButton(text="Show full traceback", checkable=True)
-        self.show_traceback.toggled.connect(self._toggle_traceback)
-        self.traceback = QPlainTextEdit(readOnly=True)
-        self.traceback.setFont(fixed_font())
-        self.traceback.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.traceback.setVisible(False)
-        self.fix_box = QGroupBox("Suggested change to dynamic_shapes")
-        fix_layout = QVBoxLayout(self.fix_box)
-        fix_layout.addWidget(self.fix)
-        fix_layout.addWidget(self.apply_fix, 0, Qt.AlignmentFlag.AlignLeft)
-        body = QWidget()
-        layout = QVBoxLayout(body)
-        for w in (self.title, self.where, self.message, self.hint, self.fix_box):
-            layout.addWidget(w)
-        layout.addWidget(self.show_traceback, 0, Qt.AlignmentFlag.AlignLeft)
-        layout.addWidget(self.traceback, 1)
-        layout.addStretch(0)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(body)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
-        self.show_text("Select an export call.")
-
-    def show_text(self, title: str, message: str = "", hint: str = "", line: SourceLine | None = None,
-                  traceback: str = "") -> None:
-        self._line = line
-        self.title.setText(f"<b>{html.escape(title)}</b>")
-        self.where.setText(f"Your line: {_link(line)}" if line else "")
-        self.where.setVisible(line is not None)
-        self.message.setText(message)
-        self.message.setVisible(bool(message))
-        self.hint.setText(f"<i>Hint:</i> {html.escape(hint)}" if hint else "")
-        self.hint.setVisible(bool(hint))
-        self.fix_box.setVisible(False)
-        self.traceback.setPlainText(traceback)
-        self.show_traceback.setChecked(False)
-        self.show_traceback.setVisible(bool(traceback))
-
-    def show_entry(self, entry: ExportEntry, fixed: dict | None) -> None:
-        failure = entry.failure
-        mode = "strict" if entry.strict else "non-strict"
-        if failure is None:
-            if entry.ok:
-                self.show_text(f"{entry.title} exported ({mode}, {entry.duration_s:.2f} s)",
-                               "\n".join(program_facts(entry.program)),
-                               "" if entry.pt2 else f"The program could not be saved: {entry.save_error}",
-                               entry.line)
-            else:
-                self.show_text(f"{entry.title}: {entry.summary}", entry.message, line=entry.line)
-            return
-        self.show_text(f"{entry.title} failed ({mode}): {failure.title}", failure.message, failure.hint,
-                       failure.user_line or entry.line, failure.traceback)
-        if failure.suggested_fixes_text or fixed is not None:
-            self.fix.setText("\n".join(fix_lines(failure.suggested_fixes_text, entry.spec, fixed)))
-            self.apply_fix.setEnabled(fixed is not None)
-            self.fix_box.setVisible(True)
-
-    def _open_line(self, _href: str) -> None:
-        if self._line is not None:
-            self.source_requested.emit(self._line.file, self._line.line)
-
-    def _toggle_traceback(self, on: bool) -> None:
-        self.traceback.setVisible(on)
-        self.show_traceback.setText("Hide full traceback" if on else "Show full traceback")
 
 
 class ScriptDocument(QWidget):
@@ -198,7 +85,7 @@ class ScriptDocument(QWidget):
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.session = ScriptSession(Path(script))
         self.layouts = layouts
-        self.memory_limit_mb = memory_limit_mb or default_memory_limit_mb()
+        self.memory_limit_mb = memory_limit_mb or default_memory_mb()
         self.timeout_s = timeout_s
         self.runs_root = temp_dirs.new_dir(self.session.script.stem)
         self._cleanup = weakref.finalize(self, temp_dirs.remove, str(self.runs_root))
