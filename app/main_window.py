@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -36,7 +37,7 @@ from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.util.files import write_atomically
 
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the script, compare and decompose views
-    from pt2_viewer.app.compare.view import CompareView
+    from pt2_viewer.app.compare.view import ComparePlan, CompareView
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
     from pt2_viewer.app.export.script_document import ScriptDocument
 
@@ -418,13 +419,11 @@ class MainWindow(QMainWindow):
         doc = self.current_document()
         if doc is None:
             return None
-        from pt2_viewer.app.compare.view import CompareView
         from pt2_viewer.app.decompose.dialog import DecomposeDialog
 
         dialog = DecomposeDialog(doc.model.archive.path, doc.model.program.name, interactive=self.interactive,
                                  parent=self)
-        dialog.decomposed.connect(lambda result, archive: self.show_compare(
-            CompareView.for_decomposition(doc, result, archive, self.layouts)))
+        dialog.decomposed.connect(lambda result, archive: self.open_decomposition(doc, result, archive))
         dialog.show()
         return dialog
 
@@ -454,21 +453,39 @@ class MainWindow(QMainWindow):
             self._warn("Compare", "This comparison kept no decomposed program to show: run Numerics with the core, "
                                   "functional or table candidate.")
             return
-        from pt2_viewer.app.compare.view import CompareView
         from pt2_viewer.core.compare.session import LEFT
 
         job = {"mapping": mapping, "output": candidate, "program": result.get("program", ""),
                "target": result.get("candidate", ""), "table": result.get("table")}
 
-        def show(_path: str, archive: Archive) -> None:
-            view = self.show_compare(CompareView.for_decomposition(doc, job, archive, self.layouts))
+        def select(view: CompareView) -> None:
             view.left.reveal(node)
             view.select(LEFT, node)
 
         loader = ArchiveLoader(self)
-        loader.loaded.connect(show)
+        loader.loaded.connect(lambda _path, archive: self.open_decomposition(doc, job, archive, then=select))
         loader.failed.connect(self._open_failed)
         loader.load(candidate)
+
+    def open_decomposition(self, doc: DocumentWidget, result: dict[str, Any], decomposed: Archive,
+                           then: Callable[[CompareView], None] | None = None) -> None:
+        """The original beside its decomposition in a new tab; both document models (indexes, module trees, the
+        mapping) are built off the GUI thread first, as for any program opened."""
+        from pt2_viewer.app.compare.view import CompareView, plan_decomposition
+
+        archive, program = doc.model.archive, doc.model.program
+
+        def show(_key: str, plan: object) -> None:
+            view = self.show_compare(CompareView.from_plan(cast("ComparePlan", plan), self.layouts,
+                                                           interactive=self.interactive))
+            if then is not None:
+                then(view)
+
+        builder = ArchiveLoader(self)
+        builder.built.connect(show)
+        builder.failed.connect(self._open_failed)
+        builder.run(str(result.get("output") or "the comparison"),
+                    lambda: plan_decomposition(archive, program, result, decomposed), "compare")
 
     def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> CompareView:
         from pt2_viewer.app.compare.view import CompareView

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,25 @@ def save_copy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
     write_atomically(dst, lambda tmp: shutil.copyfile(src, tmp), parents=False)
 
 
+@dataclass
+class ComparePlan:
+    """Everything a CompareView shows, built without Qt: what the window builds off the GUI thread
+    (`ArchiveLoader.run`) for a big decomposition, then hands to `CompareView.from_plan`."""
+
+    session: CompareSession
+    left_archive: Archive
+    right_archive: Archive
+    models: tuple[LinkedDocumentModel, LinkedDocumentModel]
+    decomposed_path: str | None = None
+
+
+def plan_decomposition(original: Archive, before: Program, result: dict[str, Any], decomposed: Archive) -> ComparePlan:
+    """The original program beside the decompose job's result: its mapping, op diff, and both document models."""
+    session = session_from_decomposition(result, before, decomposed.program())
+    models = (LinkedDocumentModel(original, session.left), LinkedDocumentModel(decomposed, session.right))
+    return ComparePlan(session, original, decomposed, models, decomposed_path=result["output"])
+
+
 class CompareView(QWidget):
     """Emits `ready` once both graphs are on screen, `status(str)` for the status bar."""
 
@@ -67,15 +87,16 @@ class CompareView(QWidget):
 
     def __init__(self, session: CompareSession, left_archive: Archive, right_archive: Archive,
                  layouts: LayoutClient, decomposed_path: str | None = None, parent: QWidget | None = None, *,
-                 interactive: bool = True) -> None:
+                 interactive: bool = True,
+                 models: tuple[LinkedDocumentModel, LinkedDocumentModel] | None = None) -> None:
         super().__init__(parent)
         self.session = session
         self.decomposed_path = decomposed_path
         self._syncing = False
-        self.docs = {LEFT: DocumentWidget(LinkedDocumentModel(left_archive, session.left), layouts,
-                                          interactive=interactive),
-                     RIGHT: DocumentWidget(LinkedDocumentModel(right_archive, session.right), layouts,
-                                           interactive=interactive)}
+        left, right = models or (LinkedDocumentModel(left_archive, session.left),
+                                 LinkedDocumentModel(right_archive, session.right))
+        self.docs = {LEFT: DocumentWidget(left, layouts, interactive=interactive),
+                     RIGHT: DocumentWidget(right, layouts, interactive=interactive)}
         self._pending = {LEFT, RIGHT}
 
         self.link = QCheckBox("Link views")
@@ -153,11 +174,15 @@ class CompareView(QWidget):
     @classmethod
     def for_decomposition(cls, original: DocumentWidget, result: dict[str, Any], decomposed: Archive,
                           layouts: LayoutClient) -> CompareView:
-        """The original program (from its open document) beside the decompose job's result."""
-        after = decomposed.program()
-        session = session_from_decomposition(result, original.model.program, after)
-        return cls(session, original.model.archive, decomposed, layouts, decomposed_path=result["output"],
-                   interactive=original.interactive)
+        """The original program (from its open document) beside the decompose job's result, built here and now
+        (the window builds the plan off the GUI thread instead: `plan_decomposition`, `from_plan`)."""
+        plan = plan_decomposition(original.model.archive, original.model.program, result, decomposed)
+        return cls.from_plan(plan, layouts, interactive=original.interactive)
+
+    @classmethod
+    def from_plan(cls, plan: ComparePlan, layouts: LayoutClient, *, interactive: bool = True) -> CompareView:
+        return cls(plan.session, plan.left_archive, plan.right_archive, layouts, decomposed_path=plan.decomposed_path,
+                   interactive=interactive, models=plan.models)
 
     @classmethod
     def for_programs(cls, left: tuple[Archive, Program], right: tuple[Archive, Program],

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from PySide6.QtCore import QObject, Signal
@@ -38,16 +38,21 @@ class ArchiveLoader(QObject):
     built = Signal(str, object)
 
     def build(self, path: str, archive: Archive, program: str) -> None:
-        threading.Thread(target=self._build, args=(path, archive, program), daemon=True, name=f"index {path}").start()
+        self.run(path, lambda: DocumentModel(archive, archive.program(program)), "index")
 
-    def _build(self, path: str, archive: Archive, program: str) -> None:
+    def run(self, key: str, work: Callable[[], object], what: str = "prepare") -> None:
+        """Build anything from archives already read (a document model, both sides of a comparison) in a thread,
+        the collector paused as for reading: `built(key, result)`, or `failed(key, message)`."""
+        threading.Thread(target=self._work, args=(key, work, what), daemon=True, name=f"{what} {key}").start()
+
+    def _work(self, key: str, work: Callable[[], object], what: str) -> None:
         try:
             with _no_gc_pauses():
-                model = DocumentModel(archive, archive.program(program))
+                result = work()
         except Exception as e:  # a bug here must not take the window down; say what happened
-            self.failed.emit(path, f"Could not index '{path}': internal error {type(e).__name__}: {e}")
+            self.failed.emit(key, f"Could not {what} '{key}': internal error {type(e).__name__}: {e}")
             return
-        self.built.emit(path, model)
+        self.built.emit(key, result)
 
     def load(self, path: str) -> None:
         threading.Thread(target=self._run, args=(path,), daemon=True, name=f"read {path}").start()

@@ -59,6 +59,8 @@ def decomposed_window(qapp, request, pt2_path: Callable[[str], Path]):  # type: 
     dialog.set_target("core")
     with qtbot.waitSignal(dialog.decomposed, timeout=JOB_TIMEOUT):
         qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    # both sides' models are built off the GUI thread, then the comparison opens in a tab of its own
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), CompareView), timeout=JOB_TIMEOUT)
     view = window.tabs.currentWidget()
     assert isinstance(view, CompareView) and view.left.model.program is doc.model.program
     wait_both_drawn(qtbot, view)
