@@ -9,7 +9,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.cli.jobs import TRUST_HELP, finish, out_dir_for, run_in_process, stderr_progress, table
+from pt2_viewer.core.cli.jobs import (
+    add_program_arguments,
+    finish,
+    out_dir_for,
+    run_in_process,
+    stderr_progress,
+    table,
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,12 +26,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", type=Path, help="where to write the decomposed .pt2 "
                         "(default: FILE's name with .TARGET.pt2, beside it)")
     parser.add_argument("--table-name", help="name of the table (dict or function) in TABLE.py, if it has several")
-    parser.add_argument("--program", help="which program of the archive (default: 'model')")
-    parser.add_argument("--import", dest="preload", type=Path, metavar="FILE.py",
-                        help="a Python file to import first, e.g. the definition of a custom op")
     parser.add_argument("--json", action="store_true", help="print the job's result as one JSON object")
-    parser.add_argument("--trust", action="store_true", help=TRUST_HELP)
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    add_program_arguments(parser)
 
 
 def default_output(file: Path, to: str) -> Path:

@@ -7,6 +7,7 @@ code it holds (pickled objects, imports).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Callable
@@ -18,6 +19,16 @@ from pt2_viewer.core.jobs.errors import Failure, failed_result, first_line
 TRUST_HELP = ("load the file even if it holds code (pickled objects, modules to import): only for files you trust; "
               "without it such a file is refused, saying what it holds")
 Job = Callable[[dict[str, Any], Path, Callable[[dict[str, Any]], None]], dict[str, Any]]
+
+
+def add_program_arguments(parser: argparse.ArgumentParser) -> None:
+    """What every command that loads a program with torch takes: which program, a file to import first, --trust
+    and -q."""
+    parser.add_argument("--program", help="which program of the archive (default: 'model')")
+    parser.add_argument("--import", dest="preload", type=Path, metavar="FILE.py",
+                        help="a Python file to import first, e.g. the definition of a custom op")
+    parser.add_argument("--trust", action="store_true", help=TRUST_HELP)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
 
 def run_in_process(run_job: Job, request: dict[str, Any], out: Path, emit: Callable[[dict[str, Any]], None]

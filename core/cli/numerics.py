@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.cli.jobs import TRUST_HELP, finish, run_in_process, stderr_progress, table
+from pt2_viewer.core.cli.jobs import add_program_arguments, finish, run_in_process, stderr_progress, table
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
 
 CANDIDATE_HELP = ("core or functional ATen, a decomposition table TABLE.py, bf16 or fp16 (casts inputs, parameters and "
@@ -36,11 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-mb", type=float, default=1024,
                         help="reference values held in memory before spilling to disk (default 1024)")
     parser.add_argument("--table-name", help="name of the table in TABLE.py, if it has several")
-    parser.add_argument("--program", help="which program of the archive (default: 'model')")
-    parser.add_argument("--import", dest="preload", type=Path, metavar="FILE.py",
-                        help="a Python file to import first, e.g. the definition of a custom op")
-    parser.add_argument("--trust", action="store_true", help=TRUST_HELP)
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    add_program_arguments(parser)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.cli.jobs import TRUST_HELP, finish, run_in_process, stderr_progress, table
+from pt2_viewer.core.cli.jobs import add_program_arguments, finish, run_in_process, stderr_progress, table
 
 
 def _dim(text: str) -> tuple[str, int]:
@@ -37,11 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compile", action="store_true", help="also compare with torch.compile (slow on CPU)")
     parser.add_argument("--aoti", type=Path, metavar="PACKAGE.pt2",
                         help="also build an AOTInductor package here, run it and compare")
-    parser.add_argument("--program", help="which program of the archive (default: 'model')")
-    parser.add_argument("--import", dest="preload", type=Path, metavar="FILE.py",
-                        help="a Python file to import first, e.g. the definition of a custom op")
-    parser.add_argument("--trust", action="store_true", help=TRUST_HELP)
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    add_program_arguments(parser)
 
 
 def main(args: argparse.Namespace) -> int:

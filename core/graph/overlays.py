@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pt2_viewer.core.model.program import Graph, InputKind, NodeOp, Program
 
@@ -162,14 +163,23 @@ def json_overlay(path: str | Path, graph: Graph) -> Overlay:
     """A user's own `{node_name: value}` JSON: numbers make a scale overlay, anything else (strings, booleans) a
     category overlay. Names not in the graph are counted in `notes`."""
     p = Path(path)
+    return overlay_from_json(read_overlay_json(p), p, graph)
+
+
+def read_overlay_json(p: Path) -> Any:
+    """The JSON an overlay file holds, or OverlayFileError in one line (too big, unreadable, not JSON)."""
     try:
         if p.stat().st_size > MAX_JSON_BYTES:
             raise OverlayFileError(f"{p.name} is over {MAX_JSON_BYTES // 2**20} MB")
-        data = json.loads(p.read_text(encoding="utf-8"))
+        return json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
         if isinstance(e, OverlayFileError):
             raise
         raise OverlayFileError(f"Cannot read {p.name}: {e}") from None
+
+
+def overlay_from_json(data: Any, p: Path, graph: Graph) -> Overlay:
+    """`{node_name: value}` read from `p` as an overlay of `graph` (see `json_overlay`)."""
     if not isinstance(data, dict):
         raise OverlayFileError(f"{p.name} is not a JSON object of {{node_name: value}}")
     names = graph.node_by_name

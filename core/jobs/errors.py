@@ -6,7 +6,10 @@ the command lines show one message that names the problem and says what to do, a
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -47,3 +50,17 @@ def first_line(exc: BaseException, limit: int = 400) -> str:
 def failed_result(failure: Failure, **extra: object) -> dict[str, object]:
     """The result dict of a job that failed: `ok` false, the `error`, and whatever was learned before it failed."""
     return {"ok": False, "error": failure.to_json(), **extra}
+
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def report_failures(body: Callable[[dict[str, Any], Path, Emit, dict[str, Any]], dict[str, Any]],
+                    request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
+    """Run a job's body: a `JobFailure` becomes a `job_failed` event and a failed result that keeps what `report`
+    learned before it (the job does not crash)."""
+    try:
+        return body(request, Path(out), emit, report)
+    except JobFailure as f:
+        emit({"type": "job_failed", **f.failure.to_json()})
+        return failed_result(f.failure, **report)

@@ -26,7 +26,7 @@ from typing import Any
 
 from pt2_viewer.core.decompose.job import decompose, decomposition_table, mapping_path_for
 from pt2_viewer.core.decompose.provenance import provenance_mapping
-from pt2_viewer.core.jobs.errors import JobFailure, failed_result, first_line
+from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program
 from pt2_viewer.core.numerics.capture import exits, inputs_of, low_precision_interpreter, shown_name, shown_order, steps
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError, compare_values, first_divergence, worst
@@ -51,11 +51,7 @@ def progress(emit: Emit, stage: str, fraction: float, message: str) -> None:
 def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
     cuda_ok, why = cuda_status()
     report: dict[str, Any] = {"cuda_available": cuda_ok, "cuda_unavailable_reason": why, "log": []}
-    try:
-        return _run(request, Path(out), emit, report)
-    except JobFailure as f:
-        emit({"type": "job_failed", **f.failure.to_json()})
-        return failed_result(f.failure, **report)
+    return report_failures(_run, request, out, emit, report)
 
 
 def candidate_kind(candidate: str) -> str:

@@ -3,11 +3,10 @@ user's own `{node_name: value}` JSON, both as the window paints them (core/numer
 core/graph/overlays.py), turned into the page's data."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.graph.overlays import MAX_JSON_BYTES, Overlay, OverlayFileError, json_overlay
+from pt2_viewer.core.graph.overlays import Overlay, OverlayFileError, overlay_from_json, read_overlay_json
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.numerics.session import error_overlay, summary_text
 
@@ -15,21 +14,14 @@ from pt2_viewer.core.numerics.session import error_overlay, summary_text
 def read_overlay(path: str | Path, program: Program) -> Overlay:
     """The overlay a file holds; OverlayFileError (one line) when it holds none."""
     p = Path(path)
-    try:
-        if p.stat().st_size > MAX_JSON_BYTES:
-            raise OverlayFileError(f"{p.name} is over {MAX_JSON_BYTES // 2**20} MB")
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-        if isinstance(e, OverlayFileError):
-            raise
-        raise OverlayFileError(f"Cannot read {p.name}: {e}") from None
+    data = read_overlay_json(p)
     if isinstance(data, dict) and "per_node" in data and "nodes" in data:  # a numerics result
         overlay = error_overlay(data)
         if overlay is None:
             raise OverlayFileError(f"{p.name} is a numerics result with no per-node errors (outputs only, or failed)")
         overlay.notes.insert(0, summary_text(data))
         return overlay
-    return json_overlay(p, program.graph)
+    return overlay_from_json(data, p, program.graph)
 
 
 def overlay_data(overlay: Overlay) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.jobs.errors import JobFailure, failed_result, first_line
+from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program
 from pt2_viewer.core.run.inputs import Inputs, check_inputs, generate_inputs, user_inputs
 from pt2_viewer.core.run.tensor_stats import flat_outputs, max_difference, summarise
@@ -46,11 +46,7 @@ def cuda_status() -> tuple[bool, str]:
 def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
     cuda_ok, why = cuda_status()
     report: dict[str, Any] = {"cuda_available": cuda_ok, "cuda_unavailable_reason": why, "log": []}
-    try:
-        return _run(request, Path(out), emit, report)
-    except JobFailure as f:
-        emit({"type": "job_failed", **f.failure.to_json()})
-        return failed_result(f.failure, **report)
+    return report_failures(_run, request, out, emit, report)
 
 
 def _device(request: dict[str, Any], report: dict[str, Any]) -> str:
