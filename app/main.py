@@ -81,7 +81,8 @@ def _set_icon(app: QApplication) -> None:
 def _screenshot(app: QApplication, path: str, out: str, program: str | None) -> int:
     from pt2_viewer.app.main_window import MainWindow
 
-    window = MainWindow(interactive=False, trust_scripts=True)  # the user named the script on the command line
+    # the user named the file on the command line: a script runs without asking, and the file is not a recent one
+    window = MainWindow(interactive=False, trust_scripts=True, remember_recent=False)
     window.resize(1400, 900)
     window.show()
     error = take_screenshot(window, path, out, program)

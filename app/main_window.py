@@ -53,13 +53,14 @@ class MainWindow(QMainWindow):
     open_failed = Signal(str)
 
     def __init__(self, layouts: LayoutClient | None = None, interactive: bool = True,
-                 trust_scripts: bool = False) -> None:
+                 trust_scripts: bool = False, remember_recent: bool = True) -> None:
         super().__init__()
         self.setWindowTitle("PT2 Viewer")
         self.resize(1400, 900)
         self.setAcceptDrops(True)
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.trust_scripts = trust_scripts  # run .py scripts without asking (the user named them for --screenshot)
+        self.remember_recent = remember_recent  # False for --screenshot: a script's files never crowd Open Recent
         self.trust_store = TrustStore.default()
         self.settings = QSettings("pt2-viewer", "PT2 Viewer")
         theme.apply_link_colors(QApplication.instance())  # links readable on a dark palette too
@@ -347,7 +348,7 @@ class MainWindow(QMainWindow):
         return [p for p in items if not temp_dirs.is_temporary(p)]
 
     def _remember(self, path: str) -> None:
-        if temp_dirs.is_temporary(path):  # a program the app wrote: gone once its tab closes
+        if temp_dirs.is_temporary(path) or not self.remember_recent:  # a program the app wrote is gone with its tab
             return
         items = [path] + [p for p in self.recent() if p != path]
         self.settings.setValue("recent", items[:MAX_RECENT])

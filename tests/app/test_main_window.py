@@ -2,6 +2,7 @@
 back, bad files, and `--screenshot`. Offscreen; every wait is on a signal or a condition, never on time."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -192,10 +193,14 @@ def _non_blank(path: Path) -> bool:
 
 def test_screenshot_option_saves_a_non_blank_window(tmp_path: Path) -> None:
     out = tmp_path / "shot.png"
+    config = tmp_path / "config"  # the settings this run writes, kept apart
     run = subprocess.run([sys.executable, "-m", "pt2_viewer", str(EXAMPLE), "--screenshot", str(out)],
-                         capture_output=True, text=True, timeout=180, cwd=REPO_ROOT)
+                         capture_output=True, text=True, timeout=180, cwd=REPO_ROOT,
+                         env={**os.environ, "XDG_CONFIG_HOME": str(config)})
     assert run.returncode == 0, run.stderr
     assert _non_blank(out)
+    written = "".join(f.read_text(errors="replace") for f in config.rglob("*") if f.is_file())
+    assert EXAMPLE.name not in written, "a screenshot run leaves Open Recent alone"
 
 
 def test_screenshot_of_a_bad_file_fails_with_the_message(tmp_path: Path) -> None:
