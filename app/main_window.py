@@ -34,6 +34,7 @@ from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
+from pt2_viewer.core.pt2.info import aoti_text
 from pt2_viewer.core.util.files import write_atomically
 
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the script, compare and decompose views
@@ -228,7 +229,7 @@ class MainWindow(QMainWindow):
     def _archive_loaded(self, path: str, archive: Archive) -> None:
         self._remember(path)
         if not archive.programs:
-            self._show_text_tab(Path(path).name, _aoti_text(archive))
+            self._show_text_tab(Path(path).name, aoti_text(archive))
             self.statusBar().showMessage(f"{Path(path).name}: AOTInductor package, no program graph")
             self.document_ready.emit(None)
             return
@@ -540,19 +541,3 @@ def _focus_find(doc: DocumentWidget) -> None:
     doc.find.setVisible(True)
     doc.find.setFocus()
     doc.find.selectAll()
-
-
-def _aoti_text(archive: Archive) -> str:
-    aoti = archive.aoti
-    if aoti is None:
-        return "This archive holds no program."
-    lines = [f"{Path(archive.path).name} is an AOTInductor package: compiled code and metadata, no program graph "
-             "to show.", "", f"Models: {', '.join(aoti.models) or '?'}",
-             f"Compiled for: {', '.join(aoti.devices) or 'unknown device'}", "", "Files:"]
-    lines += [f"  {f}" for f in aoti.files]
-    for name, meta in aoti.metadata.items():
-        lines += ["", f"{name}:"] + [f"  {k}: {v}" for k, v in meta.items()]
-    return "\n".join(lines)
-
-
-

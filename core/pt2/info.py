@@ -6,6 +6,7 @@ The JSON shape is a public contract (users' scripts rely on it): `torch_version`
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.model.program import Archive, Graph, Node, Program
@@ -89,4 +90,19 @@ def summary_text(a: Archive) -> str:
             lines.append(f"    {count:>6}  {target}")
     for w in a.warnings:
         lines.append(f"warning: {w}")
+    return "\n".join(lines)
+
+
+def aoti_text(archive: Archive) -> str:
+    """What the window shows for an AOTInductor package (compiled code, no graph): its models, devices, files and
+    metadata."""
+    aoti = archive.aoti
+    if aoti is None:
+        return "This archive holds no program."
+    lines = [f"{Path(archive.path).name} is an AOTInductor package: compiled code and metadata, no program graph "
+             "to show.", "", f"Models: {', '.join(aoti.models) or '?'}",
+             f"Compiled for: {', '.join(aoti.devices) or 'unknown device'}", "", "Files:"]
+    lines += [f"  {f}" for f in aoti.files]
+    for name, meta in aoti.metadata.items():
+        lines += ["", f"{name}:"] + [f"  {k}: {v}" for k, v in meta.items()]
     return "\n".join(lines)
