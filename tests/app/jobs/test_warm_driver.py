@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.decompose.dialog import DecomposeDialog
 from pt2_viewer.app.jobs.driver import warm_pool
 from pt2_viewer.app.main_window import MainWindow
@@ -31,7 +32,8 @@ def test_run_then_decompose_load_the_program_once_and_closing_the_tab_ends_the_w
     assert isinstance(dialog, DecomposeDialog)
     with qtbot.waitSignal(dialog.decomposed, timeout=JOB_TIMEOUT):
         dialog.start()
-    compare = window.tabs.currentWidget()
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), CompareView), timeout=JOB_TIMEOUT)
+    compare = window.tabs.currentWidget()  # its models were built off the GUI thread
     qtbot.waitUntil(lambda: all(d.view.scene() is not None and d.view.scene().items() for d in (compare.left,
                                                                                               compare.right)),
                     timeout=JOB_TIMEOUT)  # both graphs drawn before their tabs close
