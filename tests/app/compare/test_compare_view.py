@@ -103,8 +103,6 @@ def test_decomposition_opens_beside_the_original_with_synced_selection(qtbot, de
     # the op table is as wide as its columns, leaving the rest to the two Details
     assert view.table.width() < view.width() // 2
     assert view.table.rowHeight(0) <= view.table.fontMetrics().height() + 8
-    view.left.view.grab().save("/tmp/compare_left.png")
-    window.grab().save("/tmp/compare_view.png")
 
 
 def test_op_diff_table_rows_and_highlight(qtbot, core_view: CompareView) -> None:  # type: ignore[no-untyped-def]
@@ -160,7 +158,6 @@ def test_a_broken_custom_table_shows_its_error(qtbot, window: MainWindow, pt2_pa
     assert "'my_table.py' has no decomposition table" in failed.args[0]
     assert dialog.error.isVisible() and dialog.error.text() == failed.args[0]
     assert dialog.start_button.isEnabled() and window.tabs.count() == 1
-    dialog.grab().save("/tmp/compare_broken_table.png")
 
 
 def test_compare_with_another_open_program(qtbot, window: MainWindow, pt2_path: Callable[[str], Path],  # type: ignore[no-untyped-def]  # noqa: F811

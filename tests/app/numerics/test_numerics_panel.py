@@ -63,7 +63,6 @@ def test_fp16_overflow_in_the_window(qtbot, window: MainWindow, numerics_program
     qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton,
                      pos=panel.table.visualItemRect(panel.table.item(panel.table.rowCount() - 1, 0)).center())
     assert doc.model.selection == panel.table.item(panel.table.rowCount() - 1, 0).text()
-    window.grab().save("/tmp/numerics_panel.png")
 
 
 def test_bad_choices_are_refused_in_one_line(qtbot, window: MainWindow, numerics_programs: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
