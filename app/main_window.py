@@ -473,12 +473,25 @@ class MainWindow(QMainWindow):
                            then: Callable[[CompareView], None] | None = None) -> None:
         """The original beside its decomposition in a new tab; both document models (indexes, module trees, the
         mapping) are built off the GUI thread first, as for any program opened."""
-        from pt2_viewer.app.compare.view import CompareView, plan_decomposition
+        from pt2_viewer.app.compare.view import plan_decomposition
 
         archive, program = doc.model.archive, doc.model.program
+        self._open_comparison(str(result.get("output") or "the comparison"),
+                              lambda: plan_decomposition(archive, program, result, decomposed), then)
 
-        def show(_key: str, plan: object) -> None:
-            view = self.show_compare(CompareView.from_plan(cast("ComparePlan", plan), self.layouts,
+    def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> None:
+        """Any two programs side by side in a new tab (models built off the GUI thread)."""
+        from pt2_viewer.app.compare.view import plan_programs
+
+        left = (doc.model.archive, doc.model.program)
+        self._open_comparison(Path(archive.path).name, lambda: plan_programs(left, (archive, program)))
+
+    def _open_comparison(self, key: str, plan: Callable[[], ComparePlan],
+                         then: Callable[[CompareView], None] | None = None) -> None:
+        from pt2_viewer.app.compare.view import CompareView
+
+        def show(_key: str, built: object) -> None:
+            view = self.show_compare(CompareView.from_plan(cast("ComparePlan", built), self.layouts,
                                                            interactive=self.interactive))
             if then is not None:
                 then(view)
@@ -486,14 +499,7 @@ class MainWindow(QMainWindow):
         builder = ArchiveLoader(self)
         builder.built.connect(show)
         builder.failed.connect(self._open_failed)
-        builder.run(str(result.get("output") or "the comparison"),
-                    lambda: plan_decomposition(archive, program, result, decomposed), "compare")
-
-    def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> CompareView:
-        from pt2_viewer.app.compare.view import CompareView
-
-        return self.show_compare(CompareView.for_programs((doc.model.archive, doc.model.program), (archive, program),
-                                                          self.layouts, interactive=self.interactive))
+        builder.run(key, plan, "compare")
 
     def show_compare(self, view: CompareView) -> CompareView:
         view.status.connect(self.statusBar().showMessage)

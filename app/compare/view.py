@@ -79,6 +79,14 @@ def plan_decomposition(original: Archive, before: Program, result: dict[str, Any
     return ComparePlan(session, original, decomposed, models, decomposed_path=result["output"])
 
 
+def plan_programs(left: tuple[Archive, Program], right: tuple[Archive, Program]) -> ComparePlan:
+    """Any two programs, paired by `pt2_viewer.core.compare.mapping.guess_program_mapping`, with both models."""
+    titles = [f"{Path(a.path).name} [{p.name}]" for a, p in (left, right)]
+    session = session_from_programs(left[1], right[1], *titles)
+    models = (LinkedDocumentModel(left[0], session.left), LinkedDocumentModel(right[0], session.right))
+    return ComparePlan(session, left[0], right[0], models)
+
+
 class CompareView(QWidget):
     """Emits `ready` once both graphs are on screen, `status(str)` for the status bar."""
 
@@ -187,10 +195,9 @@ class CompareView(QWidget):
     @classmethod
     def for_programs(cls, left: tuple[Archive, Program], right: tuple[Archive, Program],
                      layouts: LayoutClient, *, interactive: bool = True) -> CompareView:
-        """Any two programs, paired by `pt2_viewer.core.compare.mapping.guess_program_mapping`."""
-        titles = [f"{Path(a.path).name} [{p.name}]" for a, p in (left, right)]
-        session = session_from_programs(left[1], right[1], *titles)
-        return cls(session, left[0], right[0], layouts, interactive=interactive)
+        """Any two programs, paired by `pt2_viewer.core.compare.mapping.guess_program_mapping`, built here and now
+        (the window builds the plan off the GUI thread: `plan_programs`)."""
+        return cls.from_plan(plan_programs(left, right), layouts, interactive=interactive)
 
     # -- the tab contract (app/graph/tab.py) --------------------------------------------------------------------
     def current_program(self) -> DocumentWidget | None:

@@ -174,6 +174,7 @@ def test_compare_with_another_open_program(qtbot, window: MainWindow, pt2_path: 
     window.tabs.setCurrentWidget(first)
     window.compare_dialog()
     assert asked == [["batchnorm_train_decomposed.pt2 (1)", "Another file…"]]
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), CompareView), timeout=TIMEOUT)  # off-thread build
     view = window.tabs.currentWidget()
     assert isinstance(view, CompareView) and view.session.method == "guess"
     assert view.title() == "batchnorm_train.pt2 ⟷ batchnorm_train_decomposed.pt2"

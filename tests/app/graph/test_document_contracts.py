@@ -3,6 +3,7 @@ every side panel is a `Panel` wired the same way, the view follows the document 
 and the window says whether dialogs may be shown (`interactive`) instead of panels asking the window."""
 from __future__ import annotations
 
+from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.panels.panel import Panel
@@ -64,8 +65,10 @@ def test_the_window_asks_every_tab_the_same_questions(qtbot, window: MainWindow)
     assert tab is doc and tab.current_program() is doc and tab.graphs() == [doc]
     assert tab.program_file() == str(EXAMPLE) and window.save_action.isEnabled()
     assert not window.save_decomposed_action.isEnabled()
-    view = window.compare_with(doc, doc.model.archive, doc.model.program)
-    qtbot.waitUntil(lambda: window.current_tab() is view, timeout=TIMEOUT)
+    window.compare_with(doc, doc.model.archive, doc.model.program)
+    qtbot.waitUntil(lambda: isinstance(window.current_tab(), CompareView), timeout=TIMEOUT)  # built off the GUI thread
+    view = window.current_tab()
+    assert isinstance(view, CompareView)
     assert view.graphs() == [view.left, view.right] and window.view_document() is view.left
     assert window.current_document() is None and view.program_file() is None
     view.right.view.setFocus()

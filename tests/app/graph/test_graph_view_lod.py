@@ -10,6 +10,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
+from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.items import DETAIL_LOD, OVERVIEW_TEXT_PX
 from pt2_viewer.app.graph.minimap import MiniMap
@@ -159,7 +160,10 @@ def test_a_palette_change_redraws_in_dark_colours(qtbot, window: MainWindow, pt2
 
 def test_a_comparison_shows_one_minimap(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
     doc = open_and_wait(qtbot, window, pt2_path("deep_encoder"))
-    view = window.compare_with(doc, doc.model.archive, doc.model.program)
+    window.compare_with(doc, doc.model.archive, doc.model.program)
+    qtbot.waitUntil(lambda: isinstance(window.current_tab(), CompareView), timeout=TIMEOUT)  # built off the GUI thread
+    view = window.current_tab()
+    assert isinstance(view, CompareView)
     qtbot.waitUntil(lambda: view.left.ready and view.right.ready, timeout=TIMEOUT)
     for side in (view.left, view.right):
         zoom_to(qtbot, side.view, 1.0)
