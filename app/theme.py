@@ -44,6 +44,7 @@ def text_color(dark: bool | None = None) -> QColor:
 HIGHLIGHT = QColor("#e8710a")
 NEIGHBOUR = QColor("#1a73e8")
 MATCH = QColor("#d93025")
+ALERT_ROW = QColor("#f9d0cc")  # a table row past its threshold (an output that differs, a node that diverges)
 
 
 # -- the graph view's colours: every colour the graph paints comes from here ------------------------------------------

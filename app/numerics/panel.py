@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pt2_viewer.app import theme
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row, job_failure_text
 from pt2_viewer.core.jobs.client import JobOutcome
@@ -52,10 +53,10 @@ from pt2_viewer.core.numerics.session import (
 )
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
+from pt2_viewer.core.run.session import input_choices
 
-OVER_BRUSH = QBrush(QColor("#f9d0cc"))
-INPUT_CHOICES = (("auto", "Sample inputs when saved, else generated"), ("sample", "Sample inputs saved with the "
-                 "program"), ("generated", "Generated inputs (as Run makes them)"))
+OVER_BRUSH = QBrush(theme.ALERT_ROW)
+INPUT_CHOICES = input_choices("Generated inputs (as Run makes them)")
 
 
 class NumericsPanel(QScrollArea):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pt2_viewer.app import theme
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
 from pt2_viewer.core.jobs.client import JobOutcome
@@ -58,13 +59,13 @@ from pt2_viewer.core.run.session import (
     failure_of,
     heat_values,
     hottest,
+    input_choices,
     latency_text,
     output_rows,
 )
 
-BAD_BRUSH = QBrush(QColor("#f9d0cc"))
-INPUT_CHOICES = (("auto", "Sample inputs when saved, else generated"), ("sample", "Sample inputs saved with the "
-                 "program"), ("generated", "Generated inputs (sizes below)"))
+BAD_BRUSH = QBrush(theme.ALERT_ROW)
+INPUT_CHOICES = input_choices("Generated inputs (sizes below)")
 
 
 def spin_int(value: object, fallback: int) -> int:

@@ -13,6 +13,13 @@ from typing import Any
 from pt2_viewer.core.model.program import InputKind, Program
 
 INPUT_MODES = ("auto", "sample", "generated")
+
+
+def input_choices(generated: str) -> tuple[tuple[str, str], ...]:
+    """The inputs a run (or a comparison) can use, with their labels; `generated` says how generated inputs are
+    sized in that view."""
+    labels = ("Sample inputs when saved, else generated", "Sample inputs saved with the program", generated)
+    return tuple(zip(INPUT_MODES, labels, strict=True))
 MIN_DYNAMIC = 2  # export specialises sizes 0 and 1, so a dynamic dim starts at 2
 UNBOUNDED_MAX = 1 << 20  # what the form allows when the program sets no upper bound
 SPIN_LIMIT = 2**31 - 1  # a Qt spin box holds a C int
