@@ -14,6 +14,8 @@ SYSTEM_PACKAGES=(
   libglib2.0-bin                                # gio: tests ask shared-mime-info what desktops see for a .pt2
   python3-venv                                  # python3 -m venv for .venv (and the tests' torch-less venv)
   chromium                                      # headless browser: tests open the HTML reports (pt2-viewer report)
+  openssh-server openssh-client                 # the SSH worker's tests start their own sshd on 127.0.0.1
+  patch                                         # tests apply the doctor's diffs with the standard patch tool
 )
 
 missing=()
