@@ -7,6 +7,10 @@ pt2_viewer.core.worker` with a Python chosen here, first match wins:
 2. the Python chosen in the window's Preferences (the app calls `set_preferred`; core never reads Qt settings);
 3. the GUI's own Python (`sys.executable`), or in a bundle, where that is the bundle's program, `python3` on PATH.
 
+The worker may also be a Python on another machine, `ssh://[user@]host[:port]/ABS/PATH/python`
+(core/jobs/remote/). `choose_worker(flag)` picks between all of them: a command's `--worker`, then `PT2V_WORKER`,
+then `PT2V_WORKER_PYTHON` (a local Python, the same as `--worker PATH`), then Preferences, then the default.
+
 Models exported from other libraries need those libraries in that Python (a transformers model's outputs are pytree
 types from transformers; a custom op needs its library), which is why the choice is the user's. `probe_python` asks a
 Python what it has in a subprocess (importing torch takes seconds); `probe_command` and `parse_probe` let a GUI run
@@ -26,6 +30,8 @@ from typing import Any
 from pt2_viewer.core.platform import install
 
 WORKER_PYTHON_ENV = "PT2V_WORKER_PYTHON"
+WORKER_ENV = "PT2V_WORKER"  # a local Python or an ssh:// worker; --worker wins over it
+FROM_FLAG = "flag"
 FROM_ENV = "environment"
 FROM_PREFERENCES = "preferences"
 FROM_DEFAULT = "default"
@@ -34,6 +40,7 @@ HOW_TO_FIX = ("Choose a Python that has torch in File > Preferences, or set PT2V
               "(e.g. a venv's bin/python after `pip install torch`).")
 
 _preferred: str | None = None
+_preferred_scratch: str | None = None  # the scratch folder on the server chosen in Preferences
 
 # Runs in the probed Python: stdlib only until torch, one JSON object on the last line of stdout.
 PROBE_SCRIPT = r"""
@@ -70,8 +77,13 @@ class WorkerPython:
 
     def describe(self) -> str:
         why = {FROM_ENV: f"set by {WORKER_PYTHON_ENV}", FROM_PREFERENCES: "chosen in Preferences",
-               FROM_DEFAULT: "the default"}[self.source]
+               FROM_DEFAULT: "the default", FROM_FLAG: "given with --worker"}[self.source]
         return f"{self.path} ({why})"
+
+    @property
+    def remote(self) -> bool:
+        """An ssh:// worker on another machine (core/jobs/remote/target.py), not a local path."""
+        return self.path.strip().startswith("ssh://")
 
 
 @dataclass
@@ -108,10 +120,17 @@ class PythonProbe:
         return [f"Python {self.python_version}", f"torch {self.torch_version}", cuda, hf]
 
 
-def set_preferred(path: str | None) -> None:
-    """The Python chosen in the window's Preferences (None or "" for none); the env variable still wins."""
-    global _preferred
-    _preferred = os.path.expanduser(path.strip()) if path and path.strip() else None
+def set_preferred(path: str | None, scratch: str | None = None) -> None:
+    """The worker chosen in the window's Preferences: a local Python or an ssh:// URL (None or "" for the default),
+    and for a remote one the scratch folder on the server; the environment variables still win."""
+    global _preferred, _preferred_scratch
+    text = path.strip() if path else ""
+    _preferred = (text if text.startswith("ssh://") else os.path.expanduser(text)) if text else None
+    _preferred_scratch = scratch.strip() if scratch and scratch.strip() else None
+
+
+def preferred_scratch() -> str | None:
+    return _preferred_scratch
 
 
 def preferred() -> str | None:
@@ -130,13 +149,29 @@ def default_python() -> str:
 
 
 def choose_worker_python(environ: dict[str, str] | None = None) -> WorkerPython:
-    """PT2V_WORKER_PYTHON, else the Preferences choice, else the default (see the module's docstring)."""
+    """The local Python for a job started here: PT2V_WORKER_PYTHON, else the Preferences choice when it is local,
+    else the default (see the module's docstring). `choose_worker` also knows remote workers."""
     env = os.environ if environ is None else environ
     if env.get(WORKER_PYTHON_ENV, "").strip():
         return WorkerPython(os.path.expanduser(env[WORKER_PYTHON_ENV].strip()), FROM_ENV)
-    if _preferred:
+    if _preferred and not _preferred.startswith("ssh://"):
         return WorkerPython(_preferred, FROM_PREFERENCES)
     return WorkerPython(default_python(), FROM_DEFAULT)
+
+
+def choose_worker(flag: str | None = None, environ: dict[str, str] | None = None) -> WorkerPython:
+    """Which worker runs a job, local Python or ssh:// URL: `--worker`, then PT2V_WORKER, then PT2V_WORKER_PYTHON,
+    then Preferences, then the default. `.remote` says whether it is on another machine."""
+    env = os.environ if environ is None else environ
+    if flag and flag.strip():
+        text = flag.strip()
+        return WorkerPython(text if text.startswith("ssh://") else os.path.expanduser(text), FROM_FLAG)
+    if env.get(WORKER_ENV, "").strip():
+        text = env[WORKER_ENV].strip()
+        return WorkerPython(text if text.startswith("ssh://") else os.path.expanduser(text), FROM_ENV)
+    if env.get(WORKER_PYTHON_ENV, "").strip() or not _preferred:
+        return choose_worker_python(env)
+    return WorkerPython(_preferred, FROM_PREFERENCES)
 
 
 def source_root() -> Path:

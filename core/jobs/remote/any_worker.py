@@ -1,0 +1,36 @@
+"""One seam for starting a job on the chosen worker: a local `WorkerJob`, or a `RemoteJob` over ssh.
+
+`worker_job(job, request, out_dir, worker=FLAG, **options)` takes WorkerJob's options; `worker` is a command's
+`--worker` (a local Python path or `ssh://[user@]host[:port]/ABS/PATH/python`); without it the choice is
+PT2V_WORKER, then PT2V_WORKER_PYTHON, then Preferences, then this Python (python_env.choose_worker).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pt2_viewer.core.jobs.client import WorkerJob
+from pt2_viewer.core.jobs.python_env import FROM_DEFAULT, choose_worker, preferred_scratch
+from pt2_viewer.core.jobs.remote.job import RemoteJob
+from pt2_viewer.core.jobs.remote.target import RemoteWorker, parse_worker_url
+
+AnyWorkerJob = WorkerJob | RemoteJob
+
+
+def chosen_remote(worker: str | None = None) -> RemoteWorker | None:
+    """The remote worker chosen (flag, environment, Preferences), or None for a local one. WorkerUrlError for a
+    malformed ssh:// URL."""
+    choice = choose_worker(worker)
+    return parse_worker_url(choice.path, preferred_scratch()) if choice.remote else None
+
+
+def worker_job(job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], worker: str | None = None,
+               **options: Any) -> AnyWorkerJob:
+    """A job (not started yet) on the chosen worker."""
+    choice = choose_worker(worker)
+    if choice.remote:
+        return RemoteJob(job, request, out_dir, worker=parse_worker_url(choice.path, preferred_scratch()),
+                         **options)
+    if choice.source != FROM_DEFAULT and not options.get("python"):
+        options["python"] = choice.path
+    return WorkerJob(job, request, out_dir, **options)
