@@ -116,6 +116,11 @@ def take_screenshot(window: MainWindow, path: str, out: str, program: str | None
             if isinstance(doc, DocumentWidget) and doc.view.painted == 0:
                 QTimer.singleShot(20, window, grab)
                 return
+            shown = window.shown_file()
+            if shown is None or not _same_file(shown, path):  # a picture of something else is no screenshot of it
+                finish(f"the window does not show '{Path(path).name}' (it shows "
+                       f"{repr(Path(shown).name) if shown else 'the start page'}); no screenshot was written")
+                return
             finish(None if window.grab().save(out) else f"could not write the screenshot to '{out}'")
 
         QTimer.singleShot(50, window, grab)  # let the first paint of the laid-out scene reach the screen
@@ -148,3 +153,10 @@ def take_screenshot(window: MainWindow, path: str, out: str, program: str | None
     for doc in watched:
         doc.layout_failed.disconnect(finish)
     return outcome["error"]
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return a == b

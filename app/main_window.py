@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QStackedWidget,
     QTabWidget,
-    QTextBrowser,
 )
 
 from pt2_viewer.app import theme
@@ -25,11 +24,12 @@ from pt2_viewer.app.graph.export_image import export_scene
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
-from pt2_viewer.app.graph.tab import DocumentTab
+from pt2_viewer.app.graph.tab import DocumentTab, TextTab
 from pt2_viewer.app.graph.tools import fill_overlay_menu
 from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
 from pt2_viewer.app.start_page import StartPage
+from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.platform import temp_dirs
@@ -76,7 +76,7 @@ class MainWindow(QMainWindow):
         self.tabs.setTabsClosable(True)
         self.tabs.setDocumentMode(True)
         self.tabs.tabCloseRequested.connect(self.close_tab)
-        self.tabs.currentChanged.connect(lambda _i: self._update_actions())
+        self.tabs.currentChanged.connect(lambda _i: self._tab_changed())
         self.start_page = StartPage()
         self.start_page.open_requested.connect(self.open_dialog)
         self.start_page.path_requested.connect(self.open_path)
@@ -201,7 +201,34 @@ class MainWindow(QMainWindow):
 
     def current_tab(self) -> DocumentTab | None:
         """The tab shown, through the one contract every tab keeps (app/graph/tab.py)."""
-        return cast("DocumentTab | None", self.tabs.currentWidget())
+        return _tab(self.tabs.currentWidget())
+
+    def shown_file(self) -> str | None:
+        """The file the window shows now: the current tab's, or None on the start page."""
+        tab = self.current_tab()
+        return tab.source_file() if tab is not None and self.stack.currentWidget() is self.tabs else None
+
+    def add_tab(self, tab: DocumentTab, title: str, tooltip: str = "") -> int:
+        """Add `tab` and show it: only a `DocumentTab` can be a tab, so every tab keeps the window's contract. Its
+        status messages reach the status bar while it is the current tab."""
+        tab.status.connect(lambda text, t=tab: self._tab_status(t, text))
+        index = self.tabs.addTab(tab, title)
+        if tooltip:
+            self.tabs.setTabToolTip(index, tooltip)
+        self.tabs.setCurrentIndex(index)
+        self._update_actions()
+        return index
+
+    def _tab_status(self, tab: DocumentTab, text: str) -> None:
+        if tab is self.current_tab():
+            self.statusBar().showMessage(text)
+
+    def _tab_changed(self) -> None:
+        """Another tab is shown: its own last status line (never the previous tab's), its menu entries."""
+        tab = self.current_tab()
+        if tab is not None:
+            self.statusBar().showMessage(tab.status_text)
+        self._update_actions()
 
     def current_document(self) -> DocumentWidget | None:
         """The program the Program menu acts on (the one shown inside a script's tab; none for a comparison)."""
@@ -229,8 +256,10 @@ class MainWindow(QMainWindow):
     def _archive_loaded(self, path: str, archive: Archive) -> None:
         self._remember(path)
         if not archive.programs:
-            self._show_text_tab(Path(path).name, aoti_text(archive))
-            self.statusBar().showMessage(f"{Path(path).name}: AOTInductor package, no program graph")
+            tab = TextTab(path, aoti_text(archive))
+            self._own_pending_copy(path, tab)
+            self.add_tab(tab, Path(path).name, path)
+            tab.status.emit(f"{Path(path).name}: AOTInductor package, no program graph")
             self.document_ready.emit(None)
             return
         names = [p.name for p in archive.programs]
@@ -253,20 +282,22 @@ class MainWindow(QMainWindow):
 
     def _model_built(self, path: str, model: DocumentModel) -> None:
         doc = DocumentWidget(model, self.layouts, interactive=self.interactive)
-        doc.status.connect(self.statusBar().showMessage)
         doc.layout_failed.connect(lambda msg: self._warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
         doc.numerics_panel.compare_requested.connect(lambda result, node, d=doc: self.numerics_compare(d, result, node))
         several = len(model.archive.programs) > 1
         title = Path(path).name + (f" [{model.program.name}]" if several else "")
+        copy = self._own_pending_copy(path, doc)
+        self.add_tab(doc, title, path if not copy else f"{path}\n(a copy kept while this tab is open; "
+                     "File > Save Program As… to keep it)")
+        self.setWindowTitle(f"{title} — PT2 Viewer")
+
+    def _own_pending_copy(self, path: str, tab: DocumentTab) -> bool:
+        """A copy the app made to open (`open_copy`) lives as long as the tab that shows it; True if it is one."""
         folder = self._pending_copies.pop(path, None)
         if folder is not None:
-            self._owned_dirs[doc] = folder
-        index = self.tabs.addTab(doc, title)
-        self.tabs.setTabToolTip(index, path if folder is None else f"{path}\n(a copy kept while this tab is open; "
-                                "File > Save Program As… to keep it)")
-        self.tabs.setCurrentIndex(index)
-        self.setWindowTitle(f"{title} — PT2 Viewer")
+            self._owned_dirs[tab] = folder
+        return folder is not None
 
     def open_script(self, path: Path) -> ScriptDocument | None:
         """Run a model script in the export worker (after the trust question) and show its tab."""
@@ -285,14 +316,11 @@ class MainWindow(QMainWindow):
         from pt2_viewer.app.export.script_document import ScriptDocument
 
         doc = ScriptDocument(path, self.layouts, interactive=self.interactive)
-        doc.status.connect(self.statusBar().showMessage)
         doc.document_ready.connect(self.document_ready.emit)
         doc.open_failed.connect(lambda message: self._open_failed(str(path), message))
         doc.open_in_new_tab.connect(self.open_copy)
         doc.document_ready.connect(lambda _d: self._update_actions())
-        index = self.tabs.addTab(doc, path.name)
-        self.tabs.setTabToolTip(index, str(path))
-        self.tabs.setCurrentIndex(index)
+        self.add_tab(doc, path.name, str(path))
         self.setWindowTitle(f"{path.name} — PT2 Viewer")
         doc.start()
         return doc
@@ -324,11 +352,6 @@ class MainWindow(QMainWindow):
         if self.interactive:
             QMessageBox.warning(self, title, message)
 
-    def _show_text_tab(self, title: str, text: str) -> None:
-        view = QTextBrowser()
-        view.setPlainText(text)
-        self.tabs.setCurrentIndex(self.tabs.addTab(view, title))
-
     def close_tab(self, index: int) -> None:
         w = self.tabs.widget(index)
         if w is not None:
@@ -339,8 +362,10 @@ class MainWindow(QMainWindow):
 
     def _release(self, w: object) -> None:
         """A tab is going: stop its jobs and remove the temporary folders only it used."""
-        cast("DocumentTab", w).release()
-        temp_dirs.remove(self._owned_dirs.pop(w, None))
+        tab = _tab(w)
+        if tab is not None:
+            tab.release()
+            temp_dirs.remove(self._owned_dirs.pop(tab, None))
 
     # -- recent files ------------------------------------------------------------------------------------------
     def recent(self) -> list[str]:
@@ -425,7 +450,7 @@ class MainWindow(QMainWindow):
 
         dialog = DecomposeDialog(doc.model.archive.path, doc.model.program.name, interactive=self.interactive,
                                  parent=self)
-        dialog.decomposed.connect(lambda result, archive: self.open_decomposition(doc, result, archive))
+        dialog.decomposed.connect(lambda decomposition, archive: self.open_decomposition(doc, decomposition, archive))
         dialog.show()
         return dialog
 
@@ -449,35 +474,33 @@ class MainWindow(QMainWindow):
             loader.load(target)
 
     def numerics_compare(self, doc: DocumentWidget, result: dict[str, Any], node: str) -> None:
-        """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence."""
-        candidate, mapping = result.get("candidate_program"), result.get("mapping")
-        if not candidate or not mapping:
+        """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence. The
+        candidate stays in the Numerics job's folder, which closing the comparison leaves alone."""
+        decomposition = Decomposition.from_numerics(result)
+        if decomposition is None:
             self._warn("Compare", "This comparison kept no decomposed program to show: run Numerics with the core, "
                                   "functional or table candidate.")
             return
         from pt2_viewer.core.compare.session import LEFT
-
-        job = {"mapping": mapping, "output": candidate, "program": result.get("program", ""),
-               "target": result.get("candidate", ""), "table": result.get("table")}
 
         def select(view: CompareView) -> None:
             view.left.reveal(node)
             view.select(LEFT, node)
 
         loader = ArchiveLoader(self)
-        loader.loaded.connect(lambda _path, archive: self.open_decomposition(doc, job, archive, then=select))
+        loader.loaded.connect(lambda _path, archive: self.open_decomposition(doc, decomposition, archive, then=select))
         loader.failed.connect(self._open_failed)
-        loader.load(candidate)
+        loader.load(decomposition.output)
 
-    def open_decomposition(self, doc: DocumentWidget, result: dict[str, Any], decomposed: Archive,
+    def open_decomposition(self, doc: DocumentWidget, decomposition: Decomposition, decomposed: Archive,
                            then: Callable[[CompareView], None] | None = None) -> None:
         """The original beside its decomposition in a new tab; both document models (indexes, module trees, the
         mapping) are built off the GUI thread first, as for any program opened."""
         from pt2_viewer.app.compare.view import plan_decomposition
 
         archive, program = doc.model.archive, doc.model.program
-        self._open_comparison(str(result.get("output") or "the comparison"),
-                              lambda: plan_decomposition(archive, program, result, decomposed), then)
+        self._open_comparison(decomposition.output,
+                              lambda: plan_decomposition(archive, program, decomposition, decomposed), then)
 
     def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> None:
         """Any two programs side by side in a new tab (models built off the GUI thread)."""
@@ -488,11 +511,11 @@ class MainWindow(QMainWindow):
 
     def _open_comparison(self, key: str, plan: Callable[[], ComparePlan],
                          then: Callable[[CompareView], None] | None = None) -> None:
-        from pt2_viewer.app.compare.view import CompareView
+        from pt2_viewer.app.compare.view import ComparePlan, CompareView
 
         def show(_key: str, built: object) -> None:
-            view = self.show_compare(CompareView.from_plan(cast("ComparePlan", built), self.layouts,
-                                                           interactive=self.interactive))
+            assert isinstance(built, ComparePlan)  # what `plan` returned, handed back by the loader
+            view = self.show_compare(CompareView.from_plan(built, self.layouts, interactive=self.interactive))
             if then is not None:
                 then(view)
 
@@ -502,8 +525,7 @@ class MainWindow(QMainWindow):
         builder.run(key, plan, "compare")
 
     def show_compare(self, view: CompareView) -> CompareView:
-        view.status.connect(self.statusBar().showMessage)
-        self.tabs.setCurrentIndex(self.tabs.addTab(view, view.title()))
+        self.add_tab(view, view.title())
         return view
 
     def save_decomposed_dialog(self) -> None:
@@ -541,6 +563,11 @@ class MainWindow(QMainWindow):
             self._release(self.tabs.widget(i))
         self.layouts.close()
         super().closeEvent(event)
+
+
+def _tab(widget: object) -> DocumentTab | None:
+    """`widget` as a tab of the window: every tab is a `DocumentTab` (`MainWindow.add_tab`)."""
+    return widget if isinstance(widget, DocumentTab) else None
 
 
 def _focus_find(doc: DocumentWidget) -> None:

@@ -55,8 +55,11 @@ import json, os, sys, time
 sys.path.insert(0, {str(REPO)!r})
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtWidgets import QApplication
-from pt2_viewer.app.compare.view import CompareView
+from pathlib import Path
+from pt2_viewer.app.compare.view import CompareView, plan_decomposition
 from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.core.compare.decomposition import Decomposition
+from pt2_viewer.core.jobs.schemas.decompose import DecomposeResult
 from pt2_viewer.core.pt2.reader import read_archive
 app = QApplication([])
 w = MainWindow(interactive=False); w.resize(1400, 900); w.show()
@@ -64,7 +67,9 @@ result = json.loads({json.dumps(json.dumps(result))})
 out = {{}}
 def opened(doc):
     t = time.perf_counter()
-    view = CompareView.for_decomposition(doc, result, read_archive(result["output"]), w.layouts)
+    decomposition = Decomposition.from_decompose(DecomposeResult.from_json(result), Path(result["output"]).parent)
+    plan = plan_decomposition(doc.model.archive, doc.model.program, decomposition, read_archive(result["output"]))
+    view = CompareView.from_plan(plan, w.layouts, interactive=False)
     view.ready.connect(lambda: (out.__setitem__("s", time.perf_counter() - t), app.quit()))
     w.show_compare(view)
 w.document_ready.connect(opened)

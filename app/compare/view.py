@@ -11,7 +11,6 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -32,10 +31,12 @@ from PySide6.QtWidgets import (
 
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.app.widgets.source_view import open_source
+from pt2_viewer.core.compare.decomposition import Decomposition, Owner
 from pt2_viewer.core.compare.session import (
     LEFT,
     RIGHT,
@@ -46,7 +47,6 @@ from pt2_viewer.core.compare.session import (
 )
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.model.program import Archive, Program
-from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.util.files import write_atomically
 from pt2_viewer.core.util.words import plural
 
@@ -69,14 +69,15 @@ class ComparePlan:
     left_archive: Archive
     right_archive: Archive
     models: tuple[LinkedDocumentModel, LinkedDocumentModel]
-    decomposed_path: str | None = None
+    decomposition: Decomposition | None = None
 
 
-def plan_decomposition(original: Archive, before: Program, result: dict[str, Any], decomposed: Archive) -> ComparePlan:
-    """The original program beside the decompose job's result: its mapping, op diff, and both document models."""
-    session = session_from_decomposition(result, before, decomposed.program())
+def plan_decomposition(original: Archive, before: Program, decomposition: Decomposition, decomposed: Archive
+                       ) -> ComparePlan:
+    """The original program beside its decomposition: the mapping, the op diff, and both document models."""
+    session = session_from_decomposition(decomposition, before, decomposed.program())
     models = (LinkedDocumentModel(original, session.left), LinkedDocumentModel(decomposed, session.right))
-    return ComparePlan(session, original, decomposed, models, decomposed_path=result["output"])
+    return ComparePlan(session, original, decomposed, models, decomposition=decomposition)
 
 
 def plan_programs(left: tuple[Archive, Program], right: tuple[Archive, Program]) -> ComparePlan:
@@ -87,19 +88,19 @@ def plan_programs(left: tuple[Archive, Program], right: tuple[Archive, Program])
     return ComparePlan(session, left[0], right[0], models)
 
 
-class CompareView(QWidget):
+class CompareView(DocumentTab):
     """Emits `ready` once both graphs are on screen, `status(str)` for the status bar."""
 
     ready = Signal()
-    status = Signal(str)
 
     def __init__(self, session: CompareSession, left_archive: Archive, right_archive: Archive,
-                 layouts: LayoutClient, decomposed_path: str | None = None, parent: QWidget | None = None, *,
-                 interactive: bool = True,
+                 layouts: LayoutClient, decomposition: Decomposition | None = None, parent: QWidget | None = None,
+                 *, interactive: bool = True,
                  models: tuple[LinkedDocumentModel, LinkedDocumentModel] | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.decomposed_path = decomposed_path
+        self.decomposition = decomposition
+        self.decomposed_path = decomposition.output if decomposition is not None else None
         self._syncing = False
         left, right = models or (LinkedDocumentModel(left_archive, session.left),
                                  LinkedDocumentModel(right_archive, session.right))
@@ -111,7 +112,7 @@ class CompareView(QWidget):
         self.link.setToolTip("Zoom and pan both graphs together")
         self.link.setChecked(True)
         self.save_button = QPushButton("Save Decomposed As…")
-        self.save_button.setVisible(decomposed_path is not None)
+        self.save_button.setVisible(decomposition is not None)
         how = ("mapping from torch's provenance" if session.method == "decomposition"
                else "best-effort mapping by name, op and module (no provenance between these programs)")
         self.caption = QLabel(f"<b>{session.left_title}</b> ⟶ <b>{session.right_title}</b> &nbsp; ({how})")
@@ -180,26 +181,15 @@ class CompareView(QWidget):
 
     # -- construction ------------------------------------------------------------------------------------------
     @classmethod
-    def for_decomposition(cls, original: DocumentWidget, result: dict[str, Any], decomposed: Archive,
-                          layouts: LayoutClient) -> CompareView:
-        """The original program (from its open document) beside the decompose job's result, built here and now
-        (the window builds the plan off the GUI thread instead: `plan_decomposition`, `from_plan`)."""
-        plan = plan_decomposition(original.model.archive, original.model.program, result, decomposed)
-        return cls.from_plan(plan, layouts, interactive=original.interactive)
-
-    @classmethod
     def from_plan(cls, plan: ComparePlan, layouts: LayoutClient, *, interactive: bool = True) -> CompareView:
-        return cls(plan.session, plan.left_archive, plan.right_archive, layouts, decomposed_path=plan.decomposed_path,
+        """The view of a plan built off the GUI thread (`plan_decomposition`, `plan_programs`)."""
+        return cls(plan.session, plan.left_archive, plan.right_archive, layouts, decomposition=plan.decomposition,
                    interactive=interactive, models=plan.models)
 
-    @classmethod
-    def for_programs(cls, left: tuple[Archive, Program], right: tuple[Archive, Program],
-                     layouts: LayoutClient, *, interactive: bool = True) -> CompareView:
-        """Any two programs, paired by `pt2_viewer.core.compare.mapping.guess_program_mapping`, built here and now
-        (the window builds the plan off the GUI thread: `plan_programs`)."""
-        return cls.from_plan(plan_programs(left, right), layouts, interactive=interactive)
-
     # -- the tab contract (app/graph/tab.py) --------------------------------------------------------------------
+    def source_file(self) -> str | None:
+        return self.left.model.archive.path
+
     def current_program(self) -> DocumentWidget | None:
         return None  # two programs: the Program menu acts on one program at a time
 
@@ -219,9 +209,10 @@ class CompareView(QWidget):
         self.save_dialog()
 
     def release(self) -> None:
-        """The tab is closing: the decomposed program's temporary folder goes with it."""
-        if self.decomposed_path is not None:
-            temp_dirs.remove(Path(self.decomposed_path).parent)
+        """The tab is closing: the decomposition's folder goes with it when it is the tab's (a decompose job's), and
+        stays when it is another's (the Numerics job's candidate, which its panel still uses)."""
+        if self.decomposition is not None:
+            self.decomposition.release(Owner.COMPARE_TAB)
 
     @property
     def left(self) -> DocumentWidget:

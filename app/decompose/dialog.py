@@ -30,7 +30,10 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row, job_failure_text
+from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.schemas.base import SchemaError
+from pt2_viewer.core.jobs.schemas.decompose import DecomposeResult
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
@@ -41,10 +44,10 @@ TARGETS = (("functional", "Functional ATen (empty table: no in-place ops, nothin
            ("table", "Custom table from a Python file"))
 
 class DecomposeDialog(QDialog):
-    """Emits `decomposed(result, archive)` when the job succeeded and its `.pt2` was read; `failed(message)` when it
-    did not (the message also stays on show in the dialog)."""
+    """Emits `decomposed(Decomposition, Archive)` when the job succeeded and its `.pt2` was read (the job's folder is
+    the comparison's from then on); `failed(message)` when it did not (the message also stays on show)."""
 
-    decomposed = Signal(dict, object)
+    decomposed = Signal(object, object)
     failed = Signal(str)
 
     def __init__(self, program_path: str, program_name: str | None = None, trust: TrustStore | None = None,
@@ -61,7 +64,7 @@ class DecomposeDialog(QDialog):
         self.driver.event.connect(self._event)
         self.driver.output.connect(lambda _stream, line: self.log.append(line))
         self.driver.finished.connect(self._finished)
-        self.result: dict[str, Any] | None = None
+        self.result: DecomposeResult | None = None
         self.out_dir: Path | None = None  # the running job's temporary folder; the compare tab owns it after
         self.log: list[str] = []
 
@@ -200,22 +203,27 @@ class DecomposeDialog(QDialog):
         if failure is not None:
             self._fail(*failure)
             return
-        assert outcome.result is not None
-        self.result = outcome.result
-        self.stage.setText(f"Reading {Path(self.result['output']).name}…")
+        assert outcome.result is not None and self.out_dir is not None
+        try:
+            self.result = DecomposeResult.from_json(outcome.result)
+            decomposition = Decomposition.from_decompose(self.result, self.out_dir)
+        except SchemaError as e:
+            self._fail(f"The worker's result cannot be read: {e}.", "")
+            return
+        self.stage.setText(f"Reading {Path(decomposition.output).name}…")
         self.start_button.setEnabled(False)
         loader = ArchiveLoader(self)
-        loader.loaded.connect(self._read)
+        loader.loaded.connect(lambda _path, archive: self._read(decomposition, archive))
         loader.failed.connect(lambda _path, message: self._fail(f"The decomposed program cannot be read: {message}",
                                                                  ""))
-        loader.load(self.result["output"])
+        loader.load(decomposition.output)
 
-    def _read(self, _path: str, archive: Archive) -> None:
+    def _read(self, decomposition: Decomposition, archive: Archive) -> None:
         assert self.result is not None
-        self.stage.setText(f"Decomposed: {plural(self.result['nodes_before'], 'node')} "
-                           f"became {self.result['nodes_after']}.")
+        self.stage.setText(f"Decomposed: {plural(self.result.nodes_before or 0, 'node')} "
+                           f"became {self.result.nodes_after}.")
         self.out_dir = None  # now the comparison's (removed when its tab closes)
-        self.decomposed.emit(self.result, archive)
+        self.decomposed.emit(decomposition, archive)
         self.accept()
 
     def _fail(self, message: str, detail: str) -> None:

@@ -43,6 +43,7 @@ from pt2_viewer.app.export.guards_panel import GuardsPanel
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
+from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import fixed_font
 from pt2_viewer.app.widgets.common import fit_tabs, splitter
@@ -71,12 +72,11 @@ ENTRY_ROLE = Qt.ItemDataRole.UserRole
 SCRIPT_ERROR_ROLE = Qt.ItemDataRole.UserRole + 1  # the row of the script's own error (its ENTRY_ROLE is None)
 
 
-class ScriptDocument(QWidget):
+class ScriptDocument(DocumentTab):
     """One script: run it, list its export calls, explain failures, re-export, show programs."""
 
     document_ready = Signal(object)  # DocumentWidget, or None when the run ended with no program to show
     open_failed = Signal(str)
-    status = Signal(str)
     open_in_new_tab = Signal(str)  # a .pt2 path
 
     def __init__(self, script: str | Path, layouts: LayoutClient, *, memory_limit_mb: int | None = None,
@@ -394,6 +394,9 @@ class ScriptDocument(QWidget):
         return entry.pt2 if entry is not None and entry.ok else None
 
     # -- the tab contract (app/graph/tab.py) --------------------------------------------------------------------
+    def source_file(self) -> str | None:
+        return str(self.session.script)
+
     def current_program(self) -> DocumentWidget | None:
         return self.program_document  # the program shown in the Program tab
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.minimap import MiniMap
+from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.graph.tools import GraphTools
 from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.numerics.panel import NumericsPanel
@@ -80,13 +81,12 @@ class Breadcrumb(QWidget):
         self.row.addStretch(1)
 
 
-class DocumentWidget(QWidget):
+class DocumentWidget(DocumentTab):
     """Shows one program of one archive. Emits `graph_ready` each time a layout is on screen, `layout_failed(message)`
     when it cannot draw the graph (the message is also in `failure` and on the notice above the graph)."""
 
     graph_ready = Signal()
     layout_failed = Signal(str)
-    status = Signal(str)
 
     def __init__(self, model: DocumentModel, layouts: LayoutClient, *, interactive: bool = True,
                  parent: QWidget | None = None) -> None:
@@ -408,6 +408,9 @@ class DocumentWidget(QWidget):
 
 
     # -- the tab contract (app/graph/tab.py) --------------------------------------------------------------------
+    def source_file(self) -> str | None:
+        return self.model.archive.path
+
     def current_program(self) -> DocumentWidget | None:
         return self
 

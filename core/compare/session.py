@@ -2,74 +2,45 @@
 highlight when the user picks a node or an op.
 
 The compare view (app/compare/view.py) shows a program before and after a decomposition, or any two programs. It
-needs the same answers whichever way the pair was made: a decomposition brings torch's provenance mapping and the op
-counts the job measured; two arbitrary programs get `pt2_viewer.core.compare.mapping.guess_program_mapping` and op
-counts read from the archives. This module turns both into one `CompareSession`, without Qt and without torch, so the
+needs the same answers whichever way the pair was made: a decomposition (core/compare/decomposition.py) brings
+torch's provenance mapping and the ops the job found outside core ATen; two arbitrary programs get
+`pt2_viewer.core.compare.mapping.guess_program_mapping`. Either way the op diff is counted on the two programs
+(core/graph/op_stats.py). This module turns both into one `CompareSession`, without Qt and without torch, so the
 view only paints.
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.compare.mapping import NodeMapping, guess_program_mapping, read_mapping
 from pt2_viewer.core.graph.document import SELECTED, DocumentModel, Highlight
 from pt2_viewer.core.graph.ids import group_of
-from pt2_viewer.core.model.program import Archive, NodeOp, Program
+from pt2_viewer.core.graph.op_stats import nodes_by_op, program_diff
+from pt2_viewer.core.jobs.schemas.decompose import OpChange
+from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.util.words import plural
 
 LEFT, RIGHT = "left", "right"
-OP_PREFIX = "torch.ops."
-GETITEM = "_operator.getitem"
-
-
-def op_of_target(target: str) -> str:
-    """'torch.ops.aten.conv2d.default' -> 'aten.conv2d.default': ops spelled as the decompose job spells them."""
-    return target[len(OP_PREFIX):] if target.startswith(OP_PREFIX) else target
-
-
-def program_op_counts(program: Program) -> Counter[str]:
-    """Calls per op over the program's graph and every subgraph (getitem left out, as the decompose job does)."""
-    counts: Counter[str] = Counter()
-    for _, graph in program.all_graphs():
-        for n in graph.nodes:
-            if n.op is NodeOp.CALL_FUNCTION and n.target != GETITEM:
-                counts[op_of_target(n.target)] += 1
-    return counts
 
 
 @dataclass
-class OpRow:
-    """One row of the op diff table."""
+class OpRow(OpChange):
+    """One row of the op diff table: an op's counts on each side (core/graph/op_stats.py), flagged when the op is in
+    the right-hand program and outside the core ATen opset."""
 
-    op: str  # "aten.conv2d.default"
-    before: int
-    after: int
-    non_core: bool = False  # the op is in the right-hand program and outside the core ATen opset
-
-    @property
-    def change(self) -> int:
-        return self.after - self.before
+    non_core: bool = False
 
     @property
     def change_text(self) -> str:
         return f"{self.change:+d}" if self.change else "0"
 
 
-def op_rows(before: Counter[str] | dict[str, int], after: Counter[str] | dict[str, int],
-            non_core: dict[str, int] | None = None) -> list[OpRow]:
-    """Every op in either program, biggest change first, then by name (the job's order)."""
+def op_rows(before: Program, after: Program, non_core: dict[str, int] | None = None) -> list[OpRow]:
+    """Every op in either program, biggest change first, then by name, counted on the two programs themselves."""
     flagged = non_core or {}
-    rows = [OpRow(op, before.get(op, 0), after.get(op, 0), op in flagged) for op in set(before) | set(after)]
-    return sorted(rows, key=lambda r: (-abs(r.change), r.op))
-
-
-def rows_from_job(op_diff: list[dict[str, Any]], non_core: dict[str, int] | None) -> list[OpRow]:
-    """The decompose job's `op_diff` list as rows, flagged with its `non_core_ops`."""
-    flagged = non_core or {}
-    return [OpRow(r["op"], int(r["before"]), int(r["after"]), r["op"] in flagged) for r in op_diff]
+    return [OpRow(c.op, c.before, c.after, non_core=c.op in flagged) for c in program_diff(before, after)]
 
 
 @dataclass
@@ -90,12 +61,7 @@ class CompareSession:
 
     def __post_init__(self) -> None:
         for side, program in ((LEFT, self.left), (RIGHT, self.right)):
-            by_op: dict[str, list[str]] = {}
-            for _, graph in program.all_graphs():
-                for n in graph.nodes:
-                    if n.op is NodeOp.CALL_FUNCTION:
-                        by_op.setdefault(op_of_target(n.target), []).append(n.name)
-            self._ops[side] = by_op
+            self._ops[side] = nodes_by_op(program)
 
     # -- selection across sides ----------------------------------------------------------------------------------
     def counterparts(self, side: str, node: str) -> list[str]:
@@ -144,24 +110,25 @@ class CompareSession:
         return f"{plural(sum(self.non_core_ops.values()), 'call')} outside the core ATen opset: {ops}"
 
 
-def session_from_decomposition(result: dict[str, Any], before: Program, after: Program) -> CompareSession:
-    """A session for a finished decompose job: its mapping file, op diff and non-core ops."""
-    mapping = read_mapping(result["mapping"])
-    non_core = dict(result.get("non_core_ops") or {})
-    target = result.get("target", "")
+def session_from_decomposition(decomposition: Decomposition, before: Program, after: Program) -> CompareSession:
+    """A session for a decomposition: torch's provenance mapping from its mapping file, the op diff counted on the
+    two programs, and the ops the job found outside core ATen (unknown when it judged none)."""
+    mapping = read_mapping(decomposition.mapping)
+    non_core = decomposition.non_core_ops
+    target = decomposition.target
     right_title = f"{target} ATen" if target in ("core", "functional") else \
-        f"table {Path(str(result.get('table') or '')).name}"
-    left_title = f"{Path(str(result.get('program', ''))).name} [{before.name}]"
-    return CompareSession(before, after, mapping, rows_from_job(result.get("op_diff") or [], non_core), non_core,
-                          "decomposition", left_title=left_title, right_title=right_title.strip())
+        f"table {Path(decomposition.table or '').name}"
+    left_title = f"{Path(decomposition.program).name} [{before.name}]"
+    return CompareSession(before, after, mapping, op_rows(before, after, non_core), non_core, "decomposition",
+                          left_title=left_title, right_title=right_title.strip())
 
 
 def session_from_programs(left: Program, right: Program, left_title: str = "", right_title: str = "",
                           ) -> CompareSession:
     """A best-effort session for any two programs (no provenance): nodes paired by `guess_program_mapping`."""
     mapping = guess_program_mapping(left, right)
-    return CompareSession(left, right, mapping, op_rows(program_op_counts(left), program_op_counts(right)), None,
-                          "guess", left_title=left_title or left.name, right_title=right_title or right.name)
+    return CompareSession(left, right, mapping, op_rows(left, right), None, "guess", left_title=left_title or left.name,
+                          right_title=right_title or right.name)
 
 
 class LinkedDocumentModel(DocumentModel):
@@ -187,5 +154,5 @@ class LinkedDocumentModel(DocumentModel):
         return h
 
 
-__all__ = ["CompareSession", "LEFT", "LinkedDocumentModel", "OpRow", "RIGHT", "op_of_target", "op_rows",
-           "program_op_counts", "rows_from_job", "session_from_decomposition", "session_from_programs"]
+__all__ = ["CompareSession", "LEFT", "LinkedDocumentModel", "OpRow", "RIGHT", "op_rows", "session_from_decomposition",
+           "session_from_programs"]

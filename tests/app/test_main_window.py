@@ -13,7 +13,10 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QPlainTextEdit
 
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.items import GroupItem
+from pt2_viewer.app.graph.tab import TextTab
+from pt2_viewer.app.main import take_screenshot
 from pt2_viewer.app.main_window import MainWindow
+from tests.aoti_package import aoti_package  # noqa: F401  (a fixture)
 from tests.programs import REPO_ROOT, pt2_path  # noqa: F401  (pt2_path is a fixture)
 
 EXAMPLE = REPO_ROOT / "resources" / "examples" / "example.pt2"
@@ -175,6 +178,63 @@ def test_multi_program_archive_picks_the_named_program(qtbot, window: MainWindow
     with qtbot.waitSignal(window.open_failed, timeout=TIMEOUT) as blocker:
         window.open_path(str(path), program="nope")
     assert "no program named 'nope'" in blocker.args[0] and "model" in blocker.args[0]
+
+
+def test_multi_program_archive_opens_each_program_in_its_own_tab(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    path = pt2_path("two_programs")
+    first = open_and_wait(qtbot, window, path)  # no dialog without a user: the first program
+    second = open_and_wait(qtbot, window, path, program="other")
+    assert [window.tabs.tabText(i) for i in range(2)] == ["two_programs.pt2 [model]", "two_programs.pt2 [other]"]
+    assert window.current_document() is second and first.model.program.name == "model"
+    assert window.shown_file() == str(path)
+    window.close_tab(1)
+    assert window.current_document() is first and window.tabs.count() == 1
+
+
+def test_aoti_package_opens_as_a_tab_that_keeps_the_contract(qtbot, window: MainWindow, aoti_package) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, EXAMPLE)
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
+        window.open_path(str(aoti_package))
+    assert blocker.args[0] is None  # no graph to draw
+    tab = window.current_tab()
+    assert isinstance(tab, TextTab) and window.stack.currentWidget() is window.tabs
+    assert window.tabs.tabText(1) == aoti_package.name and window.shown_file() == str(aoti_package)
+    assert "AOTInductor" in tab.text.toPlainText()
+    # the Program and View menus have nothing to act on; Save Program As… copies the package
+    assert window.current_document() is None and window.view_document() is None
+    assert not window.program_actions[0].isEnabled() and window.save_action.isEnabled()
+    assert "AOTInductor package" in window.statusBar().currentMessage()
+    # each tab keeps its own status line: back on the program, its message, not the package's
+    window.tabs.setCurrentIndex(0)
+    assert window.statusBar().currentMessage() == doc.status_text
+    assert "AOTInductor" not in window.statusBar().currentMessage()
+    window.tabs.setCurrentIndex(1)
+    assert "AOTInductor package" in window.statusBar().currentMessage()
+    window.close_tab(1)
+    assert window.tabs.count() == 1 and window.current_document() is doc
+    window.close_tab(0)
+    assert window.stack.currentWidget() is window.start_page and window.current_tab() is None
+
+
+def test_screenshot_of_an_aoti_package_shows_its_tab(tmp_path: Path, aoti_package) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "aoti.png"
+    run = subprocess.run([sys.executable, "-m", "pt2_viewer", str(aoti_package), "--screenshot", str(out)],
+                         capture_output=True, text=True, timeout=180, cwd=REPO_ROOT,
+                         env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")})
+    assert run.returncode == 0, run.stderr
+    assert _non_blank(out)
+
+
+def test_a_screenshot_that_does_not_show_the_file_fails(qtbot, window: MainWindow, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                         monkeypatch) -> None:
+    out = tmp_path / "shot.png"
+    assert take_screenshot(window, str(EXAMPLE), str(out)) is None and out.exists()
+    out.unlink()
+    # the window ends up showing something else than the file asked for (the start page): no picture, a reason
+    monkeypatch.setattr(window, "shown_file", lambda: None)
+    error = take_screenshot(window, str(EXAMPLE), str(out))
+    assert error is not None and "does not show 'example.pt2'" in error and "start page" in error
+    assert not out.exists()
 
 
 def test_dynamic_and_unbacked_shapes_show_their_symbols(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]

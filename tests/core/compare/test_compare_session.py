@@ -10,17 +10,19 @@ from typing import Any
 
 import pytest
 
+from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.compare.session import (
     LEFT,
     RIGHT,
     LinkedDocumentModel,
-    op_of_target,
-    program_op_counts,
     session_from_decomposition,
     session_from_programs,
 )
 from pt2_viewer.core.decompose.job import run_job
 from pt2_viewer.core.graph.document import MATCH, SELECTED
+from pt2_viewer.core.graph.op_stats import op_counts as program_op_counts
+from pt2_viewer.core.graph.op_stats import op_of_target
+from pt2_viewer.core.jobs.schemas.decompose import DecomposeResult
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 
@@ -49,7 +51,8 @@ def decomposed(pt2_path: Callable[[str], Path], tmp_path_factory: pytest.TempPat
 def session_for(result: dict[str, Any]):  # type: ignore[no-untyped-def]
     before = read_archive(result["program"]).program()
     after = read_archive(result["output"]).program()
-    return session_from_decomposition(result, before, after)
+    decomposition = Decomposition.from_decompose(DecomposeResult.from_json(result), Path(result["output"]).parent)
+    return session_from_decomposition(decomposition, before, after)
 
 
 def test_core_aten_links_conv2d_and_convolution_both_ways(decomposed: Callable[[str], dict[str, Any]]) -> None:
