@@ -156,8 +156,9 @@ class GroupItem(QGraphicsItem):
         self.state = HighlightState.NONE
         self.setPos(box.x, box.y)
         self.setZValue(1 if box.expanded else 2)
-        self.setToolTip(f"{box.path or '(model)'}  ({box.count} nodes)\nDouble-click to "
-                        f"{'collapse' if box.expanded else 'expand'}")
+        self.tip = f"{box.path or '(model)'}  ({box.count} nodes)\nDouble-click to " \
+                   f"{'collapse' if box.expanded else 'expand'}"
+        self.setToolTip(self.tip)
         self.title = f"{'▾' if box.expanded else '▸'} {box.title}"
         self.gap_above = float("inf")  # scene distance from the enclosing frame's top (set by the view)
         self.title_color = theme.graph_color("group_title")
@@ -174,12 +175,22 @@ class GroupItem(QGraphicsItem):
         else:
             self.fill = theme.graph_color("group_box")
             self.overview_fill = theme.graph_color("group_box_overview")
+            self.own_fills = (self.fill, self.overview_fill)  # set_overlay paints over these and brings them back
             self.pen = QPen(self.fill.darker(150), 1.2)
             self.state_pen = QPen(theme.HIGHLIGHT, 3)
             self.stack_pen = QPen(self.fill.darker(170), 1)
             self.count_text = f"{box.count} nodes"
             self.overview_font = _fitted_font(box.title, box.w - 8, box.h)
             self.overview_text = theme.overlay_text_color(self.overview_fill)
+
+    def set_overlay(self, fill: QColor | None, text: str | None = None) -> None:
+        """A collapsed group in an overlay's colour for its aggregate (app/graph/view.py); None: its own colours."""
+        if self.box.expanded:
+            return
+        self.fill, self.overview_fill = (fill, fill) if fill is not None else self.own_fills
+        self.overview_text = theme.overlay_text_color(self.overview_fill)
+        self.setToolTip(self.tip + (f"\n{text}" if text else ""))
+        self.update()
 
     def boundingRect(self) -> QRectF:
         return self.rect.adjusted(-2, -2, 2, 2)

@@ -14,7 +14,8 @@ from pt2_viewer.core.graph.overlays import Overlay
 ROW = 16
 PAD = 8
 SWATCH = 11
-MAX_WIDTH = 260
+MAX_WIDTH = 300
+WRAP = Qt.TextFlag.TextWordWrap | Qt.TextFlag.TextWrapAnywhere
 
 
 class OverlayLegend(QWidget):
@@ -24,26 +25,43 @@ class OverlayLegend(QWidget):
         super().__init__(view)
         self.view = view
         self.overlay: Overlay | None = None
+        self.group_note = ""
+        self.note_heights: list[float] = []
         self.close_button = QToolButton(self, text="×", toolTip="Hide the overlay: kind colours again", autoRaise=True)
         self.close_button.clicked.connect(self.closed)
         view.viewport().installEventFilter(self)
         self.setVisible(False)
 
-    def set_overlay(self, overlay: Overlay | None) -> None:
+    def set_overlay(self, overlay: Overlay | None, group_note: str = "") -> None:
+        """Show `overlay`'s legend; `group_note` says how the collapsed groups shown aggregate (sum, max) and
+        their range. Every line is whole: a note wider than the box wraps (a long first divergence's name)."""
         self.overlay = overlay
+        self.group_note = group_note
         if overlay is None:
             self.setVisible(False)
             return
         fm = QFontMetricsF(self.font())
-        texts = [f"Overlay: {overlay.name}", *(i.label for i in overlay.legend), *overlay.notes]
+        texts = [f"Overlay: {overlay.name}", *(i.label for i in overlay.legend), *self.notes()]
+        if overlay.is_scale and len(overlay.legend) >= 2:
+            texts.append(f"{overlay.legend[0].label}    {overlay.legend[1].label}")
         width = min(MAX_WIDTH, max(fm.horizontalAdvance(t) for t in texts) + 2 * PAD + SWATCH + 30)
-        rows = 1 + (1 if overlay.is_scale else len(overlay.legend)) + len(overlay.notes)
-        self.resize(int(width), PAD * 2 + ROW * rows + (10 if overlay.is_scale else 0))
+        inner = width - 2 * PAD
+        self.note_heights = [max(ROW, self._wrapped(fm, n, inner) + 2) for n in self.notes()]
+        rows = 1 + (1 if overlay.is_scale else len(overlay.legend))
+        self.resize(int(width), int(PAD * 2 + ROW * rows + sum(self.note_heights) + (10 if overlay.is_scale else 0)))
         self.close_button.setGeometry(self.width() - 22, 2, 20, 18)
         self.place()
         self.setVisible(True)
         self.raise_()
         self.update()
+
+    def notes(self) -> list[str]:
+        o = self.overlay
+        return [*(o.notes if o is not None else []), *([self.group_note] if self.group_note else [])]
+
+    @staticmethod
+    def _wrapped(fm: QFontMetricsF, text: str, width: float) -> float:
+        return fm.boundingRect(QRectF(0, 0, width, 10_000), WRAP, text).height()
 
     def place(self) -> None:
         v = self.view.viewport().geometry()
@@ -96,6 +114,6 @@ class OverlayLegend(QWidget):
                            item.label)
                 y += ROW
         p.setPen(theme.graph_color("edge_label"))
-        for note in o.notes:
-            p.drawText(QRectF(PAD, y, width, ROW), Qt.AlignmentFlag.AlignVCenter, note)
-            y += ROW
+        for note, h in zip(self.notes(), self.note_heights):
+            p.drawText(QRectF(PAD, y, width, h), WRAP | Qt.AlignmentFlag.AlignVCenter, note)
+            y += h

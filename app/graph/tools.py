@@ -15,16 +15,22 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QSplitter, QWidget
 
 from pt2_viewer.app.graph.context_menu import item_menu
 from pt2_viewer.app.graph.overlay_legend import OverlayLegend
+from pt2_viewer.app.panels.details import DetailsPanel
+from pt2_viewer.app.run.panel import CudaProbe
 from pt2_viewer.core.graph.history import History, Place, trail_of
-from pt2_viewer.core.graph.ids import node_of
+from pt2_viewer.core.graph.ids import group_of, node_of
 from pt2_viewer.core.graph.navigation import step
 from pt2_viewer.core.graph.overlays import (
+    GroupValue,
     Overlay,
     dtype_overlay,
+    group_legend,
+    group_values,
     json_overlay,
     parameter_bytes_overlay,
     run_time_overlay,
 )
+from pt2_viewer.core.run.session import CudaStatus
 
 if TYPE_CHECKING:
     from pt2_viewer.app.graph.document import DocumentWidget
@@ -50,6 +56,9 @@ class GraphTools(QObject):
         view.scene_shown.connect(self._scene_shown)
         self.legend.closed.connect(lambda: self.show_overlay(None))
         doc.run_panel.heat_changed.connect(self._heat)
+        doc.numerics_panel.cuda_asked.connect(self._ask_cuda)
+        CudaProbe.shared().known.connect(self._cuda_known)
+        self.group_values: dict[str, GroupValue] = {}  # the shown overlay's aggregate per collapsed group
         subscribe = getattr(doc.model, "subscribe", None)
         if subscribe is not None:  # the model announces selection and level changes
             end = subscribe(lambda _change: self.record())
@@ -122,15 +131,23 @@ class GraphTools(QObject):
         return [*BUILT_IN, *self.extra]
 
     def add_overlay(self, overlay: Overlay, show: bool = True) -> None:
-        """Offer an overlay (by its name, replacing one of that name) and, with `show`, paint it now."""
+        """Offer an overlay (by its name, replacing one of that name) and, with `show`, paint it now. Its figures
+        for the selected node are listed in Details too, under its name (a numerics error, a run's time)."""
         self.extra[overlay.name] = overlay
+        self._details().set_measure(overlay.name, overlay)
         if show or self.overlay_name == overlay.name:
             self.show_overlay(overlay.name)
 
     def remove_overlay(self, name: str) -> None:
         self.extra.pop(name, None)
+        self._details().set_measure(name, None)
         if self.overlay_name == name:
             self.show_overlay(None)
+
+    def _details(self) -> DetailsPanel:
+        panel = self.doc.panel_widgets["Details"]
+        assert isinstance(panel, DetailsPanel)
+        return panel
 
     def load_overlay(self, path: str) -> Overlay:
         """A user's `{node_name: value}` JSON; raises OverlayFileError with a one-line reason."""
@@ -150,20 +167,48 @@ class GraphTools(QObject):
         overlay = self.build(name) if name else None
         self.overlay_name = name if overlay is not None else None
         self.doc.view.set_overlay(overlay)
-        self.legend.set_overlay(overlay)
+        self._paint_groups()
         if not self.doc.minimap.pixmap.isNull():
             self.doc.minimap.refit()  # the small picture shows the overlay's colours too
 
-    def _heat(self, heat: dict[str, float]) -> None:
-        if heat:
-            self.add_overlay(run_time_overlay(heat))
+    def _paint_groups(self) -> None:
+        """The shown overlay's aggregate over each collapsed group on screen (sum of bytes or time, max of an
+        error), painted on the group and told in the legend."""
+        overlay = self.doc.view.overlay
+        self.group_values = {}
+        if overlay is not None and overlay.aggregate:
+            scene = self.doc.model.level.scene
+            members: dict[str, list[str]] = {}
+            for node in overlay.values:
+                path = group_of(scene.visible_item(node))
+                if path is not None:
+                    members.setdefault(path, []).append(node)
+            self.group_values = group_values(overlay, members)
+        self.doc.view.set_group_values(self.group_values)
+        self.legend.set_overlay(overlay, group_legend(overlay, self.group_values) if overlay is not None else "")
+
+    def _heat(self, seconds: dict[str, float]) -> None:
+        """A run's per-node time (seconds), or {} when the run had none."""
+        if seconds:
+            self.add_overlay(run_time_overlay(seconds))
         else:
             self.remove_overlay(RUN_TIME)
+
+    # -- CUDA for the Numerics tab, as Run asks it -------------------------------------------------------------
+    def _ask_cuda(self) -> None:
+        status = CudaProbe.shared().ask()
+        if status is not None:
+            self._cuda_known(status)
+
+    def _cuda_known(self, status: CudaStatus) -> None:
+        self.doc.numerics_panel.set_cuda(status.available, status.reason)
 
     # -- redraws -----------------------------------------------------------------------------------------------
     def _scene_shown(self) -> None:
         if self.overlay_name in BUILT_IN:  # another level: its own dtypes and sizes
             self.show_overlay(self.overlay_name)
+        elif self.overlay_name is not None:  # other groups collapsed: their aggregates again
+            self._paint_groups()
         self.doc.minimap.beside_another = _beside_another_graph(self.doc)
 
     def _redraw(self) -> None:

@@ -21,7 +21,7 @@ from pt2_viewer.app.graph.items import EdgeLayer, GroupItem, NodeItem, ProxyItem
 from pt2_viewer.core.graph.document import Look
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.graph.ids import group_item, group_of
-from pt2_viewer.core.graph.overlays import Overlay
+from pt2_viewer.core.graph.overlays import GroupValue, Overlay
 from pt2_viewer.core.graph.scene import EdgeLine, SceneLayout
 
 READABLE_SCALE = 0.5  # the first view of a big graph: node text readable
@@ -131,6 +131,19 @@ class GraphView(QGraphicsView):
         self.overlay = overlay
         for item in self.nodes.values():
             self._paint_overlay(item)
+        if overlay is None:
+            self.set_group_values({})
+
+    def set_group_values(self, values: dict[str, GroupValue]) -> None:
+        """Paint each collapsed group in the overlay's colour for its aggregate (`core.graph.overlays.group_values`:
+        sum of bytes or time, max of an error), the aggregate in its tooltip; groups without one in their own."""
+        name = self.overlay.name if self.overlay is not None else ""
+        for path, item in self.groups.items():
+            gv = values.get(path)
+            if gv is None:
+                item.set_overlay(None)
+            else:
+                item.set_overlay(theme.overlay_scale_color(gv.level), f"{name}: {gv.text}")
 
     def _paint_overlay(self, item: NodeItem) -> None:
         o = self.overlay

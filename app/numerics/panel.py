@@ -66,6 +66,7 @@ class NumericsPanel(QScrollArea):
     node_requested = Signal(str)
     compare_requested = Signal(dict, str)
     finished = Signal(object)
+    cuda_asked = Signal()  # first shown: whoever knows the worker's CUDA answers with `set_cuda` (as Run asks)
 
     def __init__(self, program_path: str, program: Program, trust: TrustStore | None = None,
                  interactive: bool = True, parent: QWidget | None = None) -> None:
@@ -136,7 +137,8 @@ class NumericsPanel(QScrollArea):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(len(ErrorRow.COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long node names keep their ends
         self.table.setMinimumHeight(220)
         for w in (self.failure, self.summary):
             v.addWidget(w)
@@ -155,7 +157,20 @@ class NumericsPanel(QScrollArea):
         self.driver.event.connect(self._event)
         self.driver.output.connect(lambda _stream, line: self.log.append(line))
         self.driver.finished.connect(self._finished)
+        self._asked_cuda = False
+        self._cuda_item().setEnabled(False)  # offered once the worker's torch says it has a device
+        self._cuda_item().setToolTip("Asking the worker whether torch sees a CUDA device…")
         self._update_enabled()
+
+    def showEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        super().showEvent(event)
+        if not self._asked_cuda:
+            self._asked_cuda = True
+            self.cuda_asked.emit()
+
+    def resizeEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        super().resizeEvent(event)
+        self._fit_columns()
 
     # -- choices ---------------------------------------------------------------------------------------------------
     def _update_enabled(self) -> None:
@@ -252,6 +267,8 @@ class NumericsPanel(QScrollArea):
         for r, row in enumerate(self.rows):
             for c, text in enumerate(row.cells()):
                 item = QTableWidgetItem(text)
+                if c == 0:
+                    item.setToolTip(text)
                 if row.over:
                     item.setBackground(OVER_BRUSH)
                 if row.first:
@@ -260,23 +277,47 @@ class NumericsPanel(QScrollArea):
                     item.setFont(font)
                     item.setToolTip("The first divergence: over the threshold while its inputs are within it")
                 self.table.setItem(r, c, item)
-        self.table.resizeColumnsToContents()
+        self._fit_columns()
         self._learn_cuda(result)
         first = first_divergence(result)
         self.go_first.setEnabled(first is not None)
         self.open_compare.setEnabled(first is not None and bool(result.get("candidate_program")))
         self.overlay_changed.emit(error_overlay(result))
 
+    def _fit_columns(self) -> None:
+        """Every column on screen: the figures at their text's width, the candidate column only where it says
+        something the node column does not (bf16, fp16 and cuda compare a node with its namesake), the note column
+        only when a row has a note; the node column takes what is left, its names elided in the middle (the whole
+        name in the tooltip)."""
+        t = self.table
+        cols = ErrorRow.COLUMNS
+        node_c, cand_c, note_c = cols.index("node"), cols.index("candidate"), cols.index("note")
+        t.setColumnHidden(cand_c, all(r.error.candidate == r.error.node for r in self.rows))
+        t.setColumnHidden(note_c, not any(r.error.note for r in self.rows))
+        header = t.horizontalHeader()
+        header.setStretchLastSection(False)
+        for c in range(len(cols)):
+            header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(node_c, QHeaderView.ResizeMode.Stretch)
+        if not t.isColumnHidden(cand_c):
+            header.setSectionResizeMode(cand_c, QHeaderView.ResizeMode.Stretch)
+
+    def _cuda_item(self) -> Any:
+        return self.candidate.model().item(self.candidate.findData("cuda"))  # type: ignore[attr-defined]
+
+    def set_cuda(self, available: bool, reason: str) -> None:
+        """Offer the cuda candidate only where the worker's torch has a device (Run asks the same question)."""
+        item = self._cuda_item()
+        item.setEnabled(available)
+        item.setToolTip("The same program on the GPU" if available else f"CUDA is not available: {reason}")
+        if not available and self.candidate.currentData() == "cuda":
+            self.candidate.setCurrentIndex(0)
+
     def _learn_cuda(self, result: dict[str, Any]) -> None:
         """Every result says whether the worker's torch sees CUDA: without it the cuda candidate is disabled, saying
         why."""
-        if result.get("cuda_available") is not False:
-            return
-        item = self.candidate.model().item(self.candidate.findData("cuda"))  # type: ignore[attr-defined]
-        item.setEnabled(False)
-        item.setToolTip(f"CUDA is not available: {result.get('cuda_unavailable_reason', '')}")
-        if self.candidate.currentData() == "cuda":
-            self.candidate.setCurrentIndex(0)
+        if result.get("cuda_available") is False:
+            self.set_cuda(False, str(result.get("cuda_unavailable_reason", "")))
 
     def go_to_first_divergence(self) -> None:
         first = first_divergence(self.result)

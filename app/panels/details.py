@@ -16,8 +16,18 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidgetItem, QVBoxLayout,
 from pt2_viewer.app import theme
 from pt2_viewer.app.panels import fixed_font, link_color, make_table, muted_color
 from pt2_viewer.app.panels.panel import Panel
-from pt2_viewer.core.graph.details import DetailRow, Link, NodeDetails, NodeLink, SourceLink, SubgraphLink, node_details
+from pt2_viewer.core.graph.details import (
+    DetailRow,
+    Link,
+    NodeDetails,
+    NodeLink,
+    SourceLink,
+    SubgraphLink,
+    measure_sections,
+    node_details,
+)
 from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.graph.overlays import Overlay
 from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.properties import program_properties
 from pt2_viewer.core.model.program import Archive, Graph, Program
@@ -34,6 +44,7 @@ class DetailsPanel(Panel):
         self.index: GraphIndex | None = None
         self.details: NodeDetails | None = None
         self.archive: Archive | None = None
+        self.measures: dict[str, Overlay] = {}  # figures per node from elsewhere (numerics error, run time)
         self.title = QLabel()
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.title.setWordWrap(True)
@@ -81,10 +92,22 @@ class DetailsPanel(Panel):
                 f"<span style='background:{colour}'>&nbsp;{self.details.kind}&nbsp;</span> "
                 f"<b style='font-family:monospace; font-size:large'>{name}</b><br>"
                 f"<span style='font-family:monospace'>{html.escape(self.details.title)}</span>")
-        for section in self.details.sections:
+        sections = list(self.details.sections)
+        if name is not None and self.details.kind != "program":
+            sections[1:1] = measure_sections(self.measures, name)  # the figures asked for, right under the op
+        for section in sections:
             self._add_section(section.title, section.rows)
         self.tree.expandAll()
         self._fit_columns()
+
+    def set_measure(self, name: str, overlay: Overlay | None) -> None:
+        """List `overlay`'s figures for the selected node under `name` (None: no more), and show them now."""
+        if overlay is None:
+            self.measures.pop(name, None)
+        else:
+            self.measures[name] = overlay
+        if self.details is not None and self.details.kind != "program":
+            self.show_node(self.details.name)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)

@@ -57,7 +57,6 @@ from pt2_viewer.core.run.session import (
     cuda_status_of,
     dim_fields,
     failure_of,
-    heat_values,
     hottest,
     input_choices,
     latency_text,
@@ -75,6 +74,13 @@ def spin_int(value: object, fallback: int) -> int:
                                                                           and not math.isfinite(value)):
         return fallback
     return int(max(-(2**31), min(2**31 - 1, value)))
+
+
+def fit_rows(view: QListWidget, most: int = 12) -> None:
+    """A list as tall as its rows (up to `most`), so the hottest nodes are all on screen, not two of them."""
+    rows = max(1, min(view.count(), most))
+    row = view.sizeHintForRow(0) if view.count() else view.fontMetrics().height() + 4
+    view.setFixedHeight(rows * row + 2 * view.frameWidth() + 4)
 
 
 class CudaProbe(QObject):
@@ -121,7 +127,7 @@ class CudaProbe(QObject):
 
 
 class RunPanel(QScrollArea):
-    """Emits `heat_changed({node: 0..1})` after a run with per-node times, `node_requested(name)` when a hottest
+    """Emits `heat_changed({node: seconds})` after a run with per-node times, `node_requested(name)` when a hottest
     node is clicked, and `finished(result | None)` when a run ends (None when the worker itself failed)."""
 
     heat_changed = Signal(dict)
@@ -375,8 +381,9 @@ class RunPanel(QScrollArea):
             it = QListWidgetItem(node.text())
             it.setData(Qt.ItemDataRole.UserRole, node.node)
             self.hot.addItem(it)
+        fit_rows(self.hot)
         if result.get("node_times"):
-            self.heat_changed.emit(heat_values(result["node_times"]))
+            self.heat_changed.emit(dict(result["node_times"]))
 
     def _show_failure(self, message: str, detail: str) -> None:
         self.failure.show_failure(message, detail, self.log)

@@ -8,10 +8,12 @@ trace with the user's own frames first. A HOP node (cond, map, while_loop ...) l
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pt2_viewer.core.graph.index import GraphIndex
+from pt2_viewer.core.graph.overlays import Overlay
 from pt2_viewer.core.graph.readable import literal, type_text
 from pt2_viewer.core.model.metadata import user_frames_first
 from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
@@ -265,3 +267,14 @@ def _user_row(graph: Graph, name: str) -> DetailRow:
 
 def _basename(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def measure_sections(measures: Mapping[str, Overlay], node: str) -> list[DetailSection]:
+    """A section per overlay that has figures for `node` (a numerics comparison's error, a run's time), titled by
+    the overlay's name, so the node "Go to first divergence" selects shows its error values beside its op."""
+    out = []
+    for name, overlay in measures.items():
+        rows = overlay.detail_rows(node)
+        if rows:
+            out.append(DetailSection(name, [DetailRow(label, text) for label, text in rows]))
+    return out

@@ -43,6 +43,11 @@ class Overlay:
     legend: list[LegendItem] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)  # node -> its value in words, for tooltips
     notes: list[str] = field(default_factory=list)  # what could not be used (names not in the graph ...)
+    values: dict[str, float] = field(default_factory=dict)  # node -> its number, where the overlay has numbers
+    aggregate: str = ""  # how a collapsed group sums up its nodes' numbers: "sum" (bytes, time), "max" (error)
+    fmt: Callable[[float], str] | None = None  # a number in words ("3.0 KB"), for group aggregates
+    log: bool = False  # levels on a log scale (values spanning orders of magnitude)
+    rows: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # node -> Details rows (label, text)
 
     @property
     def is_scale(self) -> bool:
@@ -53,6 +58,74 @@ class Overlay:
 
     def text(self, node: str) -> str | None:
         return self.texts.get(node)
+
+    def detail_rows(self, node: str) -> list[tuple[str, str]]:
+        """What the Details panel lists for `node` under the overlay's name: its own rows, else its value."""
+        if node in self.rows:
+            return self.rows[node]
+        text = self.texts.get(node)
+        return [("value", text)] if text else []
+
+
+@dataclass(frozen=True)
+class GroupValue:
+    """A collapsed group's aggregate of an overlay: the sum or max of its nodes' numbers."""
+
+    value: float
+    text: str  # "sum 3.0 MB over 12 nodes"
+    level: float  # 0..1, on the scale of the groups shown together
+    count: int  # nodes with a value
+
+
+def group_values(overlay: Overlay, members: Mapping[str, list[str]]) -> dict[str, GroupValue]:
+    """Each group's aggregate (`overlay.aggregate`: sum for bytes and time, max for an error) of the numbers of its
+    member nodes, levelled from the smallest to the largest aggregate among `members` (groups drawn together), so a
+    collapsed view of a big model is coloured by where the bytes, the time or the error are. A max keeps the nodes'
+    own levels (the worst node's colour); a sum gets its own scale, since it outgrows every node."""
+    if not overlay.aggregate or not overlay.values:
+        return {}
+    fmt = overlay.fmt or (lambda v: f"{v:g}")
+    agg: dict[str, tuple[float, int, str]] = {}
+    for group, nodes in members.items():
+        vals = [(overlay.values[n], n) for n in nodes if n in overlay.values]
+        if not vals:
+            continue
+        if overlay.aggregate == "max":
+            v, worst = max(vals, key=lambda t: (_sortable(t[0]), t[1]))
+            agg[group] = (v, len(vals), worst)
+        else:
+            agg[group] = (sum(v for v, _ in vals), len(vals), "")
+    if not agg:
+        return {}
+    out: dict[str, GroupValue] = {}
+    if overlay.aggregate == "max":
+        for g, (v, count, worst) in agg.items():
+            out[g] = GroupValue(v, f"max {fmt(v)} at {worst} ({count} nodes)", overlay.levels.get(worst, 1.0), count)
+        return out
+
+    def t(v: float) -> float:
+        return math.log10(1 + max(0.0, v)) if overlay.log else v
+
+    finite = [t(v) for v, _, _ in agg.values() if math.isfinite(v)]
+    lo, hi = min(finite, default=0.0), max(finite, default=0.0)
+    for g, (v, count, _) in agg.items():
+        level = 1.0 if not math.isfinite(v) else ((t(v) - lo) / (hi - lo) if hi > lo else 1.0)
+        out[g] = GroupValue(v, f"sum {fmt(v)} over {count} nodes", level, count)
+    return out
+
+
+def group_legend(overlay: Overlay, values: Mapping[str, GroupValue]) -> str:
+    """The legend's line for the collapsed groups shown: how they aggregate and the range of their aggregates."""
+    if not values:
+        return ""
+    fmt = overlay.fmt or (lambda v: f"{v:g}")
+    nums = [g.value for g in values.values()]
+    lo, hi = min(nums, key=_sortable), max(nums, key=_sortable)
+    return f"groups: {overlay.aggregate} of their nodes, {fmt(lo)} – {fmt(hi)}"
+
+
+def _sortable(x: float) -> float:
+    return math.inf if math.isnan(x) else x
 
 
 def scale_overlay(name: str, values: Mapping[str, float], fmt: Callable[[float], str] = lambda v: f"{v:g}",
@@ -72,7 +145,8 @@ def scale_overlay(name: str, values: Mapping[str, float], fmt: Callable[[float],
     span = thi - tlo
     levels = {n: (t(v) - tlo) / span if span > 0 else 1.0 for n, v in finite.items()}
     legend = [LegendItem(fmt(lo), level=0.0), LegendItem(fmt(hi), level=1.0)]
-    return Overlay(name, levels=levels, legend=legend, texts={n: fmt(v) for n, v in finite.items()}, notes=notes)
+    return Overlay(name, levels=levels, legend=legend, texts={n: fmt(v) for n, v in finite.items()}, notes=notes,
+                   values=finite, fmt=fmt, log=log)
 
 
 def category_overlay(name: str, values: Mapping[str, str]) -> Overlay:
@@ -94,11 +168,26 @@ def category_overlay(name: str, values: Mapping[str, str]) -> Overlay:
     return Overlay(name, categories=cats, legend=legend, texts=dict(values))
 
 
-def run_time_overlay(heat: Mapping[str, float]) -> Overlay:
-    """A run's per-node time as the run panel reports it (0..1 of the slowest node)."""
-    o = scale_overlay("Run time", heat, fmt=lambda v: f"{v:.0%} of the slowest")
-    o.legend = [LegendItem("fastest", level=0.0), LegendItem("slowest", level=1.0)]
+def run_time_overlay(seconds: Mapping[str, float]) -> Overlay:
+    """A run's per-node time in seconds (the least of the run's repeats), from the fastest node to the slowest; the
+    legend gives the two times, a node's tooltip its time and share of the slowest, a collapsed group the sum."""
+    o = scale_overlay("Run time", seconds, fmt=format_time)
+    top = max(o.values.values(), default=0.0)
+    o.texts = {n: f"{format_time(v)} ({v / top:.0%} of the slowest)" if top > 0 else format_time(v)
+               for n, v in o.values.items()}
+    if o.legend:
+        o.legend = [LegendItem(f"fastest {o.legend[0].label}", level=0.0),
+                    LegendItem(f"slowest {o.legend[1].label}", level=1.0)]
+    o.aggregate = "sum"
     return o
+
+
+def format_time(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
 
 
 def dtype_overlay(graph: Graph) -> Overlay:
@@ -144,7 +233,11 @@ def parameter_bytes(program: Program, graph: Graph) -> dict[str, int]:
 
 
 def parameter_bytes_overlay(program: Program, graph: Graph) -> Overlay:
-    return scale_overlay("Parameter bytes", parameter_bytes(program, graph), fmt=human_size, log=True)
+    """Bytes per node; a collapsed group sums its ops' (the weights are placeholders outside every module group, and
+    the ops inside a group carry the bytes of the weights they read)."""
+    o = scale_overlay("Parameter bytes", parameter_bytes(program, graph), fmt=human_size, log=True)
+    o.aggregate = "sum"
+    return o
 
 
 def human_size(n: float) -> str:

@@ -34,6 +34,11 @@ def inputs_of(graph: Any) -> dict[str, list[str]]:
     return result
 
 
+def source_nodes(graph: Any) -> set[str]:
+    """The nodes a run starts from (placeholders: inputs, parameters, buffers; get_attr): never a divergence."""
+    return {str(n.name) for n in graph.nodes if n.op in ("placeholder", "get_attr")}
+
+
 def shown_order(graph: Any) -> list[str]:
     return [n.name for n in graph.nodes if not is_getitem(n) and n.op != "output"]
 

@@ -27,8 +27,16 @@ from typing import Any
 from pt2_viewer.core.decompose.job import decompose, decomposition_table, mapping_path_for
 from pt2_viewer.core.decompose.provenance import provenance_mapping
 from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
-from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program
-from pt2_viewer.core.numerics.capture import exits, inputs_of, low_precision_interpreter, shown_name, shown_order, steps
+from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
+from pt2_viewer.core.numerics.capture import (
+    exits,
+    inputs_of,
+    low_precision_interpreter,
+    shown_name,
+    shown_order,
+    source_nodes,
+    steps,
+)
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError, compare_values, first_divergence, worst
 from pt2_viewer.core.numerics.store import MemoryUse, ReferenceStore
 from pt2_viewer.core.run.inputs import Inputs, check_inputs
@@ -118,14 +126,15 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     t0 = time.perf_counter()
     progress(emit, "load", 0.0, f"Loading {Path(request['program']).name}")
     loaded = load_program(request["program"], request.get("program_name"), request.get("preload"),
-                          trusted=request.get("trust") is True)
+                          **trust_options(request))
     report["log"] += loaded.log
     inputs = _inputs(request, loaded)
     sizes = check_inputs(loaded.ep, inputs.args, inputs.kwargs)
     flat_user, _ = pytree.tree_flatten((inputs.args, inputs.kwargs))
     seconds["load"] = time.perf_counter() - t0
     report.update(program=str(loaded.path), program_name=loaded.name, candidate=candidate, kind=kind,
-                  threshold=threshold, inputs={"source": inputs.source, "sizes": sizes}, imported=loaded.imported)
+                  threshold=threshold, inputs={"source": inputs.source, "sizes": sizes}, imported=loaded.imported,
+                  imports=loaded.import_details)
     budget = int(float(request.get("budget_mb", 1024)) * 2**20)
     memory = MemoryUse()
     ep = loaded.ep
@@ -141,7 +150,8 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
             errors = _decomposed(kind, candidate, ep, flat_user, out, budget, memory, emit, request, report, seconds)
     seconds["compare"] = time.perf_counter() - t - seconds.get("decompose", 0.0)
     memory.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    found = first_divergence(order, errors, ins, threshold)
+    found = first_divergence(order, errors, ins, threshold,
+                             sources=source_nodes(ep.graph) if kind not in OUTPUTS_ONLY else ())
     nodes = [errors[n] for n in order if n in errors]
     top = int(request.get("top", 20))
     progress(emit, "done", 1.0, f"Compared {len(nodes)} nodes"

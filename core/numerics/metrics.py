@@ -1,9 +1,12 @@
-"""Per-node error metrics and the first divergence: the earliest node whose error passes the threshold while every
-input it reads is still within it.
+"""Per-node error metrics and the first divergence: the earliest op (a `call_function`) whose error passes the
+threshold while every input it reads is still within it.
 
 That rule points at the node where a bug or a precision loss *enters*; every node downstream of it inherits the error
-and would otherwise swamp the list. The search (`first_divergence`) is pure Python over `NodeError` records so it can
-be tested and reused without torch; `compare_values` (torch, imported lazily) turns two tensors into a record.
+and would otherwise swamp the list. Placeholders (weights, buffers, inputs) are neither candidates nor inputs that
+disqualify an op: a bf16 candidate casts every weight down, and the weight it rounded is not where the program went
+wrong; the first op that makes that rounding matter is. The search (`first_divergence`) is pure Python over
+`NodeError` records so it can be tested and reused without torch; `compare_values` (torch, imported lazily) turns two
+tensors into a record.
 
 The error that the threshold applies to is the relative error `max|ref - cand| / max|ref|`: relative to the reference's
 largest magnitude rather than elementwise, so values near zero do not blow it up. A NaN or Inf that the candidate has
@@ -12,7 +15,7 @@ and the reference has not makes the error infinite.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -75,12 +78,17 @@ class Divergence:
 
 
 def first_divergence(order: Iterable[str], errors: Mapping[str, NodeError], inputs_of: Mapping[str, list[str]],
-                     threshold: float) -> Divergence | None:
+                     threshold: float, sources: Collection[str] = ()) -> Divergence | None:
     """The first node in `order` (topological) whose error exceeds `threshold` while every compared input is within
     it. Inputs that were not compared (no tensor, no counterpart) are looked through to the compared nodes behind
-    them, so a reshape without a counterpart does not hide where the error came from."""
+    them, so a reshape without a counterpart does not hide where the error came from. `sources` (placeholders and
+    get_attr nodes, the values a candidate starts from) are never the divergence and never disqualify their users:
+    an op reading a weight the candidate rounded is still where the error enters when its other inputs are within."""
     over: dict[str, bool] = {}  # node -> its error, or an uncompared node's inputs', passes the threshold
     for name in order:
+        if name in sources:
+            over[name] = False
+            continue
         ins = inputs_of.get(name, [])
         inputs_over = any(over.get(i, False) for i in ins)
         e = errors.get(name)

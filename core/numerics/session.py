@@ -123,12 +123,29 @@ def error_overlay(result: dict[str, Any] | None) -> Overlay | None:
     first = first_divergence(result)
     if first:
         texts[first] = "FIRST DIVERGENCE: " + texts[first]
-    notes = [f"threshold {threshold:g}" + (f"; first divergence: {first}" if first else "; no divergence")]
+    notes = [f"threshold {threshold:g}", f"first divergence: {first}" if first else "no divergence"]
     if any(not math.isfinite(v) for v in logs.values()):
         notes.append("NaN/Inf the reference lacks: top colour")
     legend = [LegendItem(f"{10 ** lo:.0e}" if lo > math.log10(FLOOR) else "exact", level=0.0),
               LegendItem(f"{10 ** hi:.0e}" if finite else "inf", level=1.0)]
-    return Overlay(OVERLAY_NAME, levels=levels, legend=legend, texts=texts, notes=notes)
+    return Overlay(OVERLAY_NAME, levels=levels, legend=legend, texts=texts, notes=notes,
+                   values={e.node: e.error for e in errors if not math.isnan(e.error)}, aggregate="max", fmt=_g,
+                   rows={e.node: error_detail_rows(e, threshold, e.node == first) for e in errors})
+
+
+def error_detail_rows(e: NodeError, threshold: float, first: bool) -> list[tuple[str, str]]:
+    """The node's figures as the Details panel lists them, under "Numerics error"."""
+    verdict = ("the first divergence: over the threshold while its inputs are within it" if first
+               else "over the threshold" if not e.error <= threshold else "within the threshold")
+    rows = [("error", f"{_g(e.error)} ({verdict}, threshold {threshold:g})"), ("max abs", _g(e.max_abs)),
+            ("max rel", _g(e.max_rel)), ("cosine", _g(e.cosine, 6)), ("SQNR", f"{_g(e.sqnr_db, 4)} dB")]
+    if e.nan or e.inf or e.ref_nan or e.ref_inf:
+        rows.append(("NaN / Inf", f"{e.nan} / {e.inf} (reference {e.ref_nan} / {e.ref_inf})"))
+    if e.candidate != e.node:
+        rows.append(("candidate", e.candidate))
+    if e.note:
+        rows.append(("note", e.note))
+    return rows
 
 
 def summary_text(result: dict[str, Any] | None) -> str:

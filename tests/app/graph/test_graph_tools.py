@@ -160,10 +160,39 @@ def test_overlays_with_legend(qtbot, window: MainWindow, pt2_path, tmp_path: Pat
     doc.tools.load_overlay(str(f))
     assert doc.tools.overlay_name == "error" and doc.tools.legend.overlay.notes
     assert doc.view.nodes["x"].overlay_fill != weight.overlay_fill
-    doc.run_panel.heat_changed.emit({"x": 1.0})
-    assert doc.tools.overlay_name == "Run time" and [i.label for i in doc.tools.legend.overlay.legend] == [
-        "fastest", "slowest"]
+    doc.run_panel.heat_changed.emit({"x": 1.0})  # seconds per node
+    assert doc.tools.overlay_name == "Run time"
     menu.aboutToShow.emit()
     assert {"error", "Run time"} <= {a.text() for a in menu.actions()}
     next(a for a in menu.actions() if a.text().startswith("None")).trigger()
     assert weight.overlay_fill is None and not doc.tools.legend.isVisible()
+
+
+def test_overlays_aggregate_over_collapsed_groups(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    """Collapsed, a big model's groups carry the overlay: the sum of their parameter bytes (or a run's time) or the
+    largest error, painted on the group, in its tooltip, and the legend's range for the groups shown."""
+    doc = open_and_wait(qtbot, window, pt2_path("attention_blocks"))
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        doc.collapse_all()
+    collapsed = [g for g in doc.view.groups.values() if not g.box.expanded]
+    assert collapsed
+    doc.tools.show_overlay("Parameter bytes")
+    painted = [g for g in collapsed if g.fill != g.own_fills[0]]
+    assert painted, "a collapsed group holding ops that read weights is coloured"
+    g = painted[0]
+    assert "Parameter bytes: sum " in g.toolTip() and " KB over " in g.toolTip()
+    assert doc.tools.legend.group_note.startswith("groups: sum of their nodes, ")
+    doc.tools.show_overlay(None)
+    assert all(g.fill == g.own_fills[0] for g in collapsed) and "Parameter bytes" not in g.toolTip()
+
+
+def test_run_time_legend_gives_times_and_details_lists_them(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, pt2_path("dynamic_shapes"))
+    doc.run_panel.heat_changed.emit({"x": 2e-5, "matmul": 3e-3})  # a run's per-node seconds
+    assert doc.tools.overlay_name == "Run time" and [i.label for i in doc.tools.legend.overlay.legend] == [
+        "fastest 20.0 µs", "slowest 3.00 ms"]
+    doc.select("matmul")  # Details lists the run's time under the node's op
+    rows = doc.panel_widgets["Details"].row_items("Run time")
+    assert [r.text(1) for r in rows] == ["3.00 ms (100% of the slowest)"]
+    doc.run_panel.heat_changed.emit({})
+    assert doc.tools.overlay_name is None and not doc.panel_widgets["Details"].row_items("Run time")

@@ -58,8 +58,16 @@ def test_fp16_overflow_in_the_window(qtbot, window: MainWindow, numerics_program
     assert doc.view.nodes["mul_1"].overlay_fill is not None
 
     assert panel.go_first.isEnabled() and not panel.open_compare.isEnabled()  # fp16 has no decomposed program
+    # every column on screen: fp16 compares a node with its namesake, so no candidate column; names elide
+    header = panel.table.horizontalHeader()
+    assert panel.table.isColumnHidden(1)
+    assert header.length() <= panel.table.viewport().width() + 1
     qtbot.mouseClick(panel.go_first, Qt.MouseButton.LeftButton)
     assert doc.model.selection == "mul_1"
+    # Details shows the selected node's figures under its op
+    rows = {r.text(0): r.text(1) for r in doc.panel_widgets["Details"].row_items("Numerics error")}
+    assert rows["error"].startswith("inf (the first divergence") and "max abs" in rows and "cosine" in rows
+    assert "legend" not in rows and doc.tools.legend.notes()[:2] == ["threshold 0.01", "first divergence: mul_1"]
     qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton,
                      pos=panel.table.visualItemRect(panel.table.item(panel.table.rowCount() - 1, 0)).center())
     assert doc.model.selection == panel.table.item(panel.table.rowCount() - 1, 0).text()
@@ -96,3 +104,24 @@ def test_a_decomposition_result_offers_the_compare_view(qtbot, window: MainWindo
     assert view.selected(LEFT) == ["conv2d"] and view.selected(RIGHT), "the decomposed counterparts are selected"
     panel.show_result({"ok": False, "error": {"message": "x"}})  # a failed result clears the overlay
     assert OVERLAY_NAME not in doc.tools.extra
+
+
+def test_cuda_is_offered_only_when_the_worker_s_torch_has_a_device(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                                   numerics_programs: dict[str, Path]) -> None:
+    """The candidate is off until the worker answers, as Run's button is, and follows the same answer."""
+    from pt2_viewer.app.run.panel import CudaProbe
+    from pt2_viewer.core.run.session import CudaStatus
+
+    probe = CudaProbe.shared()
+    known = probe.status
+    doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
+    cuda = panel.candidate.model().item(panel.candidate.findData("cuda"))
+    try:
+        probe.learn(CudaStatus(False, "torch was built without CUDA"))
+        assert not cuda.isEnabled() and "torch was built without CUDA" in cuda.toolTip()
+        panel.set_candidate("cuda")  # a disabled item can still be set from code: it falls back
+        probe.learn(CudaStatus(True, ""))
+        assert cuda.isEnabled()
+    finally:
+        if known is not None:
+            probe.learn(known)

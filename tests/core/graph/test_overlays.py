@@ -6,8 +6,11 @@ import json
 import pytest
 
 from pt2_viewer.core.graph.overlays import (
+    Overlay,
     OverlayFileError,
     dtype_overlay,
+    group_legend,
+    group_values,
     json_overlay,
     parameter_bytes_overlay,
     run_time_overlay,
@@ -47,6 +50,28 @@ def test_user_json(pt2_path, tmp_path) -> None:  # type: ignore[no-untyped-def]
         json_overlay(f, graph)
 
 
-def test_run_time_legend() -> None:
-    o = run_time_overlay({"a": 0.1, "b": 1.0})
-    assert [i.label for i in o.legend] == ["fastest", "slowest"] and o.levels["b"] == 1.0
+def test_run_time_legend_gives_the_times() -> None:
+    o = run_time_overlay({"a": 2e-5, "b": 4e-3})
+    assert [i.label for i in o.legend] == ["fastest 20.0 µs", "slowest 4.00 ms"] and o.levels["b"] == 1.0
+    assert o.text("a") == "20.0 µs (0% of the slowest)" and o.text("b") == "4.00 ms (100% of the slowest)"
+
+
+def test_collapsed_groups_sum_bytes_and_time_and_take_the_largest_error() -> None:
+    times = run_time_overlay({"a": 1e-3, "b": 3e-3, "c": 1e-2, "d": 1e-4})
+    groups = group_values(times, {"layer1": ["a", "b"], "layer2": ["c"], "layer3": ["d"], "empty": ["x"]})
+    assert set(groups) == {"layer1", "layer2", "layer3"}  # a group with no value is left in its own colour
+    assert groups["layer1"].value == pytest.approx(4e-3) and groups["layer1"].text == "sum 4.00 ms over 2 nodes"
+    assert groups["layer2"].level == 1.0 and groups["layer3"].level == 0.0  # the groups' own scale
+    assert group_legend(times, groups) == "groups: sum of their nodes, 100.0 µs – 10.00 ms"
+    errors = Overlay("Numerics error", levels={"a": 0.2, "b": 0.9, "c": 0.5}, values={"a": 1e-4, "b": 0.3, "c": 1e-2},
+                     aggregate="max", fmt=lambda v: f"{v:.3g}")
+    worst = group_values(errors, {"layer1": ["a", "b"], "layer2": ["c"]})
+    assert worst["layer1"].value == 0.3 and worst["layer1"].level == 0.9  # the worst node's own colour
+    assert worst["layer1"].text == "max 0.3 at b (2 nodes)"
+    assert group_values(dtype_overlay_of({"a": "float32"}), {"g": ["a"]}) == {}  # categories do not aggregate
+
+
+def dtype_overlay_of(values: dict[str, str]) -> Overlay:
+    from pt2_viewer.core.graph.overlays import category_overlay
+
+    return category_overlay("dtype", values)

@@ -77,6 +77,16 @@ def test_an_uncompared_node_passes_its_inputs_error_on() -> None:
     assert found is not None and found.node == "a"
 
 
+def test_placeholders_are_neither_the_divergence_nor_disqualify_an_op() -> None:
+    # a bf16 run rounds the weight w past the threshold; the linear reading it is where the error enters
+    order = ["w", "x", "linear", "relu"]
+    inputs = {"linear": ["x", "w"], "relu": ["linear"]}
+    errors = {"w": _e("w", 0.05), "x": _e("x", 0.0), "linear": _e("linear", 0.5), "relu": _e("relu", 0.6)}
+    assert first_divergence(order, errors, inputs, threshold=0.01).node == "w"  # type: ignore[union-attr]
+    found = first_divergence(order, errors, inputs, threshold=0.01, sources={"w", "x"})
+    assert found is not None and found.node == "linear" and found.inputs == ["x", "w"]
+
+
 def test_no_divergence_within_the_threshold() -> None:
     errors = {"x": _e("x", 0.001), "a": _e("a", 0.009)}
     assert first_divergence(["x", "a"], errors, {"a": ["x"]}, threshold=0.01) is None
