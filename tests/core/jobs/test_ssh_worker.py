@@ -1,0 +1,187 @@
+"""The SSH worker against a real sshd on 127.0.0.1 (tests/core/jobs/ssh_server.py): jobs give what a local worker
+gives, run on the server's Python (the local one is a path that does not exist), copy each file once by hash, bring
+their outputs back into the local folders, and leave no process behind on the server when cancelled or cut off."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from pt2_viewer.core.jobs import process_tree, protocol
+from pt2_viewer.core.jobs.python_env import FROM_FLAG, choose_worker, set_preferred
+from pt2_viewer.core.jobs.remote.any_worker import worker_job
+from pt2_viewer.core.jobs.remote.job import DISCONNECTED, TRANSFER, RemoteJob
+from pt2_viewer.core.jobs.remote.ssh import SshCommand
+from pt2_viewer.core.jobs.remote.target import WorkerUrlError, parse_worker_url
+from tests.core.jobs.ssh_server import HOST_ALIAS, SshServer, ssh_server, use_ssh_server  # noqa: F401
+
+HANGING_SCRIPT = """\
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(600)"])
+print("ready", child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _until(condition, timeout_s: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
+    """Wait for a condition on another process (the server's supervisor acts on its own time)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _local(job: str, request: dict, out: Path) -> dict:  # type: ignore[type-arg]
+    """The same job by a local worker's code, in this process."""
+    import importlib
+
+    from pt2_viewer.core.worker.__main__ import JOBS
+
+    out.mkdir(parents=True, exist_ok=True)
+    return importlib.import_module(JOBS[job]).run_job(request, out, lambda event: None)  # type: ignore[no-any-return]
+
+
+def test_worker_urls_and_which_worker_wins(monkeypatch):
+    w = parse_worker_url("ssh://ana@gpu-7:2222/opt/venv/bin/python")
+    assert (w.user, w.host, w.port, w.python, w.destination) == ("ana", "gpu-7", 2222, "/opt/venv/bin/python",
+                                                                  "ana@gpu-7")
+    assert parse_worker_url("ssh://gpu/usr/bin/python3").user is None
+    for bad, why in (("ssh://gpu", "absolute path"), ("ssh://gpu:x/p", "port"), ("ssh:///usr/bin/python", "host"),
+                     ("gpu:/usr/bin/python", "not an SSH worker")):
+        with pytest.raises(WorkerUrlError, match=why):
+            parse_worker_url(bad)
+    monkeypatch.delenv("PT2V_WORKER", raising=False)
+    monkeypatch.delenv("PT2V_WORKER_PYTHON", raising=False)
+    set_preferred("ssh://prefs/usr/bin/python")
+    try:
+        assert choose_worker().path == "ssh://prefs/usr/bin/python"
+        monkeypatch.setenv("PT2V_WORKER_PYTHON", "/local/python")
+        assert choose_worker().path == "/local/python"
+        monkeypatch.setenv("PT2V_WORKER", "ssh://env/usr/bin/python")
+        assert choose_worker().path == "ssh://env/usr/bin/python" and choose_worker().remote
+        flag = choose_worker("ssh://flag/usr/bin/python")
+        assert (flag.path, flag.source) == ("ssh://flag/usr/bin/python", FROM_FLAG)
+        assert not choose_worker("/other/python").remote
+    finally:
+        set_preferred(None)
+
+
+def test_ssh_never_prompts_and_shares_one_connection_unless_the_config_says_otherwise(tmp_path, monkeypatch):
+    target = parse_worker_url("ssh://box/usr/bin/python")
+    argv = SshCommand.for_target(target, {"PT2V_SSH_COMMAND": f"ssh -F {tmp_path / 'none'}"}).argv("probe", "x")
+    assert argv[:3] == ["ssh", "-F", str(tmp_path / "none")] and "BatchMode=yes" in argv
+    assert "ControlMaster=auto" in argv and any(a.startswith("ControlPath=") for a in argv)
+    config = tmp_path / "config"
+    config.write_text(f"Host box\n  ControlMaster auto\n  ControlPath {tmp_path}/own-%C\n")
+    argv = SshCommand.for_target(target, {"PT2V_SSH_COMMAND": f"ssh -F {config}"}).argv("probe", "x")
+    assert "BatchMode=yes" in argv and not any(a.startswith("Control") for a in argv)
+    assert argv[-1].startswith("exec /usr/bin/python -c ")
+
+
+def test_unknown_host_key_and_refused_key_say_run_ssh_once(ssh_server: SshServer, tmp_path):
+    config = tmp_path / "config"
+    config.write_text(ssh_server.config.read_text().replace(str(ssh_server.root / "known_hosts"),
+                                                            str(tmp_path / "empty_known_hosts")))
+    env = {"PT2V_SSH_COMMAND": f"ssh -F {config}", "PT2V_WORKER_SCRATCH": str(ssh_server.scratch)}
+    os.environ.update(env)
+    try:
+        job = RemoteJob("decompose", {"program": "/nowhere.pt2"}, tmp_path / "out",
+                        worker=parse_worker_url(ssh_server.url))
+        outcome = job.wait()
+        assert outcome.status == protocol.START_FAILED
+        assert f"Run `ssh {HOST_ALIAS}` once in a terminal" in outcome.message and "host key" in outcome.message
+        config.write_text(ssh_server.config.read_text().replace("id_user", "id_nobody"))
+        outcome = RemoteJob("decompose", {"program": "/nowhere.pt2"}, tmp_path / "out2",
+                            worker=parse_worker_url(ssh_server.url)).wait()
+        assert outcome.status == protocol.START_FAILED and "could not log in" in outcome.message
+        assert f"Run `ssh {HOST_ALIAS}` once in a terminal" in outcome.message
+    finally:
+        for key in env:
+            os.environ.pop(key, None)
+
+
+def test_decompose_and_run_over_ssh_give_what_a_local_worker_gives(use_ssh_server: SshServer, pt2_path, tmp_path):
+    src = pt2_path("batchnorm_train")
+    out = tmp_path / "remote"
+    events: list[dict] = []  # type: ignore[type-arg]
+    job = worker_job("decompose", {"program": str(src), "to": "core", "output": str(out / "bn.core.pt2")}, out,
+                     worker=use_ssh_server.url, on_event=events.append)  # as --worker URL gives it
+    assert isinstance(job, RemoteJob)
+    outcome = job.wait()
+    assert outcome.ok, outcome.message
+    started = next(e for e in events if e["type"] == "remote_started")
+    assert started["python"] == use_ssh_server.python  # the server's Python; the local one does not exist
+    assert started["code"].startswith(str(use_ssh_server.scratch))  # the worker code copied there, not ours
+    assert set(job.uploaded) == {"the worker code", src.name}
+    assert any(e["type"] == TRANSFER and e["file"] == src.name and e["bytes"] == src.stat().st_size for e in events)
+    local = _local("decompose", {"program": str(src), "to": "core", "output": str(tmp_path / "l" / "bn.core.pt2")},
+                   tmp_path / "l")
+    result = outcome.result or {}
+    assert result["program"] == str(src)  # remote paths turned back into local ones
+    assert result["output"] == str(out / "bn.core.pt2") and Path(result["mapping"]).parent == out
+    for key in ("nodes_before", "nodes_after", "op_diff", "non_core_ops"):
+        assert result[key] == local[key], key
+    assert (out / "bn.core.pt2").stat().st_size > 0
+    assert json.loads((out / "bn.core.mapping.json").read_text()).keys() == \
+        json.loads((tmp_path / "l" / "bn.core.mapping.json").read_text()).keys()
+
+    request = {"program": str(src), "device": "cpu", "inputs": "generated", "seed": 3, "warmup": 0, "runs": 1}
+    run = worker_job("run_program", request, tmp_path / "run", worker=use_ssh_server.url)
+    outcome = run.wait()
+    assert outcome.ok, outcome.message
+    assert run.uploaded == []  # the program and the worker code are already on the server: nothing copied again
+    mine = _local("run_program", request, tmp_path / "run-local")
+    strip = lambda outputs: [{k: v for k, v in o.items()} for o in outputs]  # noqa: E731
+    assert strip((outcome.result or {})["outputs"]) == strip(mine["outputs"])
+
+
+def _hanging_job(tmp_path: Path, events: list, lines: list) -> RemoteJob:  # type: ignore[type-arg]
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "hang.py").write_text(HANGING_SCRIPT)
+    job = worker_job("export_script", {"script": str(folder / "hang.py")}, tmp_path / "out",
+                     on_event=events.append, on_output=lambda stream, line: lines.append(line))
+    assert isinstance(job, RemoteJob)
+    job.start()
+    assert _until(lambda: not job.poll() or any(line.startswith("ready") for line in lines), 120), job.outcome
+    return job
+
+
+def test_cancel_leaves_no_process_on_the_server(use_ssh_server: SshServer, tmp_path, monkeypatch):
+    monkeypatch.setenv("PT2V_WORKER", use_ssh_server.url)
+    events: list[dict] = []  # type: ignore[type-arg]
+    lines: list[str] = []
+    job = _hanging_job(tmp_path, events, lines)
+    marker = job.remote["marker"]
+    daemon = int(next(line for line in lines if line.startswith("ready")).split()[1])
+    assert daemon in process_tree.marked_pids(marker)  # the script's setsid() child carries the job's marker
+    job.cancel()
+    assert job.outcome is not None and job.outcome.status == protocol.CANCELLED
+    assert process_tree.marked_pids(marker) == []
+    assert _until(lambda: not os.path.exists(f"/proc/{job.remote['pid']}"))  # the supervisor itself ended
+
+
+def test_a_killed_connection_is_reported_and_the_job_can_run_again(use_ssh_server: SshServer, pt2_path, tmp_path,
+                                                                    monkeypatch):
+    monkeypatch.setenv("PT2V_WORKER", use_ssh_server.url)
+    events: list[dict] = []  # type: ignore[type-arg]
+    lines: list[str] = []
+    job = _hanging_job(tmp_path, events, lines)
+    marker, supervisor = job.remote["marker"], job.remote["pid"]
+    with open(f"/proc/{supervisor}/stat") as f:
+        sshd_session = int(f.read().rsplit(")", 1)[1].split()[1])  # the sshd process serving the connection
+    os.kill(sshd_session, signal.SIGKILL)
+    outcome = job.wait()
+    assert outcome.status == DISCONNECTED
+    assert "connection" in outcome.message and "run it again" in outcome.message
+    assert _until(lambda: process_tree.marked_pids(marker) == [])  # the supervisor saw its stdin close
+    src = pt2_path("batchnorm_train")
+    again = worker_job("decompose", {"program": str(src), "output": str(tmp_path / "again" / "d.pt2")},
+                       tmp_path / "again")
+    assert again.wait().ok, again.outcome
