@@ -30,8 +30,9 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
-from pt2_viewer.app.platform.trust_dialog import confirm_program
+from pt2_viewer.app.platform.trust_dialog import confirm_imports, confirm_program
 from pt2_viewer.core.jobs.client import JobOutcome, WorkerJob
+from pt2_viewer.core.jobs.python_env import choose_worker_python
 from pt2_viewer.core.jobs.warm import AnyJob, WarmPool
 from pt2_viewer.core.platform.trust import TrustStore
 
@@ -174,6 +175,16 @@ class WorkerDriver(QObject):
         store = getattr(parent, "trust", None)
         store = store if isinstance(store, TrustStore) else TrustStore.default()
         items = [str(item) for item in error.get("consent") or []]
+        modules = [str(m) for m in error.get("modules") or []]
+        if modules and len(modules) == len(items) and not store.is_trusted(program):
+            # only installed modules to import: asked per module and worker Python, not for the whole file
+            python = str(options.get("python") or choose_worker_python().path)
+            asked = sorted(set(request.get("allow_imports") or []) | set(modules))
+            if set(modules) <= set(request.get("allow_imports") or []) or not confirm_imports(
+                    widget, program, python, modules, items, store, interactive=self._interactive(widget)):
+                return False
+            self.start(job, {**request, "allow_imports": asked}, out_dir, **options)
+            return True
         if not confirm_program(widget, program, store, items, interactive=self._interactive(widget)):
             return False
         self.start(job, {**request, "trust": True}, out_dir, **options)

@@ -7,7 +7,10 @@ path and a clear warning and must say yes; the yes is remembered until the file 
 
 A `.pt2` is data, but one can hold code torch would run when loading it (pickled objects, modules to import); the
 worker refuses such a file (core/jobs/archive_check.py) and `confirm_program` asks, listing what was found, with the
-same memory per path and content.
+same memory per path and content. Three kinds of trust, each asked on its own: a program that only names installed
+modules outside the default libraries gets `confirm_imports` (remembered per module and worker Python), one that
+holds pickles or expressions `confirm_program` (the whole file, `--trust`), and an AOTInductor package's compiled
+code `confirm_native` (`--allow-native`).
 """
 from __future__ import annotations
 
@@ -70,3 +73,59 @@ def confirm_program(parent: QWidget | None, path: str | Path, store: TrustStore,
     if store.is_trusted(path):
         return True
     return interactive and _ask(parent, PROGRAM_TITLE, program_warning_text(path, items), store, path)
+
+
+IMPORT_TITLE = "Import these modules?"
+
+
+def import_warning_text(path: Path, python: str, items: list[str]) -> str:
+    shown = "\n".join(f"  • {item}" for item in items[:12]) + (f"\n  • and {len(items) - 12} more" if len(items) > 12
+                                                                  else "")
+    return (f"To load this program, PT2 Viewer would import modules installed in the worker's Python ({python}) "
+            f"that are not part of the libraries known to register programs' types and ops (transformers, "
+            f"torchvision, torchao, ...):\n\n{path}\n\n{shown}\n\nImporting a module runs its code with your "
+            "permissions. Nothing else in the file is trusted by this: its weights are still read as plain tensors."
+            "\n\nYour answer is remembered for these modules and this Python.")
+
+
+def confirm_imports(parent: QWidget | None, path: str | Path, python: str, modules: list[str], items: list[str],
+                    store: TrustStore, *, interactive: bool) -> bool:
+    """True if the program may import `modules` in the worker Python `python`: remembered before, or asked now
+    (a yes is remembered per module and Python, as `--allow-import MODULE` on the command line)."""
+    known = store.allowed_modules(python)
+    if all(any(m == k or m.startswith(k + ".") for k in known) for m in modules):
+        return True
+    if not interactive:
+        return False
+    answer = QMessageBox.warning(parent, IMPORT_TITLE, import_warning_text(Path(path), python, items),
+                                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                 QMessageBox.StandardButton.No)
+    if answer != QMessageBox.StandardButton.Yes:
+        return False
+    store.allow_modules(python, modules)
+    return True
+
+
+NATIVE_TITLE = "Run the compiled code in this package?"
+
+
+def native_warning_text(path: Path) -> str:
+    return (f"This AOTInductor package holds compiled code (a shared library):\n\n{path}\n\nLoading it runs that "
+            "code on this computer, with your permissions, as any program you start would. Say yes only if you "
+            "trust where the file came from.\n\nYour answer is remembered until the file changes.")
+
+
+def confirm_native(parent: QWidget | None, path: str | Path, store: TrustStore, *, interactive: bool) -> bool:
+    """True if the user lets this package's compiled code run (`--allow-native`); asked once per content."""
+    path = Path(path).expanduser().resolve()
+    if store.native_allowed(path):
+        return True
+    if not interactive:
+        return False
+    answer = QMessageBox.warning(parent, NATIVE_TITLE, native_warning_text(path),
+                                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                 QMessageBox.StandardButton.No)
+    if answer != QMessageBox.StandardButton.Yes:
+        return False
+    store.allow_native(path)
+    return True

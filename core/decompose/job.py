@@ -18,7 +18,7 @@ from pt2_viewer.core.compare.mapping import write_mapping
 from pt2_viewer.core.decompose.op_stats import non_core_ops, op_counts, op_diff
 from pt2_viewer.core.decompose.provenance import provenance_mapping
 from pt2_viewer.core.jobs.errors import JobFailure, failed_result, first_line
-from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program
+from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
 from pt2_viewer.core.util.files import save_program
 
 TARGETS = ("functional", "core", "table")
@@ -98,7 +98,7 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, seconds: dict[str, floa
 
     progress(emit, "load", 0.0, f"Loading {src.name}")
     loaded = load_program(src, request.get("program_name"), request.get("preload"),
-                          trusted=request.get("trust") is True)
+                          **trust_options(request))
     log += loaded.log
     seconds["load"] = time.perf_counter() - t
 
@@ -142,6 +142,7 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, seconds: dict[str, floa
         "unmapped_before": mapping.unmapped_before,
         "unmapped_after": mapping.unmapped_after,
         "imported": loaded.imported,
+        "imports": loaded.import_details,
         "seconds": seconds,
         "log": log,
     }

@@ -11,14 +11,20 @@ zip bombs) and without recursion (JSON nested 100,000 deep), and finds:
   numbers or whose minimum exceeds the maximum;
 - code it would run, refused unless the user trusts the file (`--trust`, or the window's prompt): a pickle that does
   not load under torch's weights-only unpickler, a TorchScript or opaque object, a size expression outside the
-  grammar torch writes (`core/jobs/expr_grammar.py`), and installed modules the program names (custom-op namespaces,
-  pytree types, enums, default factories) that would be imported.
+  grammar torch writes (`core/jobs/expr_grammar.py`);
+- the modules the program names (custom-op namespaces, pytree types, enums, default factories, the classes of
+  pickled tensor subclasses), each judged by `core/jobs/import_policy.py`: a module of an allowed installed library
+  is imported without asking, any other installed one only with the user's consent (`--allow-import MODULE`, the
+  window's question, `--trust`), and a missing one is named with the package to install.
+
+A pickle refused by the weights-only unpickler only because it names a class of an allowed library (torchao's
+quantized weights) is deferred: once the library is imported (it registers its safe classes), `core/jobs/loading.py`
+checks it again with the weights-only unpickler.
 
 The AOTInductor part of an archive is never loaded by the jobs (`core/jobs/loading.py` loads only the programs).
 """
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import pickle
@@ -29,8 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.jobs import import_policy
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.expr_grammar import UnsafeExpression, check_expression
+from pt2_viewer.core.jobs.import_policy import CONSENT, ImportDecision
 from pt2_viewer.core.pt2.archive import (
     AOTI_DIR,
     CONSTANTS_CONFIG,
@@ -49,61 +57,108 @@ RATIO_FLOOR = 64 * 1024 * 1024  # small members may compress well (JSON does): j
 MAX_PICKLE_BYTES = 1 << 34
 TRUST_HINT = ("If you trust where the file came from, run it again with --trust (in the window: answer Yes when "
               "asked); otherwise ask its author for a file saved by torch.export.save without custom objects.")
-# Op namespaces that ship with torch itself: nothing to import for them.
+# Op namespaces that torch registers when it is imported: nothing to import for them. (quantized_decomposed is
+# torch's too, but registered only by importing torch.ao.quantization.fx._decomposed: import_policy.NAMESPACE_MODULES.)
 BUILTIN_NAMESPACES = frozenset(
     {"aten", "prims", "higher_order", "_c10d_functional", "c10d_functional", "_dtensor", "c10d", "quantized",
-     "_quantized", "quantized_decomposed", "profiler", "inductor", "_inductor_test", "debugprims", "rngprims",
+     "_quantized", "profiler", "inductor", "_inductor_test", "debugprims", "rngprims",
      "fbgemm", "mkldnn", "onednn", "_onednn", "mkl", "xpu", "prepacked", "_prims", "symm_mem",
      "_c10d_functional_autograd", "_test", "_export", "export"}
 )
 SAFE_TYPE_MODULES = ("builtins", "collections", "torch")
 
 
+@dataclass(frozen=True)
+class DeferredPickle:
+    """A pickle the weights-only unpickler refused only for a class of an allowed library (`module`)."""
+
+    member: str
+    label: str  # "the weight '0.weight'"
+    global_name: str  # "torchao.quantization.Int8Tensor"
+    module: str
+
+
 @dataclass
 class ArchiveCheck:
-    """What one archive holds and what of it would run code. `modules` and `code` need the user's trust."""
+    """What one archive holds and what of it would run code. `code` needs the user's trust; `imports` are judged by
+    the import policy (`import_plan`)."""
 
     path: Path
     root: str
     models: list[str]
     op_targets: dict[str, set[str]] = field(default_factory=dict)  # model -> {"torch.ops.ns.op.overload", ...}
     pytree_types: dict[str, set[str]] = field(default_factory=dict)  # model -> {"mod.Type", ...}
-    modules: dict[str, str] = field(default_factory=dict)  # module it would import -> why
+    imports: dict[str, str] = field(default_factory=dict)  # module torch needs imported -> what for
     code: list[str] = field(default_factory=list)  # sentences: what would run code when torch loads it
+    deferred: list[DeferredPickle] = field(default_factory=list)
     has_aoti: bool = False
+    identity: tuple[int, ...] | None = None  # of the open file that was checked (core/jobs/loading.pinned)
+
+    def import_plan(self, allowed: tuple[str, ...] | list[str] = (), trusted: bool = False) -> list[ImportDecision]:
+        """What the policy says of each module the program needs (resolved now: the worker's Python may change)."""
+        exclude = import_policy.unsafe_dirs(self.path.parent)
+        return [import_policy.decide(m, why, allowed, trusted, exclude) for m, why in sorted(self.imports.items())]
+
+    def consent_items(self, allowed: tuple[str, ...] | list[str] = ()) -> list[str]:
+        """One line per thing the user is asked to allow (the prompt lists them)."""
+        plan = self.import_plan(allowed)
+        asked = {d.module for d in plan if d.status == CONSENT}
+        return ([d.consent_item() for d in plan if d.status == CONSENT] + list(self.code)
+                + [f"unpickle {p.label} ({p.member}), which calls {p.global_name} when loaded"
+                   for p in self.deferred if p.module in asked])
+
+    def modules_to_allow(self, allowed: tuple[str, ...] | list[str] = ()) -> list[str]:
+        return [d.module for d in self.import_plan(allowed) if d.status == CONSENT]
 
     @property
     def needs_trust(self) -> bool:
-        return bool(self.modules or self.code)
-
-    def consent_items(self) -> list[str]:
-        """One line per thing the user is asked to allow (the prompt lists them)."""
-        return [f"import the module '{m}' ({why})" for m, why in sorted(self.modules.items())] + list(self.code)
+        return bool(self.consent_items())
 
 
-def check_archive(path: str | Path) -> ArchiveCheck:
-    """Read and check every member torch would read; raise `JobFailure` for a file no one should load."""
+def check_archive(path: str | Path, reader: str | None = None, identity: tuple[int, ...] | None = None
+                  ) -> ArchiveCheck:
+    """Read and check every member torch would read; raise `JobFailure` for a file no one should load. `reader`
+    names the already open file to read (`core/jobs/loading.pinned`), so that torch later loads what was checked;
+    messages name `path`."""
     path = Path(path)
     try:
-        files = open_archive(path)
+        files = open_archive(reader or path)
     except ArchiveError as e:
-        raise JobFailure("load", str(e), "Check the path, or save or copy the program again.") from None
+        message = str(e).replace(f"'{reader}'", f"'{path}'").replace(f"'{Path(reader).name}'", f"'{path.name}'") \
+            if reader else str(e)
+        raise JobFailure("load", message, "Check the path, or save or copy the program again.") from None
+    files.path = path
     try:
-        return _check(files)
+        check = _check(files)
     except ArchiveError as e:
         raise JobFailure("load", str(e), "Save or copy the program again.") from None
     finally:
         files.close()
+    check.identity = identity
+    return check
 
 
-def require_trust(check: ArchiveCheck, trusted: bool) -> None:
-    """Refuse (kind "untrusted", listing what was found) unless the file needs no trust or the user gave it."""
-    if trusted or not check.needs_trust:
+def require_trust(check: ArchiveCheck, trusted: bool, allowed: tuple[str, ...] | list[str] = ()) -> None:
+    """Refuse (kind "untrusted", listing what was found) unless the file needs no trust or the user gave it: `trusted`
+    for everything, `allowed` for the modules named in it (and their submodules)."""
+    if trusted:
         return
-    items = check.consent_items()
+    items = check.consent_items(allowed)
+    if not items:
+        return
+    modules = check.modules_to_allow(allowed)
     shown = "; ".join(items[:4]) + (f"; and {len(items) - 4} more" if len(items) > 4 else "")
-    raise JobFailure("untrusted", f"'{check.path.name}' was not loaded: loading it would run code from the file "
-                     f"({shown}).", TRUST_HINT, "\n".join(items), consent=items)
+    if check.code or len(modules) < len(items):
+        message = f"'{check.path.name}' was not loaded: loading it would run code from the file ({shown})."
+        hint = TRUST_HINT
+    else:
+        libraries = ", ".join(sorted(set(import_policy.ALLOWED_DISTRIBUTIONS) - {"torch"}))
+        message = (f"'{check.path.name}' was not loaded: loading it would {shown}, which is not part of the "
+                   f"libraries known to register programs' types and ops ({libraries}); importing it runs its code.")
+        hint = ("If you expect this program to need it, run it again with "
+                + " ".join(f"--allow-import {m}" for m in modules)
+                + " (in the window: answer Yes when asked), or with --trust to trust the whole file.")
+    raise JobFailure("untrusted", message, hint, "\n".join(items), consent=items, modules=modules)
 
 
 def _check(files: ArchiveFiles) -> ArchiveCheck:
@@ -144,6 +199,8 @@ def _check(files: ArchiveFiles) -> ArchiveCheck:
         _check_program(check, model, doc)
         _check_pickles(check, files, model)
     _check_modules(check)
+    for p in check.deferred:
+        check.imports.setdefault(p.module, f"for {p.label} ({p.global_name})")
     return check
 
 
@@ -186,7 +243,7 @@ def _check_program(check: ArchiveCheck, model: str, doc: Any) -> None:
     check.op_targets[model] = targets
     types: set[str] = set()
     for spec in specs:
-        _spec_names(spec, types, check.modules)
+        _spec_names(spec, types, check.imports)
     check.pytree_types[model] = types
 
 
@@ -249,17 +306,8 @@ def _context_modules(text: str, modules: dict[str, str]) -> None:
 
 
 def _maybe_module(module: str, why: str, modules: dict[str, str]) -> None:
-    """Record `module` when importing it would run code not yet run: installed, and not imported yet."""
-    if module in sys.modules or not module:
-        return
-    top = module.split(".")[0]
-    if not top.isidentifier():
-        return
-    try:
-        installed = importlib.util.find_spec(top) is not None  # a top-level name: nothing is imported to find it
-    except (ValueError, ImportError):
-        installed = False
-    if installed:
+    """Record `module` as one torch would import (the policy judges it later), unless it is imported already."""
+    if module and module not in sys.modules and all(p.isidentifier() for p in module.split(".")):
         modules.setdefault(module, why)
 
 
@@ -269,18 +317,33 @@ def _check_modules(check: ArchiveCheck) -> None:
 
     from pt2_viewer.core.jobs.loading import resolve_op
 
+    exclude = import_policy.unsafe_dirs(check.path.parent)
     for model in check.models:
         for ns in sorted({t.split(".")[2] for t in check.op_targets[model] if t.count(".") >= 3}
                          - BUILTIN_NAMESPACES):
             if any(resolve_op(t) is None for t in check.op_targets[model] if t.split(".")[2] == ns):
-                _maybe_module(ns, f"the custom-op namespace '{ns}'", check.modules)
+                for module in import_policy.NAMESPACE_MODULES.get(ns, (ns,)):
+                    _maybe_module(module, f"for the custom-op namespace '{_printable(ns, 40)}'", check.imports)
         for type_name in sorted(check.pytree_types[model]):
             if type_name in pytree.SERIALIZED_TYPE_TO_PYTHON_TYPE or type_name.startswith(
                     tuple(m + "." for m in SAFE_TYPE_MODULES)):
                 continue
-            parts = type_name.split(".")
-            if len(parts) > 1:
-                _maybe_module(".".join(parts[:-1]), f"the pytree type '{_printable(type_name, 60)}'", check.modules)
+            module = type_module(type_name, exclude)
+            short = _printable(type_name[len(module) + 1:] if module else type_name, 60)
+            if module in check.imports and check.imports[module].count(",") < 2:
+                check.imports[module] += f", {short}"  # several types of one module: "for A, B, C"
+            elif module:
+                _maybe_module(module, f"for {short}", check.imports)
+
+
+def type_module(type_name: str, exclude: set[Path]) -> str:
+    """The module that defines a pytree type: the longest dotted prefix that is a module on the import path (a
+    nested class has more parts), else the longest prefix (then missing: the policy says which package to install)."""
+    candidates = [".".join(type_name.split(".")[:i]) for i in range(type_name.count("."), 0, -1)]
+    for module in candidates:
+        if import_policy.resolve(module, exclude).found:
+            return module
+    return candidates[0] if candidates else ""
 
 
 # --- pickled members ----------------------------------------------------------------------------------------------
@@ -315,13 +378,24 @@ def _check_pickles(check: ArchiveCheck, files: ArchiveFiles, model: str) -> None
         member = by_lower.get(member.lower(), "")
         if not member:
             continue  # torch reports the missing member itself, without running anything
-        problem = weights_only_problem(files.read_bytes(member, MAX_PICKLE_BYTES))
-        if problem:
+        problem, found = weights_only_refusal(files.read_bytes(member, MAX_PICKLE_BYTES))
+        if not problem:
+            continue
+        library = found.rpartition(".")[0]
+        if library and import_policy.decide(library, "").status == import_policy.ALLOWED:
+            check.deferred.append(DeferredPickle(member, label, found, library))
+        else:
             check.code.append(f"unpickle {label} ({member}), {problem}")
 
 
 def weights_only_problem(data: bytes) -> str | None:
     """None when `data` loads under torch's weights-only unpickler; else what it would call when fully unpickled."""
+    return weights_only_refusal(data)[0]
+
+
+def weights_only_refusal(data: bytes) -> tuple[str | None, str]:
+    """(None, "") when `data` loads under torch's weights-only unpickler; else (what it would call when fully
+    unpickled, the refused class's dotted name or "")."""
     import torch
 
     try:
@@ -330,10 +404,11 @@ def weights_only_problem(data: bytes) -> str | None:
             torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
     except pickle.UnpicklingError as e:
         found = re.search(r"(?:GLOBAL|global) ([\w.]+)", str(e))
-        return (f"which calls {found.group(1)} when loaded" if found
-                else "which holds more than tensors (torch's weights-only unpickler refuses it)")
+        if found:
+            return f"which calls {found.group(1)} when loaded", found.group(1)
+        return "which holds more than tensors (torch's weights-only unpickler refuses it)", ""
     except Exception as e:  # noqa: BLE001  damaged bytes: torch's own load reports it, nothing runs
         if isinstance(e, (RuntimeError, EOFError, ValueError)):
-            return None
-        return f"which fails to load ({first_line(e, 80)})"
-    return None
+            return None, ""
+        return f"which fails to load ({first_line(e, 80)})", ""
+    return None, ""

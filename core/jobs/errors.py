@@ -22,6 +22,7 @@ class Failure:
     hint: str = ""  # what the user can do about it
     detail: str = ""  # the original exception text or log lines, for the log panel
     consent: list[str] = field(default_factory=list)  # kind "untrusted": what the user is asked to allow
+    modules: list[str] = field(default_factory=list)  # kind "untrusted": the modules of `consent` (--allow-import)
 
     def to_json(self) -> dict[str, str]:
         return asdict(self)
@@ -35,9 +36,10 @@ class JobFailure(Exception):
     """Raised inside a job; `run_job` reports `failure` in its result instead of letting the job crash."""
 
     def __init__(self, kind: str, message: str, hint: str = "", detail: str = "",
-                 consent: list[str] | None = None) -> None:
+                 consent: list[str] | None = None, modules: list[str] | None = None) -> None:
         super().__init__(message)
-        self.failure = Failure(kind=kind, message=message, hint=hint, detail=detail, consent=list(consent or []))
+        self.failure = Failure(kind=kind, message=message, hint=hint, detail=detail, consent=list(consent or []),
+                               modules=list(modules or []))
 
 
 def first_line(exc: BaseException, limit: int = 400) -> str:

@@ -6,9 +6,10 @@ its place, in `loading` and in each job module that imported it, so every job (d
 without knowing. What it keeps, and why reuse is safe:
 
 - the archive check is never skipped: `check_archive` runs on the first load (once: `load_program` is handed its
-  findings) and they are kept with the file's identity (device, inode, size, modification and change times); every
-  job, hit or miss, passes `require_trust` with its own `trust` flag, so a file refused without trust stays refused
-  whatever an earlier job was allowed;
+  findings, and uses them only if the file it opens is still the one checked) and they are kept with the file's
+  identity (device, inode, size, modification and change times); every job, hit or miss, passes `require_trust` with
+  its own `trust` and `allow_imports`, so a file refused without trust stays refused whatever an earlier job was
+  allowed;
 - a changed file (any of its identity) or another import-first file is a miss: loaded again;
 - each job gets its own copy of the program's graph (`copy.deepcopy`, ~0.1 s per 1,000 nodes), with the weight
   tensors shared, not copied; after the job the shared tensors are compared with what they were (object, version
@@ -23,7 +24,7 @@ from __future__ import annotations
 import copy
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -78,12 +79,14 @@ class ProgramCache:
 
     # -- the loader every job calls --------------------------------------------------------------------------------
     def load_program(self, path: str | Path, program: str | None = None, preload: str | Path | None = None,
-                     trusted: bool = False) -> loading.LoadedProgram:
+                     trusted: bool = False, allow_imports: Iterable[str] = (), allow_native: bool = False
+                     ) -> loading.LoadedProgram:
         t = time.perf_counter()
         path = Path(path)
+        allowed = list(allow_imports)
         identity = file_identity(path)
         scan = self._scan(path, identity)
-        require_trust(scan, trusted)  # every job, hit or miss
+        require_trust(scan, trusted, allowed)  # every job, hit or miss
         model = loading.pick_model(scan, path, program)
         preload_path = Path(preload).resolve() if preload else None
         key = (str(path.resolve()), identity, model, str(preload_path),
@@ -95,7 +98,7 @@ class ProgramCache:
             job_copy = self._copy(entry)
             self._emit(path, model, reused=True, seconds=time.perf_counter() - t)
             return job_copy
-        loaded = _load_checked(scan, path, program, preload, trusted)
+        loaded = _ORIGINAL(path, program, preload, trusted, allowed, allow_native, check=scan)
         self.loads += 1
         if identity is not None and identity == file_identity(path):
             self._keep(key, loaded)
@@ -126,7 +129,10 @@ class ProgramCache:
         key = (str(path.resolve()) if identity else str(path), identity)
         scan = self._scans.get(key) if identity is not None else None
         if scan is None:
-            scan = check_archive(path)  # raises JobFailure for a missing or broken file, as before
+            with loading.pinned(path) as pin:  # raises JobFailure for a missing or broken file, as before
+                scan = check_archive(path, pin.reader, pin.identity)
+            identity = scan.identity
+            key = (key[0], identity)
             if identity is not None:
                 self._scans = {k: v for k, v in self._scans.items() if k[0] != key[0]}  # older versions of the file
                 self._scans[key] = scan
@@ -156,22 +162,6 @@ class ProgramCache:
 
 
 _ORIGINAL = loading.load_program
-
-
-def _load_checked(scan: ArchiveCheck, path: Path, program: str | None, preload: str | Path | None,
-                  trusted: bool) -> loading.LoadedProgram:
-    """`load_program`, handed the check this cache just made of the same file instead of making it again (the check
-    reads the whole archive's JSON: 2 s at 10k nodes)."""
-    checked = loading.check_archive
-
-    def same_check(p: str | Path) -> ArchiveCheck:
-        return scan if Path(p) == path else checked(p)
-
-    loading.check_archive = same_check  # type: ignore[assignment]
-    try:
-        return _ORIGINAL(path, program, preload, trusted)
-    finally:
-        loading.check_archive = checked
 
 
 def install(cache: ProgramCache, *modules: Any) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
-from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program
+from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
 from pt2_viewer.core.run.inputs import Inputs, check_inputs, generate_inputs, user_inputs
 from pt2_viewer.core.run.tensor_stats import flat_outputs, max_difference, summarise
 from pt2_viewer.core.run.timing import measure, node_times
@@ -118,9 +118,10 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
 
     progress(emit, "load", 0.0, f"Loading {Path(request['program']).name}")
     loaded = load_program(request["program"], request.get("program_name"), request.get("preload"),
-                          trusted=request.get("trust") is True)
+                          **trust_options(request))
     report["log"] += loaded.log
-    report.update(program=str(loaded.path), program_name=loaded.name, device=device, imported=loaded.imported)
+    report.update(program=str(loaded.path), program_name=loaded.name, device=device, imported=loaded.imported,
+                  imports=loaded.import_details)
 
     inputs = _inputs(request, loaded)
     sizes = check_inputs(loaded.ep, inputs.args, inputs.kwargs)

@@ -113,10 +113,25 @@ def test_refusals_say_what_was_found_and_how_to_proceed(pt2_path, tmp_path, payl
 
 def test_trust_imports_the_modules_the_user_agreed_to(pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
     path = make("pytree_type", pt2_path, tmp_path, payload)
-    assert check_archive(path).modules == {f"{payload.module}": f"the pytree type '{payload.module}.Inputs'"}
+    check = check_archive(path)
+    assert check.imports == {payload.module: "for Inputs"}
+    assert check.modules_to_allow() == [payload.module]  # on the import path, but no allowed library's: asks
     rc, _text = cli("run", str(path), "--trust", "-q")
     assert payload.marker.read_text() == "imported", "with --trust, the module the file names is imported"
     assert rc == 1  # the module registers no such type: torch's missing-type message follows
+
+
+def test_allow_import_imports_that_module_and_nothing_more(pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
+    path = make("pytree_type", pt2_path, tmp_path, payload)
+    rc, text = cli("run", str(path), "-q")
+    assert rc == 1 and f"--allow-import {payload.module}" in text and not payload.marker.exists()
+    rc, text = cli("run", str(path), "--allow-import", "some.other.module", "-q")
+    assert rc == 1 and "not loaded" in text and not payload.marker.exists()
+    rc, text = cli("run", str(path), "--allow-import", payload.module, "-q")
+    assert payload.marker.read_text() == "imported" and "not registered" in text, text
+    pickled = make("pickled_weight", pt2_path, tmp_path, payload)  # a module allowed is no licence to unpickle
+    rc, text = cli("run", str(pickled), "--allow-import", "posix", "--allow-import", "os", "-q")
+    assert rc == 1 and "posix.system" in text and "--trust" in text
 
 
 def test_real_programs_need_no_trust(pt2_path):  # type: ignore[no-untyped-def]
@@ -315,9 +330,40 @@ def test_window_reruns_a_refused_job_once_the_file_is_trusted(qtbot, pt2_path, t
     assert error["kind"] == "untrusted" and any(payload.module in item for item in error["consent"])
     assert not payload.marker.exists()
 
-    owner.trust.trust(path)  # type: ignore[attr-defined]  (what answering Yes in the prompt stores)
-    with qtbot.waitSignal(driver.finished, timeout=120_000) as rerun:
+    assert error["modules"] == [payload.module]  # only a module to import: the question is about that module
+
+    owner.trust.allow_modules("/some/other/python", [payload.module])  # type: ignore[attr-defined]
+    with qtbot.waitSignal(driver.finished, timeout=120_000) as other_python:
         driver.start("run_program", {"program": str(path)}, tmp_path / "job2", **options)
+    assert other_python.args[0].result["error"]["kind"] == "untrusted"  # a yes is per worker Python
+    assert not payload.marker.exists()
+
+    from pt2_viewer.core.jobs.python_env import choose_worker_python
+
+    # what answering Yes to "Import these modules?" stores
+    owner.trust.allow_modules(choose_worker_python().path, [payload.module])  # type: ignore[attr-defined]
+    with qtbot.waitSignal(driver.finished, timeout=120_000) as rerun:
+        driver.start("run_program", {"program": str(path)}, tmp_path / "job3", **options)
+    assert rerun.args[0].result["error"]["kind"] == "missing_type"  # the module was imported, registering nothing
+    assert payload.marker.read_text() == "imported"
+
+
+def test_window_reruns_a_refused_job_once_the_whole_file_is_trusted(qtbot, pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QWidget
+
+    from pt2_viewer.app.jobs.driver import WorkerDriver
+    from pt2_viewer.core.platform.trust import TrustStore
+
+    owner = QWidget()
+    qtbot.addWidget(owner)
+    owner.interactive = False  # type: ignore[attr-defined]
+    owner.trust = TrustStore(tmp_path / "trusted.json")  # type: ignore[attr-defined]
+    driver = WorkerDriver(owner)
+    path = make("pytree_type", pt2_path, tmp_path, payload)
+    owner.trust.trust(path)  # type: ignore[attr-defined]  (what answering Yes to "Load code from this program?" stores)
+    with qtbot.waitSignal(driver.finished, timeout=120_000) as rerun:
+        driver.start("run_program", {"program": str(path)}, tmp_path / "job",
+                     env={**ENV, "PYTHONPATH": str(payload.path)})
     assert rerun.args[0].result["error"]["kind"] == "missing_type"  # loaded with trust: the module was imported
     assert payload.marker.read_text() == "imported"
 
