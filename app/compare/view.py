@@ -282,17 +282,26 @@ class CompareView(DocumentTab):
         return [model.selection] if model.selection else list(model.linked)
 
     def highlight_op(self, op: str) -> None:
-        """Mark the nodes calling `op` on both sides."""
-        counts = []
+        """Mark the nodes calling `op` on both sides, and on each side that has some, reveal and zoom to the first
+        with previous/next through the rest (each graph's step bar). Both sides moving to their own nodes cannot
+        keep the views linked: Link views is turned off, and the line above the table says so."""
+        found = {side: self.session.nodes_for_op(side, op) for side in (LEFT, RIGHT)}
+        unlink = all(found.values()) and self.link.isChecked()
+        if unlink:
+            self.link.setChecked(False)
         for side in (LEFT, RIGHT):
             doc = self.docs[side]
             assert isinstance(doc.model, LinkedDocumentModel)
             doc.model.linked = []
             doc.model.select(None)
-            nodes = self.session.nodes_for_op(side, op)
-            doc.mark(nodes)
-            counts.append(len(nodes))
-        self.link_text.setText(f"{op}: {plural(counts[0], 'node')} on the left, {counts[1]} on the right (marked)")
+            doc.mark(found[side])
+            doc.tools.go_through(found[side], op)
+            if found[side]:
+                doc.mark(found[side])  # revealing selected the first; the others stay marked
+        counts = [len(found[LEFT]), len(found[RIGHT])]
+        self.link_text.setText(f"{op}: {plural(counts[0], 'node')} on the left, {counts[1]} on the right (marked; "
+                               "‹ › in each graph go through them"
+                               + ("; Link views is off so each side shows its own" if unlink else "") + ")")
 
     # -- linked zoom and pan -------------------------------------------------------------------------------------
     def _sync_view(self, src: GraphView, dst: GraphView) -> None:

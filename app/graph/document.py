@@ -35,6 +35,7 @@ from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.graph.tools import GraphTools
 from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.numerics.panel import NumericsPanel
+from pt2_viewer.app.panels import fit_rows
 from pt2_viewer.app.panels.code import CodePanel
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.panels.panel import Panel
@@ -45,7 +46,7 @@ from pt2_viewer.app.run.panel import RunPanel
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.core.graph.document import DocumentChange, DocumentModel
-from pt2_viewer.core.graph.find_pattern import find_status, regex_problem
+from pt2_viewer.core.graph.find_pattern import find_label, find_status, find_tip
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.layout.driver import LayoutRounds
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest
@@ -108,7 +109,6 @@ class DocumentWidget(DocumentTab):
         self.find.setClearButtonEnabled(True)
         self.results = QListWidget()
         self.results.setVisible(False)
-        self.results.setMaximumHeight(160)
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
         self.cancel_button = QPushButton("Cancel")
@@ -180,8 +180,8 @@ class DocumentWidget(DocumentTab):
         self.cancel_button.clicked.connect(self.cancel_layout)
         self.find.textChanged.connect(lambda _t: self._find_timer.start())
         self.find.returnPressed.connect(self._next_match)
-        self.results.itemActivated.connect(lambda it: self.reveal(it.data(Qt.ItemDataRole.UserRole)))
-        self.results.itemClicked.connect(lambda it: self.reveal(it.data(Qt.ItemDataRole.UserRole)))
+        self.results.itemActivated.connect(lambda it: self._go_to_match(self.results.row(it)))
+        self.results.itemClicked.connect(lambda it: self._go_to_match(self.results.row(it)))
         self.depth.valueChanged.connect(self.expand_to_depth)
         QShortcut(QKeySequence("Escape"), self.find, lambda: self.find.clear())
         for panel in self.panel_widgets.values():
@@ -394,17 +394,20 @@ class DocumentWidget(DocumentTab):
             it.setData(Qt.ItemDataRole.UserRole, h.node)
             self.results.addItem(it)
         self.results.setVisible(bool(text))
-        problem = regex_problem(text) if text else None  # said in the find bar itself
-        self.find.setStyleSheet("QLineEdit { background: #fde2e2; }" if problem else "")
-        self.find.setToolTip(f"Not a valid regex: {problem}. Matching the text literally." if problem else "")
+        fit_rows(self.results, 8)  # as tall as its matches
+        self.find.setToolTip(find_tip(text))  # a pattern that is not a regex was searched literally: said, not pink
         self.status.emit(find_status(text, len(hits)) if text else "")
+        self.tools.go_through([])
 
     def _next_match(self) -> None:
         if not self.model.matches:
             return
-        row = (self.results.currentRow() + 1) % min(self.results.count(), len(self.model.matches))
+        self._go_to_match((self.results.currentRow() + 1) % min(self.results.count(), len(self.model.matches)))
+
+    def _go_to_match(self, row: int) -> None:
+        """Reveal and zoom to a match, with previous/next through the others (app/graph/tools.py)."""
         self.results.setCurrentRow(row)
-        self.reveal(self.model.matches[row])
+        self.tools.go_through(self.model.matches[:self.results.count()], find_label(self.find.text().strip()), row)
 
 
     # -- the tab contract (app/graph/tab.py) --------------------------------------------------------------------

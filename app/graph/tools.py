@@ -15,11 +15,12 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QSplitter, QWidget
 
 from pt2_viewer.app.graph.context_menu import item_menu
 from pt2_viewer.app.graph.overlay_legend import OverlayLegend
+from pt2_viewer.app.graph.step_bar import StepBar
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.run.panel import CudaProbe
 from pt2_viewer.core.graph.history import History, Place, trail_of
 from pt2_viewer.core.graph.ids import group_of, node_of
-from pt2_viewer.core.graph.navigation import step
+from pt2_viewer.core.graph.navigation import Hits, step
 from pt2_viewer.core.graph.overlays import (
     GroupValue,
     Overlay,
@@ -49,6 +50,10 @@ class GraphTools(QObject):
         self.extra: dict[str, Overlay] = {}  # overlays made elsewhere: a run's time, a user's JSON, numerics
         self.overlay_name: str | None = None
         self.legend = OverlayLegend(doc.view)
+        self.hits: Hits | None = None  # the nodes being gone through (Find, an op-diff row, Numerics rows)
+        self.step_bar = StepBar(doc.view)
+        self.step_bar.moved.connect(self.move_hit)
+        self.step_bar.closed.connect(lambda: self.go_through([]))
         view = doc.view
         view.step_requested.connect(self.step)
         view.context_requested.connect(self.context_menu)
@@ -57,6 +62,7 @@ class GraphTools(QObject):
         self.legend.closed.connect(lambda: self.show_overlay(None))
         doc.run_panel.heat_changed.connect(self._heat)
         doc.numerics_panel.cuda_asked.connect(self._ask_cuda)
+        doc.numerics_panel.nodes_requested.connect(lambda nodes, at: self.go_through(nodes, "nodes by error", at))
         CudaProbe.shared().known.connect(self._cuda_known)
         self.group_values: dict[str, GroupValue] = {}  # the shown overlay's aggregate per collapsed group
         subscribe = getattr(doc.model, "subscribe", None)
@@ -108,6 +114,27 @@ class GraphTools(QObject):
         target = step(self.doc.model.level.index, node, direction)
         if target is not None:
             self.doc.reveal(target)
+
+    # -- going through several nodes ----------------------------------------------------------------------------
+    def go_through(self, nodes: list[str], label: str = "", at: int = 0) -> None:
+        """Reveal `nodes[at]` (expanding its groups) and zoom to it, with previous/next (the step bar, F3 and
+        Shift+F3) to the others; [] puts the bar away."""
+        graph = self.doc.model.level.graph.node_by_name
+        nodes = [n for n in nodes if n in graph]
+        self.hits = Hits(nodes, label, min(max(at, 0), max(len(nodes) - 1, 0))) if nodes else None
+        self.step_bar.show_hits(self.hits)
+        if self.hits is not None and self.hits.current is not None:
+            self.doc.reveal(self.hits.current)
+
+    def move_hit(self, by: int) -> bool:
+        """The next (+1) or previous (-1) of the nodes gone through; False when there are none."""
+        if self.hits is None:
+            return False
+        node = self.hits.move(by)
+        self.step_bar.show_hits(self.hits)
+        if node is not None:
+            self.doc.reveal(node)
+        return node is not None
 
     def context_menu(self, item: str, pos: QPoint) -> None:
         if item and node_of(item) is not None:

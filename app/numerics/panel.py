@@ -66,6 +66,7 @@ class NumericsPanel(QScrollArea):
     node_requested = Signal(str)
     compare_requested = Signal(dict, str)
     finished = Signal(object)
+    nodes_requested = Signal(list, int)  # go through these nodes (the table's order), starting at this one
     cuda_asked = Signal()  # first shown: whoever knows the worker's CUDA answers with `set_cuda` (as Run asks)
 
     def __init__(self, program_path: str, program: Program, trust: TrustStore | None = None,
@@ -153,7 +154,7 @@ class NumericsPanel(QScrollArea):
         self.cancel_button.clicked.connect(self.cancel)
         self.go_first.clicked.connect(self.go_to_first_divergence)
         self.open_compare.clicked.connect(self._ask_compare)
-        self.table.cellClicked.connect(lambda r, _c: self.node_requested.emit(self.rows[r].error.node))
+        self.table.cellClicked.connect(lambda r, _c: self._go_through(r))
         self.driver.event.connect(self._event)
         self.driver.output.connect(lambda _stream, line: self.log.append(line))
         self.driver.finished.connect(self._finished)
@@ -319,13 +320,19 @@ class NumericsPanel(QScrollArea):
         if result.get("cuda_available") is False:
             self.set_cuda(False, str(result.get("cuda_unavailable_reason", "")))
 
+    def _go_through(self, row: int) -> None:
+        """Show the row's node in the graph, with next/previous through the rows in the table's order."""
+        self.nodes_requested.emit([r.error.node for r in self.rows], row)
+
     def go_to_first_divergence(self) -> None:
         first = first_divergence(self.result)
         if first:
-            self.node_requested.emit(first)
             for r, row in enumerate(self.rows):
                 if row.first:
                     self.table.selectRow(r)
+                    self._go_through(r)
+                    return
+            self.node_requested.emit(first)
 
     def _ask_compare(self) -> None:
         first = first_divergence(self.result)

@@ -14,7 +14,7 @@ module holds only the few looks the panels share.
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
-from PySide6.QtWidgets import QHeaderView, QTreeWidget
+from PySide6.QtWidgets import QHeaderView, QListWidget, QTreeWidget
 
 
 def fixed_font() -> QFont:
@@ -44,3 +44,11 @@ def make_table(headers: list[str], stretch_column: int) -> QTreeWidget:
         mode = QHeaderView.ResizeMode.Stretch if i == stretch_column else QHeaderView.ResizeMode.ResizeToContents
         header.setSectionResizeMode(i, mode)
     return tree
+
+
+def fit_rows(view: QListWidget, most: int = 12) -> None:
+    """A list as tall as its rows, up to `most` (Run's hottest nodes all on screen, not two of them; Find's results
+    one row high for one match, not 160 px)."""
+    rows = max(1, min(view.count(), most))
+    row = view.sizeHintForRow(0) if view.count() else view.fontMetrics().height() + 4
+    view.setFixedHeight(rows * row + 2 * view.frameWidth() + 4)

@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app import theme
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
+from pt2_viewer.app.panels import fit_rows
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.python_env import choose_worker_python
 from pt2_viewer.core.model.program import Program
@@ -74,13 +75,6 @@ def spin_int(value: object, fallback: int) -> int:
                                                                           and not math.isfinite(value)):
         return fallback
     return int(max(-(2**31), min(2**31 - 1, value)))
-
-
-def fit_rows(view: QListWidget, most: int = 12) -> None:
-    """A list as tall as its rows (up to `most`), so the hottest nodes are all on screen, not two of them."""
-    rows = max(1, min(view.count(), most))
-    row = view.sizeHintForRow(0) if view.count() else view.fontMetrics().height() + 4
-    view.setFixedHeight(rows * row + 2 * view.frameWidth() + 4)
 
 
 class CudaProbe(QObject):

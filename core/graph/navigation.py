@@ -2,11 +2,13 @@
 
 Up goes to a producer, Down to a user, Left and Right to the selection's siblings (the other users of its producer),
 in graph order. Hubs (masks, symbolic sizes) are passed over when there is another choice: stepping up from every
-attention op into the mask is rarely where the user means to go.
+attention op into the mask is rarely where the user means to go. `Hits` steps through several nodes one at a time
+(next/previous through Find's matches, an op-diff row's nodes, Numerics rows).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
 
@@ -48,3 +50,27 @@ def enclosing_group(index: GraphIndex, node: str) -> ModuleGroup | None:
         if node in g.nodes:
             return g if g.parent is not None else None
     return None
+
+
+@dataclass
+class Hits:
+    """Several nodes to go through one at a time (Find's matches, an op-diff row's nodes, Numerics rows): where the
+    user is among them, and the next or previous one, round and round."""
+
+    nodes: list[str]
+    label: str = ""  # what they are: "matches of 'conv'", "aten.linear.default", "nodes by error"
+    at: int = 0
+
+    @property
+    def current(self) -> str | None:
+        return self.nodes[self.at] if self.nodes else None
+
+    def move(self, by: int) -> str | None:
+        if not self.nodes:
+            return None
+        self.at = (self.at + by) % len(self.nodes)
+        return self.nodes[self.at]
+
+    def text(self) -> str:
+        where = f"{self.at + 1} of {len(self.nodes)}" if self.nodes else "none"
+        return f"{self.label}: {where}" if self.label else where

@@ -117,9 +117,19 @@ def test_op_diff_table_rows_and_highlight(qtbot, core_view: CompareView) -> None
     r = next(i for i in range(table.rowCount()) if table.item(i, 0).text() == "aten.add_.Tensor")
     qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualItemRect(table.item(r, 0)).center())
     left_states = {n: i.state for n, i in view.left.view.nodes.items()}
-    assert left_states["add_"] == MATCH and left_states["add__1"] == MATCH
+    assert left_states["add_"] == SELECTED and left_states["add__1"] == MATCH  # the first revealed, the rest marked
     assert not any(i.state == MATCH for i in view.right.view.nodes.values())  # in-place adds are gone on the right
-    assert view.link_text.text() == "aten.add_.Tensor: 2 nodes on the left, 0 on the right (marked)"
+    assert view.link_text.text().startswith("aten.add_.Tensor: 2 nodes on the left, 0 on the right (marked; ")
+    # the row revealed its first node on screen; next goes to the other
+    left = view.left.view
+    assert left.mapToScene(left.viewport().rect()).boundingRect().contains(
+        left.nodes["add_"].sceneBoundingRect().center())
+    assert view.left.tools.step_bar.isVisible() and view.left.tools.step_bar.label.text() == "aten.add_.Tensor: 1 of 2"
+    assert not view.right.tools.step_bar.isVisible()
+    assert view.left.tools.move_hit(1)
+    qtbot.waitUntil(lambda: view.left.model.selection == "add__1")
+    assert left.mapToScene(left.viewport().rect()).boundingRect().contains(
+        left.nodes["add__1"].sceneBoundingRect().center())
 
 
 def test_linked_views_follow_zoom_and_the_decomposed_program_saves(qtbot, core_view: CompareView,  # type: ignore[no-untyped-def]

@@ -196,3 +196,35 @@ def test_run_time_legend_gives_times_and_details_lists_them(qtbot, window: MainW
     assert [r.text(1) for r in rows] == ["3.00 ms (100% of the slowest)"]
     doc.run_panel.heat_changed.emit({})
     assert doc.tools.overlay_name is None and not doc.panel_widgets["Details"].row_items("Run time")
+
+
+def test_find_says_it_searched_literally_and_goes_through_its_matches(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, pt2_path("dynamic_shapes"))
+    statuses: list[str] = []
+    doc.status.connect(statuses.append)
+    qtbot.keyClicks(doc.find, "f32[")  # not a regex: matched literally, said so, and not in an error colour
+    qtbot.waitUntil(lambda: doc.results.count() == 5)
+    assert doc.find.styleSheet() == "" and doc.find.toolTip().startswith("Searched literally: 'f32[' is not a regex")
+    assert statuses[-1].startswith("5 matches for 'f32[', searched literally (as a regex: ")
+    row = doc.results.sizeHintForRow(0)
+    assert doc.results.height() <= 5 * row + 12  # as tall as its matches
+    # a result reveals its node and zooms to it; next and previous go through the others
+    doc.view.resetTransform()
+    doc.view.scale(0.05, 0.05)
+    item = doc.results.item(1)
+    qtbot.mouseClick(doc.results.viewport(), Qt.MouseButton.LeftButton, pos=doc.results.visualItemRect(item).center())
+    node = item.data(Qt.ItemDataRole.UserRole)
+    assert doc.model.selection == node and doc.view.transform().m11() >= 0.8
+    shown = doc.view.mapToScene(doc.view.viewport().rect()).boundingRect()
+    assert shown.contains(doc.view.nodes[node].sceneBoundingRect().center())
+    bar = doc.tools.step_bar
+    assert bar.isVisible() and bar.label.text() == "'f32[' (literally): 2 of 5"
+    bar.next.click()
+    assert doc.model.selection == doc.model.matches[2] and bar.label.text().endswith("3 of 5")
+    bar.previous.click()
+    bar.previous.click()
+    assert doc.model.selection == doc.model.matches[0]
+    doc.find.clear()
+    qtbot.keyClicks(doc.find, "matmul")
+    qtbot.waitUntil(lambda: statuses[-1].endswith("for 'matmul'"))
+    assert doc.results.height() <= doc.results.count() * row + 12 and not bar.isVisible()
