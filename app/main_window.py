@@ -24,6 +24,7 @@ from pt2_viewer.app.graph.export_image import export_scene
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
+from pt2_viewer.app.graph.shortcuts_dialog import show_shortcuts
 from pt2_viewer.app.graph.tab import DocumentTab, TextTab
 from pt2_viewer.app.graph.tools import fill_overlay_menu
 from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
@@ -130,7 +131,9 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         self.view_actions += [
             self._add(view, "&Back", "Alt+Left", lambda: self._view_call(lambda d: d.tools.back())),
-            self._add(view, "For&ward", "Alt+Right", lambda: self._view_call(lambda d: d.tools.forward()))]
+            self._add(view, "For&ward", "Alt+Right", lambda: self._view_call(lambda d: d.tools.forward())),
+            self._add(view, "&Next Match", "F3", lambda: self._view_call(lambda d: d.tools.move_hit(1))),
+            self._add(view, "&Previous Match", "Shift+F3", lambda: self._view_call(lambda d: d.tools.move_hit(-1)))]
         self.overlay_menu = view.addMenu("&Overlay")
         self.overlay_menu.aboutToShow.connect(
             lambda: fill_overlay_menu(self.overlay_menu, self.view_document(), self))
@@ -144,6 +147,7 @@ class MainWindow(QMainWindow):
             self._add(program, "&Run…", "Ctrl+R", lambda: self._doc_call(lambda d: d.show_run_panel()))]
         self.save_decomposed_action = self._add(program, "&Save Decomposed As…", None, self.save_decomposed_dialog)
         help_menu = self.menuBar().addMenu("&Help")
+        self._add(help_menu, "&Keyboard Shortcuts", None, lambda: setattr(self, "shortcuts", show_shortcuts(self)))
         self._add(help_menu, "&About PT2 Viewer", None, self.about)
 
     def show_minimaps(self, on: bool) -> None:

@@ -74,3 +74,17 @@ class Hits:
     def text(self) -> str:
         where = f"{self.at + 1} of {len(self.nodes)}" if self.nodes else "none"
         return f"{self.label}: {where}" if self.label else where
+
+
+# The keys and mouse gestures of the graph itself (the menus' shortcuts are listed from their actions): the
+# Help > Keyboard Shortcuts table shows both.
+GRAPH_KEYS: tuple[tuple[str, str], ...] = (
+    ("Up / Down", "select a producer / a user of the selected node"),
+    ("Left / Right", "select the previous / next sibling (another user of the same producer)"),
+    ("Enter (in Find)", "the next match"),
+    ("Escape (in Find)", "clear the search"),
+    ("Click", "select a node or a collapsed group; Details shows it"),
+    ("Double-click", "expand or collapse a group; go into a cond/map/while_loop subgraph"),
+    ("Right-click", "copy a node's name, target or shape; show it in Code; find its users; collapse its group"),
+    ("Wheel / drag", "zoom / pan"),
+)

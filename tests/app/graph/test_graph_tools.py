@@ -228,3 +228,14 @@ def test_find_says_it_searched_literally_and_goes_through_its_matches(qtbot, win
     qtbot.keyClicks(doc.find, "matmul")
     qtbot.waitUntil(lambda: statuses[-1].endswith("for 'matmul'"))
     assert doc.results.height() <= doc.results.count() * row + 12 and not bar.isVisible()
+
+
+def test_help_lists_the_keyboard_shortcuts(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    help_menu = next(m.menu() for m in window.menuBar().actions() if m.text() == "&Help")
+    next(a for a in help_menu.actions() if a.text() == "&Keyboard Shortcuts").trigger()
+    tree = window.shortcuts.tree
+    rows = {tree.topLevelItem(i).text(1): tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())}
+    assert rows["View › Find"] == "Ctrl+F" and rows["View › Next Match"] == "F3"
+    assert rows["View › Back"] == "Alt+Left" and rows["File › Open"] == "Ctrl+O"
+    assert any(what.startswith("Graph: select a producer") for what in rows)
+    assert window.shortcuts.isVisible()
