@@ -6,22 +6,33 @@ transformers (or with a custom op library, or for CUDA) needs a Python that has 
 
 The choice is remembered in QSettings; so is what each Python was found to have, checked once in a subprocess
 (QProcess: importing torch takes seconds, and never in the GUI process) and again only on "Check again".
+
+The worker may instead be a Python on another machine reached with ssh (core/jobs/remote/): `user@host[:port]`, the
+server's Python and a scratch folder there. "Test connection" asks it (in a QProcess running ssh) for its torch
+version, CUDA devices and free memory; the answer goes to `worker_probes().probed`, from which the Run and Numerics
+tabs learn whether CUDA can be offered. The server's cache has a size cap, and a button empties it.
 """
 from __future__ import annotations
 
 import json
 import os
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QSettings, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QProcess, QProcessEnvironment, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QButtonGroup,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
     QPushButton,
+    QRadioButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -29,21 +40,93 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app.jobs.job_widgets import file_row
 from pt2_viewer.core.jobs import python_env
 from pt2_viewer.core.jobs.python_env import PythonProbe
+from pt2_viewer.core.jobs.remote import job as remote_job
+from pt2_viewer.core.jobs.remote.probe import RemoteProbe, parse_remote_probe, probe_argv
+from pt2_viewer.core.jobs.remote.ssh import SshCommand, failure
+from pt2_viewer.core.jobs.remote.target import DEFAULT_SCRATCH, RemoteWorker, WorkerUrlError, parse_worker_url
 
 SETTINGS_ORG, SETTINGS_APP = "pt2-viewer", "PT2 Viewer"  # as app/main_window.py
 PYTHON_KEY = "worker/python"
 PROBES_KEY = "worker/probes"  # JSON: {python path: PythonProbe.to_json()}
+KIND_KEY = "worker/kind"  # "local" (this machine's Python) or "ssh"
+SSH_HOST_KEY = "worker/ssh_host"  # user@host[:port]
+SSH_PYTHON_KEY = "worker/ssh_python"
+SSH_SCRATCH_KEY = "worker/ssh_scratch"
+CACHE_CAP_KEY = "worker/cache_cap_gb"
+LOCAL, SSH = "local", "ssh"
+DEFAULT_CACHE_CAP_GB = remote_job.DEFAULT_CACHE_CAP_MB // 1024
 
 
 def settings() -> QSettings:
     return QSettings(SETTINGS_ORG, SETTINGS_APP)
 
 
+def ssh_url(host: str, python: str) -> str:
+    """The worker URL for `user@host[:port]` and the server's Python (WorkerUrlError when it is not one)."""
+    host, python = host.strip(), python.strip()
+    if not python.startswith("/") or not host or "/" in host:
+        raise WorkerUrlError("a host (user@host[:port]) and the absolute path of the server's Python are needed")
+    url = f"ssh://{host}{python}"
+    parse_worker_url(url)
+    return url
+
+
+def saved_remote(store: QSettings | None = None) -> RemoteWorker | None:
+    """The SSH worker chosen in Preferences, or None when the choice is this machine's Python."""
+    store = store or settings()
+    if str(store.value(KIND_KEY, LOCAL) or LOCAL) != SSH:
+        return None
+    try:
+        return parse_worker_url(ssh_url(str(store.value(SSH_HOST_KEY, "") or ""),
+                                        str(store.value(SSH_PYTHON_KEY, "") or "")),
+                                str(store.value(SSH_SCRATCH_KEY, "") or "") or DEFAULT_SCRATCH)
+    except WorkerUrlError:
+        return None
+
+
 def apply_saved_choice(store: QSettings | None = None) -> str | None:
-    """Tell core which Python the user chose (at start-up and after OK); returns it (None: the default)."""
-    chosen = str((store or settings()).value(PYTHON_KEY, "") or "") or None
+    """Tell core which worker the user chose (at start-up and after OK); returns it (None: the default)."""
+    store = store or settings()
+    remote_job.set_cache_cap_mb(_int(store.value(CACHE_CAP_KEY, DEFAULT_CACHE_CAP_GB), DEFAULT_CACHE_CAP_GB) * 1024)
+    remote = saved_remote(store)
+    if remote is not None:
+        python_env.set_preferred(remote.url, remote.scratch)
+        return remote.url
+    chosen = str(store.value(PYTHON_KEY, "") or "") or None
     python_env.set_preferred(chosen)
     return chosen
+
+
+def _int(value: object, fallback: int) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        return fallback
+
+
+class WorkerProbes(QObject):
+    """Where the answers of Test connection go (`probed(RemoteProbe)`): the Run tab's CUDA probe listens, and
+    `answers` keeps the last one per worker URL for a listener that comes later."""
+
+    probed = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.answers: dict[str, RemoteProbe] = {}
+
+    def tell(self, probe: RemoteProbe) -> None:
+        self.answers[probe.url] = probe
+        self.probed.emit(probe)
+
+
+_PROBES: WorkerProbes | None = None
+
+
+def worker_probes() -> WorkerProbes:
+    global _PROBES
+    if _PROBES is None:
+        _PROBES = WorkerProbes(QCoreApplication.instance())
+    return _PROBES
 
 
 def remembered_probe(python: str, store: QSettings | None = None) -> PythonProbe | None:
@@ -121,6 +204,126 @@ class PythonChecker(QObject):
         self.probed.emit(PythonProbe(self.python, error=f"{self.python} {why}. {python_env.HOW_TO_FIX}"))
 
 
+class AgentRun(QObject):
+    """One agent command over ssh in a QProcess (Test connection, Empty): `done(returncode, stdout, stderr)`."""
+
+    done = Signal(int, str, str)
+
+    def __init__(self, argv: list[str], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.process = QProcess(self)
+        self.process.finished.connect(self._finished)
+        self.process.errorOccurred.connect(self._error)
+        self.process.start(argv[0], argv[1:])
+
+    @property
+    def running(self) -> bool:
+        return self.process.state() != QProcess.ProcessState.NotRunning
+
+    def stop(self) -> None:
+        if self.running:
+            self.process.kill()
+            self.process.waitForFinished(1000)
+
+    def _finished(self, code: int, _status: QProcess.ExitStatus) -> None:
+        out = bytes(self.process.readAllStandardOutput().data()).decode("utf-8", "replace")
+        err = bytes(self.process.readAllStandardError().data()).decode("utf-8", "replace")
+        self.done.emit(code, out, err)
+
+    def _error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart:
+            self.done.emit(127, "", f"{self.process.program()} could not be started: no such file or directory")
+
+
+class RemoteSection(QGroupBox):
+    """The SSH worker's fields, Test connection, and the server cache's cap and Empty button."""
+
+    probed = Signal(object)  # RemoteProbe
+
+    def __init__(self, store: QSettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        form = QFormLayout(self)
+        self.host = QLineEdit(str(store.value(SSH_HOST_KEY, "") or ""))
+        self.host.setPlaceholderText("user@host or user@host:port (as in ~/.ssh/config)")
+        self.python = QLineEdit(str(store.value(SSH_PYTHON_KEY, "") or ""))
+        self.python.setPlaceholderText("/home/me/venv/bin/python (the server's Python that has torch)")
+        self.scratch = QLineEdit(str(store.value(SSH_SCRATCH_KEY, "") or ""))
+        self.scratch.setPlaceholderText(f"default: {DEFAULT_SCRATCH}")
+        form.addRow("Host", self.host)
+        form.addRow("Python there", self.python)
+        form.addRow("Scratch folder there", self.scratch)
+        self.cap = QSpinBox(minimum=1, maximum=100_000, suffix=" GB")
+        self.cap.setValue(_int(store.value(CACHE_CAP_KEY, DEFAULT_CACHE_CAP_GB), DEFAULT_CACHE_CAP_GB))
+        self.cap.setToolTip("Programs and scripts copied to the server are kept there, oldest first out past this")
+        self.empty_button = QPushButton("Empty the server's cache")
+        row = QWidget()
+        h = QHBoxLayout(row)
+        h.setContentsMargins(0, 0, 0, 0)
+        h.addWidget(self.cap)
+        h.addWidget(self.empty_button)
+        form.addRow("Cache cap", row)
+        self.test_button = QPushButton("Test connection")
+        form.addRow(self.test_button)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        form.addRow(self.status)
+        self.run: AgentRun | None = None
+        self.test_button.clicked.connect(self.test)
+        self.empty_button.clicked.connect(self.empty)
+
+    def target(self) -> RemoteWorker | None:
+        """The worker the fields name; None (and the reason shown) when they do not name one."""
+        try:
+            return parse_worker_url(ssh_url(self.host.text(), self.python.text()),
+                                    self.scratch.text().strip() or DEFAULT_SCRATCH)
+        except WorkerUrlError:
+            self.status.setText("⚠ Give the host as user@host (or user@host:port) and the absolute path of the "
+                                "server's Python, e.g. /home/me/venv/bin/python.")
+            return None
+
+    def test(self) -> None:
+        target = self.target()
+        if target is None:
+            return
+        self.status.setText(f"Connecting to {target.destination} (importing torch there takes a few seconds)…")
+        self._start(probe_argv(target), lambda code, out, err: self._probed(target, code, out, err))
+
+    def empty(self) -> None:
+        target = self.target()
+        if target is None:
+            return
+        self.status.setText(f"Emptying the cache in {target.scratch} on {target.destination}…")
+        self._start(SshCommand.for_target(target).argv("empty", target.scratch),
+                    lambda code, out, err: self._emptied(target, code, err))
+
+    def stop(self) -> None:
+        if self.run is not None:
+            self.run.stop()
+            self.run = None
+
+    def _start(self, argv: list[str], then: object) -> None:
+        self.stop()
+        self.run = AgentRun(argv, self)
+        self.run.done.connect(then)
+
+    def _probed(self, target: RemoteWorker, code: int, out: str, err: str) -> None:
+        self.run = None
+        self.show_probe(parse_remote_probe(target, code, out, err))
+
+    def show_probe(self, probe: RemoteProbe) -> None:
+        self.status.setText(("" if probe.ok else "⚠ ") + "\n".join(probe.summary_lines()))
+        self.probed.emit(probe)
+        worker_probes().tell(probe)
+
+    def _emptied(self, target: RemoteWorker, code: int, err: str) -> None:
+        self.run = None
+        problem = failure(target, code, err)
+        self.status.setText(f"⚠ {problem.message}" if problem is not None else
+                            f"The cache on {target.destination} is empty." if code == 0 else
+                            f"⚠ Emptying the cache failed: {err.strip() or code}")
+
+
 class PreferencesDialog(QDialog):
     """Emits `probed(PythonProbe)` each time a check of the shown Python ends."""
 
@@ -133,7 +336,14 @@ class PreferencesDialog(QDialog):
         self.checker = PythonChecker(self)
         self.checker.probed.connect(self._probed)
         v = QVBoxLayout(self)
-        v.addWidget(QLabel("<b>Python for torch jobs</b> (exporting scripts, decomposing, running programs)"))
+        v.addWidget(QLabel("<b>Worker for torch jobs</b> (exporting scripts, decomposing, running programs)"))
+        self.local_choice = QRadioButton("This machine's Python")
+        self.ssh_choice = QRadioButton("A Python on another machine, over SSH")
+        self.kind = QButtonGroup(self)
+        for button in (self.local_choice, self.ssh_choice):
+            self.kind.addButton(button)
+        (self.ssh_choice if str(self.store.value(KIND_KEY, LOCAL)) == SSH else self.local_choice).setChecked(True)
+        v.addWidget(self.local_choice)
         self.python = QLineEdit(str(self.store.value(PYTHON_KEY, "") or ""))
         self.python.setPlaceholderText(f"default: {python_env.default_python()}")
         self.browse = QPushButton("Browse…")
@@ -147,6 +357,11 @@ class PreferencesDialog(QDialog):
         v.addWidget(self.status)
         self.check_button = QPushButton("Check again")
         v.addWidget(self.check_button)
+        v.addWidget(self.ssh_choice)
+        self.remote = RemoteSection(self.store, self)
+        v.addWidget(self.remote)
+        self.kind.buttonToggled.connect(lambda *_args: self._kind_changed())
+        self._kind_changed()
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         v.addWidget(self.buttons)
         self.browse.clicked.connect(self._choose)
@@ -191,14 +406,29 @@ class PreferencesDialog(QDialog):
             self.python.setText(path)
             self.check(force=False)
 
+    def _kind_changed(self) -> None:
+        local = self.local_choice.isChecked()
+        for widget in (self.python, self.browse, self.check_button, self.status):
+            widget.setEnabled(local)
+        self.remote.setEnabled(not local)
+
     def accept(self) -> None:
+        if self.ssh_choice.isChecked() and self.remote.target() is None:
+            return  # the fields do not name a worker: the section says why
         self.store.setValue(PYTHON_KEY, self.python.text().strip())
-        apply_saved_choice(self.store)  # the Run tab's CUDA probe asks again when the Python it asked is not this one
+        self.store.setValue(KIND_KEY, SSH if self.ssh_choice.isChecked() else LOCAL)
+        self.store.setValue(SSH_HOST_KEY, self.remote.host.text().strip())
+        self.store.setValue(SSH_PYTHON_KEY, self.remote.python.text().strip())
+        self.store.setValue(SSH_SCRATCH_KEY, self.remote.scratch.text().strip())
+        self.store.setValue(CACHE_CAP_KEY, self.remote.cap.value())
+        apply_saved_choice(self.store)  # the Run tab's CUDA probe asks again when the worker it asked is not this one
         self.checker.stop()
+        self.remote.stop()
         super().accept()
 
     def reject(self) -> None:
         self.checker.stop()
+        self.remote.stop()
         super().reject()
 
 

@@ -42,9 +42,11 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app import theme
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
+from pt2_viewer.app.jobs.preferences_dialog import worker_probes
 from pt2_viewer.app.panels import fit_rows
 from pt2_viewer.core.jobs.client import JobOutcome
-from pt2_viewer.core.jobs.python_env import choose_worker_python
+from pt2_viewer.core.jobs.python_env import choose_worker
+from pt2_viewer.core.jobs.remote.probe import RemoteProbe
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
@@ -86,9 +88,13 @@ class CudaProbe(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.status: CudaStatus | None = None
-        self.python: str | None = None  # the worker Python that gave `status`
+        self.python: str | None = None  # the worker (a local Python or an ssh:// URL) that gave `status`
         self.driver = WorkerDriver(self)
         self.driver.finished.connect(self._answered)
+        self._tested: dict[str, CudaStatus] = {}  # Preferences' Test connection answers, per ssh:// worker
+        worker_probes().probed.connect(self._tested_connection)
+        for probe in list(worker_probes().answers.values()):
+            self._tested_connection(probe)
 
     @classmethod
     def shared(cls) -> CudaProbe:
@@ -98,10 +104,14 @@ class CudaProbe(QObject):
 
     def ask(self) -> CudaStatus | None:
         """The answer when known; else None, and `known` follows once the worker answers (one job at most)."""
-        if self.status is not None and self.python == choose_worker_python().path:
+        worker = choose_worker().path
+        if self.status is not None and self.python == worker:
             return self.status
-        if not self.driver.running:  # never asked, or the user chose another Python in Preferences since
-            self.python = choose_worker_python().path
+        if worker in self._tested:  # Test connection in Preferences said it: no job needed
+            self.python, self.status = worker, self._tested[worker]
+            return self.status
+        if not self.driver.running:  # never asked, or the user chose another worker in Preferences since
+            self.python = worker
             self.driver.start("run_program", CUDA_PROBE_REQUEST, temp_dirs.new_dir("cuda-probe"))
         return None
 
@@ -111,8 +121,16 @@ class CudaProbe(QObject):
 
     def learn(self, status: CudaStatus) -> None:
         self.status = status
-        self.python = self.python or choose_worker_python().path
+        self.python = self.python or choose_worker().path
         self.known.emit(status)
+
+    def _tested_connection(self, probe: RemoteProbe) -> None:
+        """A remote worker's answer to Test connection: whether its torch sees a CUDA device, for that worker."""
+        available, reason = probe.cuda()
+        self._tested[probe.url] = CudaStatus(available, reason)
+        if probe.url == choose_worker().path and not self.driver.running:
+            self.python = probe.url
+            self.learn(self._tested[probe.url])
 
     def forget(self) -> None:
         """Ask again next time (the worker's Python was changed in Preferences)."""
