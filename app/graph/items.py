@@ -161,6 +161,7 @@ class GroupItem(QGraphicsItem):
         self.setToolTip(self.tip)
         self.title = f"{'▾' if box.expanded else '▸'} {box.title}"
         self.gap_above = float("inf")  # scene distance from the enclosing frame's top (set by the view)
+        self.titled_by_view = False  # an expanded frame's title is drawn by the view (app/graph/group_titles.py)
         self.title_color = theme.graph_color("group_title")
         if box.expanded:
             frame = theme.graph_color("group_frame")
@@ -197,15 +198,17 @@ class GroupItem(QGraphicsItem):
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
-        if self.box.expanded:
-            self._paint_frame(p, lod)
+        if self.box.expanded:  # in the view (a widget), the view draws the title; in an export, the frame does
+            self._paint_frame(p, lod, titled=not (self.titled_by_view and widget is not None))
         else:
             self._paint_box(p, lod)
 
-    def _paint_frame(self, p: QPainter, lod: float) -> None:
+    def _paint_frame(self, p: QPainter, lod: float, titled: bool = True) -> None:
         p.setBrush(self.tint)
         p.setPen(self.state_pen if self.state else self.pen)
         p.drawRoundedRect(self.rect, 8, 8)
+        if not titled:
+            return
         scale = OVERVIEW_TEXT_PX / lod / self.title_height
         if scale <= 1.0:  # close enough to read the title at its own size
             p.setPen(self.title_color)

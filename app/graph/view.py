@@ -17,6 +17,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
 
 from pt2_viewer.app import theme
+from pt2_viewer.app.graph.group_titles import GroupTitles
 from pt2_viewer.app.graph.items import EdgeLayer, GroupItem, NodeItem, ProxyItem, set_gaps
 from pt2_viewer.core.graph.document import Look
 from pt2_viewer.core.graph.highlight_state import HighlightState
@@ -63,6 +64,8 @@ class GraphView(QGraphicsView):
         # Ctrl+=/-/0 belong to the main window's View menu (one owner per shortcut, or Qt calls them ambiguous)
         self.horizontalScrollBar().valueChanged.connect(self.view_changed)
         self.verticalScrollBar().valueChanged.connect(self.view_changed)
+        self.titles = GroupTitles(self)  # sticky group titles and the breadcrumb, drawn in the foreground
+        self.view_changed.connect(self.viewport().update)  # they move with the view: a scroll repaints them all
 
     # -- content -----------------------------------------------------------------------------------------------
     def show_layout(self, layout: SceneLayout, looks: dict[str, Look],
@@ -76,6 +79,7 @@ class GraphView(QGraphicsView):
         self.layout = layout
         for g in layout.groups:
             item = GroupItem(g)
+            item.titled_by_view = g.expanded
             scene.addItem(item)
             self.groups[g.path] = item
         set_gaps(layout.groups, self.groups)
@@ -293,6 +297,10 @@ class GraphView(QGraphicsView):
     def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
         super().paintEvent(event)
         self.painted += 1
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 (Qt's name)
+        super().drawForeground(painter, rect)
+        self.titles.paint(painter)
 
 
 def _densest_region(rects: list[QRectF], max_w: float, max_h: float) -> QRectF:

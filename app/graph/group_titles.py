@@ -1,0 +1,98 @@
+"""The graph's foreground: module groups' titles, sticky and never overlapping, and the breadcrumb, the module path at
+the view's centre (`layer3 › 2: Bottleneck › conv2`), on the top row. Drawn by `GraphView.drawForeground` in screen
+pixels, so they are readable at any zoom; where each goes is core/graph/title_placement.py's decision. Expanded
+frames leave their titles to this (`GroupItem.titled_by_view`)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
+
+from pt2_viewer.app import theme
+from pt2_viewer.app.graph.items import NodeItem
+from pt2_viewer.core.graph.title_placement import Frame, PlacedTitle, Rect, breadcrumb, place_titles
+
+if TYPE_CHECKING:
+    from pt2_viewer.app.graph.view import GraphView
+
+TITLE_PX = 12  # titles on screen, whatever the zoom
+ROW = 17.0
+SEP = "  ›  "
+
+
+def title_font() -> QFont:
+    f = QFont()
+    f.setPixelSize(TITLE_PX)
+    f.setBold(True)
+    return f
+
+
+class GroupTitles:
+    """Measures and paints; `placed` and `crumbs` are the last paint's (tests and tooltips read them)."""
+
+    def __init__(self, view: GraphView) -> None:
+        self.view = view
+        self.font = title_font()
+        self.metrics = QFontMetricsF(self.font)
+        self.placed: list[PlacedTitle] = []
+        self.crumbs: list[Frame] = []
+
+    def frames(self) -> list[Frame]:
+        view = self.view
+        shown = view.mapToScene(view.viewport().rect()).boundingRect()
+        out = []
+        for path, item in view.groups.items():
+            if not item.box.expanded:
+                continue
+            r = item.sceneBoundingRect()
+            if not r.intersects(shown):
+                continue
+            px = view.mapFromScene(r).boundingRect()
+            out.append(Frame(path, item.title, (px.x(), px.y(), px.width(), px.height()), item.box.depth))
+        return out
+
+    def breadcrumb_text(self) -> str:
+        return SEP.join(self.view.groups[f.path].box.title for f in self.crumbs)
+
+    def _covers_node(self, rect: Rect) -> bool:
+        view = self.view
+        scene_rect = view.mapToScene(QRectF(*rect).toAlignedRect()).boundingRect()
+        return any(isinstance(i, NodeItem) for i in view.scene().items(scene_rect))
+
+    def paint(self, p: QPainter) -> None:
+        view = self.view
+        frames = self.frames()
+        vp = view.viewport().rect()
+        self.crumbs = breadcrumb(frames, vp.center().x(), vp.center().y())
+        top = ROW + 2 if self.crumbs else 0.0
+        self.placed = place_titles(frames, vp.width(), vp.height(), ROW, top, self.metrics.horizontalAdvance,
+                                   self._covers_node)
+        if not frames:
+            return
+        p.save()
+        p.resetTransform()
+        p.setFont(self.font)
+        plate = QColor(theme.graph_color("edge_label_back"))
+        plate.setAlpha(235)
+        text = theme.graph_color("group_title")
+        for t in self.placed:
+            r = QRectF(*t.rect)
+            p.fillRect(r, plate)
+            p.setPen(text)
+            shown = self.metrics.elidedText(t.text, Qt.TextElideMode.ElideRight, r.width() - 8)
+            p.drawText(r.adjusted(4, 0, -2, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, shown)
+        if self.crumbs:
+            words = self.breadcrumb_text()
+            width = min(self.metrics.horizontalAdvance(words) + 16, vp.width() - 8)
+            r = QRectF(4, 1, width, ROW)
+            back = QColor(theme.graph_color("minimap_back"))
+            back.setAlpha(240)
+            p.fillRect(r, back)
+            p.setPen(theme.text_color())
+            p.drawText(r.adjusted(8, 0, -4, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                       self.metrics.elidedText(words, Qt.TextElideMode.ElideLeft, r.width() - 12))
+        p.restore()
+
+
+

@@ -1,0 +1,35 @@
+"""Group titles drawn by the view (app/graph/group_titles.py) on a real program: a frame whose top has scrolled off
+keeps its title at the top of the view, nested ones stack without overlapping, and the breadcrumb names the module
+path at the view's centre."""
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF
+
+from pt2_viewer.app.main_window import MainWindow
+from tests.app.graph.test_graph_tools import TIMEOUT, open_and_wait
+from tests.programs import pt2_path  # noqa: F401  (fixture)
+
+
+def test_sticky_titles_and_breadcrumb(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, pt2_path("hf_tiny_bert"))
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        doc.expand_all()
+    view = doc.view
+    frames = [g for g in view.groups.values() if g.box.expanded]
+    deepest = max(frames, key=lambda g: g.box.depth)
+    assert deepest.box.depth >= 3 and all(g.titled_by_view for g in frames)
+    view.resetTransform()
+    r = deepest.sceneBoundingRect()
+    view.centerOn(r.center().x(), r.top() + view.viewport().height() / 2 + 40)  # the frame's top just off screen
+    painted = view.painted
+    view.viewport().repaint()
+    assert view.painted > painted
+    placed = {t.path: t for t in view.titles.placed}
+    assert deepest.path in placed and placed[deepest.path].stuck
+    chain = [p for p in placed if deepest.path.startswith(p)]  # its enclosing frames, all stuck above it
+    assert len(chain) >= 3
+    rects = [QRectF(*t.rect) for t in view.titles.placed]
+    assert not any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:])
+    assert all(rect.top() >= 17 for rect in rects)  # under the breadcrumb's row
+    assert view.titles.breadcrumb_text().endswith(deepest.box.title)
+    assert " › " in view.titles.breadcrumb_text()
