@@ -121,7 +121,11 @@ def take_screenshot(window: MainWindow, path: str, out: str, program: str | None
                 finish(f"the window does not show '{Path(path).name}' (it shows "
                        f"{repr(Path(shown).name) if shown else 'the start page'}); no screenshot was written")
                 return
-            finish(None if window.grab().save(out) else f"could not write the screenshot to '{out}'")
+            picture = window.grab()
+            if not picture.save(out):
+                finish(f"could not write the screenshot to '{out}'")
+                return
+            finish(_write_description(window, shown, out, picture.devicePixelRatio()))
 
         QTimer.singleShot(50, window, grab)  # let the first paint of the laid-out scene reach the screen
 
@@ -153,6 +157,24 @@ def take_screenshot(window: MainWindow, path: str, out: str, program: str | None
     for doc in watched:
         doc.layout_failed.disconnect(finish)
     return outcome["error"]
+
+
+def _write_description(window: MainWindow, shown: str, out: str, pixel_ratio: float) -> str | None:
+    """OUT.json beside OUT.png: what the picture shows, read from the scene that painted it
+    (app/graph/view_description.py). None, or why it could not be written."""
+    import json
+
+    from pt2_viewer.app.graph.view_description import describe_window
+    from pt2_viewer.core.util.files import write_atomically
+
+    tab = window.current_tab()
+    data = describe_window(window, shown, tab.graphs() if tab is not None else [], pixel_ratio)
+    target = Path(out).with_suffix(".json")
+    try:
+        write_atomically(target, json.dumps(data, indent=1))
+    except OSError as e:
+        return f"could not write the view description to '{target}': {e.strerror or e}"
+    return None
 
 
 def _same_file(a: str, b: str) -> bool:

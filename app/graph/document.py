@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -30,10 +30,10 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.graph.layout_client import LayoutClient
-from pt2_viewer.app.graph.minimap import MiniMap
+from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
 from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.graph.tools import GraphTools
-from pt2_viewer.app.graph.view import GraphView
+from pt2_viewer.app.graph.view import READABLE_SCALE, START_MARGIN, GraphView
 from pt2_viewer.app.numerics.panel import NumericsPanel
 from pt2_viewer.app.panels import fit_rows
 from pt2_viewer.app.panels.code import CodePanel
@@ -54,6 +54,8 @@ from pt2_viewer.core.numerics.session import OVERLAY_NAME as NUMERICS_OVERLAY
 from pt2_viewer.core.util.words import plural
 
 PROGRESS_AFTER_MS = 500
+WEIGHTS_SETTING = "view/weights_as_nodes"  # View > Show Weights as Nodes, remembered
+MIN_ROOM_PX = 200  # a viewport smaller than this is not laid out yet: the first view does not judge by it
 
 
 class Breadcrumb(QWidget):
@@ -99,6 +101,8 @@ class DocumentWidget(DocumentTab):
         self.rounds = LayoutRounds(layouts.submit, layouts.cancel, lambda step: QTimer.singleShot(0, self, step))
         self._started = 0.0
         self._keep_view = False
+        self._settling = ""  # "first": the first view steps up a level while it does not fit; "fit": Fit does
+        self._fit_depths: list[int] = []
         self.ready = False
         self.failure: str | None = None
 
@@ -124,7 +128,8 @@ class DocumentWidget(DocumentTab):
         bar.addWidget(self.breadcrumb, 1)
         for text, tip, slot in (("Expand all", "Expand every module group", self.expand_all),
                                 ("Collapse all", "Collapse to the top-level modules", self.collapse_all),
-                                ("Fit", "Fit the graph in the window (Ctrl+0)", self.view.fit)):
+                                ("Fit", "Fit the graph in the window, readably: past that, the module overview "
+                                 "(Ctrl+0)", self.fit)):
             b = QToolButton(text=text, toolTip=tip)
             b.clicked.connect(slot)
             bar.addWidget(b)
@@ -197,6 +202,7 @@ class DocumentWidget(DocumentTab):
         self._stale_panels: set[str] = set()
         self.subgraph_menu: QMenu | None = None
         self.panels.currentChanged.connect(lambda _i: self._refresh_current_panel())
+        model.set_weights_as_nodes(weights_as_nodes_wanted())  # before the first layout: nothing is redone
         self._unsubscribe = model.subscribe(self._model_changed)
         self.destroyed.connect(lambda _o=None, end=self._unsubscribe: end())
         # In the next turn of the event loop, once whoever made this widget has connected to its signals: a level
@@ -209,6 +215,7 @@ class DocumentWidget(DocumentTab):
         self._stale_panels = set(self.panel_widgets)
         self._refresh_current_panel()
         self._keep_view = False
+        self._settling = "first"
         self.relayout()
 
     def relayout(self) -> None:
@@ -258,6 +265,9 @@ class DocumentWidget(DocumentTab):
         scene = self.model.level.scene
         try:
             layout = scene.compose()
+            if self._settling and not self._fits(layout.width, layout.height) and self._step_up():
+                return  # a shallower level is being laid out
+            self._settling = ""
             looks = self.model.looks(n.node for n in layout.nodes)
             self.view.show_layout(layout, looks, self.model.edge_labeller(), keep_view=self._keep_view)
             notes = scene.notes
@@ -274,10 +284,59 @@ class DocumentWidget(DocumentTab):
         self._apply_highlight()
         self.ready = True
         elapsed = time.perf_counter() - self._started if self._started else 0.0
-        self.status.emit(f"{plural(len(layout.nodes), 'node')} and {plural(len(layout.groups), 'group')} shown"
+        boxes = sum(1 for n in layout.nodes if n.kind == "node")  # weight rows are inside their ops' boxes
+        self.status.emit(f"{plural(boxes, 'node')} and {plural(len(layout.groups), 'group')} shown"
                          + (f" (laid out in {elapsed:.2f} s)" if elapsed else ""))
         self._started = 0.0
         self.graph_ready.emit()
+
+    def _room(self) -> tuple[float, float] | None:
+        """The viewport's size in pixels less the first view's margins; None before the widget is laid out."""
+        view = self.view.viewport().rect()
+        if view.width() < MIN_ROOM_PX or view.height() < MIN_ROOM_PX:
+            return None
+        return view.width() - 2 * START_MARGIN, view.height() - 2 * START_MARGIN
+
+    def _fits(self, width: float, height: float) -> bool:
+        """Whether a drawing of this size fits the viewport with every label readable (READABLE_SCALE)."""
+        room = self._room()
+        return room is None or (width * READABLE_SCALE <= room[0] and height * READABLE_SCALE <= room[1])
+
+    def _step_up(self) -> bool:
+        """The level laid out does not fit the screen readably: open one level shallower, if one is left."""
+        scene = self.model.level.scene
+        if self._settling == "first":
+            stepped = scene.fall_back()
+        elif self._fit_depths:
+            scene.expand_to_depth(self._fit_depths.pop(0))
+            stepped = True
+        else:
+            stepped = False
+        if stepped:
+            self.relayout()
+        return stepped
+
+    def fit(self) -> None:
+        """Fit the graph in the window, never shrinking labels below legibility: a graph that does not fit readably
+        is shown as its module overview (shallower levels, down to the top modules, with their op counts), and an
+        overview still too big for the window opens where the program starts."""
+        layout = self.view.layout
+        if layout is None:
+            return
+        scene = self.model.level.scene
+        depth = scene.expanded_depth()
+        if self._fits(layout.width, layout.height) or depth <= 1:
+            self.view.show_start()  # fits whole when it can; else its start, readably
+            return
+        self._fit_depths = list(range(depth - 1, 0, -1))
+        scene.expand_to_depth(self._fit_depths.pop(0))
+        self._settling = "fit"
+        self._keep_view = False
+        self.relayout()
+
+    def set_weights_as_nodes(self, on: bool) -> None:
+        """View > Show Weights as Nodes: parameters and buffers as boxes of their own, or rows of their users."""
+        self.model.set_weights_as_nodes(on)  # announces DRAWING: laid out again (_model_changed)
 
     # -- user intent -------------------------------------------------------------------------------------------
     def toggle_group(self, path: str) -> None:
@@ -377,6 +436,9 @@ class DocumentWidget(DocumentTab):
     def _model_changed(self, change: DocumentChange) -> None:
         if change is DocumentChange.LEVEL:
             self._show_level()
+        elif change is DocumentChange.DRAWING:
+            self._keep_view = True
+            self.relayout()
         else:
             self._apply_highlight()
 
@@ -434,6 +496,18 @@ class DocumentWidget(DocumentTab):
 
     def release(self) -> None:
         pass
+
+
+def weights_as_nodes_wanted() -> bool:
+    """The remembered View > Show Weights as Nodes choice (off: weights are rows of the ops that use them)."""
+    return bool_setting(WEIGHTS_SETTING, False)
+
+
+def show_weights_as_nodes(window: QWidget, on: bool) -> None:
+    """View > Show Weights as Nodes for every graph in `window` (compare views too), remembered for the next start."""
+    QSettings("pt2-viewer", "PT2 Viewer").setValue(WEIGHTS_SETTING, on)
+    for doc in window.findChildren(DocumentWidget):
+        doc.set_weights_as_nodes(on)
 
 
 def _internal(e: BaseException) -> str:

@@ -5,6 +5,7 @@ computed once per item, no per-item caches rebuilt on zoom. `GraphView` (view.py
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -22,7 +23,7 @@ from pt2_viewer.app import theme
 from pt2_viewer.core.graph.document import Look
 from pt2_viewer.core.graph.edge_labels import label_adds_information
 from pt2_viewer.core.graph.highlight_state import HighlightState
-from pt2_viewer.core.graph.scene import EdgeLine, GroupBox, NodeBox, SceneLayout
+from pt2_viewer.core.graph.scene import NODE_H, PROXY_H, EdgeLine, GroupBox, NodeBox, SceneLayout
 
 # Level of detail, by the zoom (QStyleOptionGraphicsItem.levelOfDetailFromTransform), as in Qt's 40,000-chip example:
 OVERVIEW_LOD = 0.12  # below: nodes are plain coloured boxes
@@ -33,18 +34,38 @@ ALL_LABELS_LOD = 1.6  # above: every edge is labelled
 OVERVIEW_TEXT_PX = 12.0  # group titles at overview scale: this many pixels high on screen
 
 
-_TITLE_FONT = QFont()
-_TITLE_FONT.setPointSizeF(9)
-_TITLE_FONT.setBold(True)
-_SUB_FONT = QFont()
-_SUB_FONT.setPointSizeF(7.5)
-_GROUP_FONT = QFont()
-_GROUP_FONT.setPointSizeF(8.5)
-_GROUP_FONT.setBold(True)
-_COUNT_FONT = QFont()
-_COUNT_FONT.setPointSizeF(7.5)
-_PROXY_FONT = QFont()
-_PROXY_FONT.setPointSizeF(7)
+def _font(px: int, bold: bool = False) -> QFont:
+    """A font sized in scene units (pixels at 1:1), so text keeps its place in the boxes on any screen."""
+    f = QFont()
+    f.setPixelSize(px)
+    f.setBold(bold)
+    return f
+
+
+_TITLE_FONT = _font(12, bold=True)
+_SUB_FONT = _font(11)
+_GROUP_FONT = _font(11, bold=True)
+_COUNT_FONT = _font(10)
+_PROXY_FONT = _font(11)
+_ROW_FONT = _font(11)
+_ROW_BADGE_FONT = _font(9, bold=True)
+
+MIN_LABEL_PX = 9.0  # no label of the first view (or of Fit) is drawn smaller than this on screen
+
+
+def font_px(font: QFont) -> float:
+    """A font's height in scene units: its em, the height a label is said to have (`label_px`)."""
+    return float(font.pixelSize())
+
+
+def readable_scale() -> float:
+    """The least zoom at which every item's label is MIN_LABEL_PX high on screen: nodes' titles, weight rows and
+    hub references (the smallest of them decides)."""
+    least = min(font_px(_TITLE_FONT), font_px(_ROW_FONT), font_px(_PROXY_FONT))
+    return math.ceil(100 * MIN_LABEL_PX / least) / 100  # rounded up: 9 px exactly, never 8.999
+
+
+_ROW_BADGE = {"parameter": "P", "buffer": "B", "constant": "C"}
 
 
 def _fitted_font(text: str, w: float, h: float) -> QFont:
@@ -63,21 +84,27 @@ class NodeItem(QGraphicsItem):
     def __init__(self, box: NodeBox, look: Look) -> None:
         super().__init__()
         self.name = box.node
+        self.box = box
         self.look = look
+        self.title = box.title or look.title  # a leaf module's box is titled with the module (`conv1: Conv2d`)
         self.rect = QRectF(0, 0, box.w, box.h)
         self.state = HighlightState.NONE
         self.kind_fill = theme.kind_color(look.kind)
         self.kind_overview = theme.kind_overview_color(look.kind)
         self.text_color = theme.text_color()
-        self.top = QRectF(6, 2, box.w - 12, box.h / 2)
-        self.bottom = QRectF(4, box.h / 2 - 1, box.w - 8, box.h / 2)
+        head = min(box.h, NODE_H)  # the op's own lines; weight rows (their own items) fill the rest
+        self.head = QRectF(0, 0, box.w, head)
+        self.top = QRectF(6, 2, box.w - 12, head / 2)
+        self.bottom = QRectF(4, head / 2 - 1, box.w - 8, head / 2)
         self.stripe = QRectF(0, 0, 5, box.h)
         self.subtitle = QFontMetricsF(_SUB_FONT).elidedText(look.subtitle, Qt.TextElideMode.ElideRight,
                                                             self.bottom.width())
-        self.overview_font = _fitted_font(look.title, box.w - 8, box.h)
+        self.title_text = QFontMetricsF(_TITLE_FONT).elidedText(self.title, Qt.TextElideMode.ElideRight,
+                                                                self.top.width())
+        self.overview_font = _fitted_font(self.title, box.w - 8, head)
         self.setPos(box.x, box.y)
         self.setZValue(2)
-        self.tip = f"{box.node}\n{look.subtitle}"
+        self.tip = f"{box.node}\n{look.subtitle}" + (f"\n{look.title} in {box.module}" if box.module else "")
         self.setToolTip(self.tip)
         self.overlay_fill: QColor | None = None  # an overlay's colour for this node (None: no overlay shown)
         self.overlay_stripe = False  # the kind colour as a stripe at the left, under an overlay
@@ -126,7 +153,7 @@ class NodeItem(QGraphicsItem):
             if lod >= OVERVIEW_LOD:
                 p.setPen(self.overview_text)
                 p.setFont(self.overview_font)
-                p.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.look.title)
+                p.drawText(self.head, Qt.AlignmentFlag.AlignCenter, self.title)
             return
         p.setPen(border or self.pen)
         p.setBrush(self.fill)
@@ -135,9 +162,67 @@ class NodeItem(QGraphicsItem):
             p.fillRect(self.stripe.adjusted(1, 3, 0, -3), self.kind_overview)
         p.setPen(self.detail_text)
         p.setFont(_TITLE_FONT)
-        p.drawText(self.top, Qt.AlignmentFlag.AlignCenter, self.look.title)
+        p.drawText(self.top, Qt.AlignmentFlag.AlignCenter, self.title_text)
         p.setFont(_SUB_FONT)
         p.drawText(self.bottom, Qt.AlignmentFlag.AlignCenter, self.subtitle)
+
+    def label_px(self, lod: float) -> float:
+        """How high the title is drawn on screen at this zoom (0: not drawn), as paint() draws it."""
+        if lod >= DETAIL_LOD:
+            return font_px(_TITLE_FONT) * lod
+        return float(self.overview_font.pixelSize()) * lod if lod >= OVERVIEW_LOD else 0.0
+
+
+class WeightRowItem(NodeItem):
+    """A parameter, buffer or constant drawn as a row of the op that uses it: a badge for its signature kind (P, B,
+    C), its name and its type. It is still that node's item: selecting, highlighting and overlays reach it."""
+
+    def __init__(self, box: NodeBox, look: Look) -> None:
+        super().__init__(box, look)
+        self.setZValue(3)
+        self.badge = _ROW_BADGE.get(look.kind, "?")
+        self.badge_rect = QRectF(2, 2, 14, box.h - 4)
+        text_rect = QRectF(20, 0, box.w - 24, box.h)
+        metrics = QFontMetricsF(_ROW_FONT)
+        label = box.title + ("  (unused)" if box.unused else "")
+        type_w = metrics.horizontalAdvance(look.subtitle)
+        room = text_rect.width() - type_w - 8
+        if room < metrics.horizontalAdvance(label):  # too narrow for both: the name keeps what it can
+            room = max(text_rect.width() * 0.5, room)
+        self.label = metrics.elidedText(label, Qt.TextElideMode.ElideRight, room)
+        self.type_text = metrics.elidedText(look.subtitle, Qt.TextElideMode.ElideLeft,
+                                            text_rect.width() - metrics.horizontalAdvance(self.label) - 8)
+        self.text_rect = text_rect
+        kind = {"parameter": "parameter", "buffer": "buffer"}.get(look.kind, "constant")
+        self.tip = (f"{box.node}: {kind} {box.title}\n{look.subtitle}\nused by {box.host}" if not box.unused
+                    else f"{box.node}: {kind} {box.title}\n{look.subtitle}\nfeeds nothing")
+        self.setToolTip(self.tip)
+
+    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        border = _STATE_PENS.get(self.state)
+        if lod < DETAIL_LOD:
+            p.fillRect(self.rect.adjusted(0, 3, 0, -3), border.color() if border is not None else self.overview_fill)
+            return
+        p.setPen(border or Qt.PenStyle.NoPen)
+        p.setBrush(self.fill)
+        p.drawRoundedRect(self.rect.adjusted(0, 1, 0, -1), 3, 3)
+        p.fillRect(self.badge_rect, self.kind_overview)
+        p.setFont(_ROW_BADGE_FONT)
+        p.setPen(self.overview_text)
+        p.drawText(self.badge_rect, Qt.AlignmentFlag.AlignCenter, self.badge)
+        p.setPen(self.detail_text)
+        p.setFont(_ROW_FONT)
+        p.drawText(self.text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.label)
+        p.drawText(self.text_rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, self.type_text)
+
+    def label_px(self, lod: float) -> float:
+        return font_px(_ROW_FONT) * lod if lod >= DETAIL_LOD else 0.0
+
+
+def node_item(box: NodeBox, look: Look) -> NodeItem:
+    """The item that draws a node's box: its own, or a row of its user's box for a folded weight."""
+    return WeightRowItem(box, look) if box.kind == "weight_row" else NodeItem(box, look)
 
 
 _STATE_PENS = {HighlightState.NEIGHBOUR: QPen(theme.NEIGHBOUR, 3), HighlightState.SELECTED: QPen(theme.HIGHLIGHT, 3),
@@ -231,6 +316,20 @@ class GroupItem(QGraphicsItem):
         p.drawText(r.adjusted(4, 0, 0, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.title)
         p.restore()
 
+    def label_px(self, lod: float) -> float:
+        """How high the title is drawn on screen at this zoom (0: not drawn), as paint() draws it."""
+        if not self.box.expanded:
+            if lod >= DETAIL_LOD:
+                return font_px(_TITLE_FONT) * lod
+            return float(self.overview_font.pixelSize()) * lod if lod >= OVERVIEW_LOD else 0.0
+        scale = OVERVIEW_TEXT_PX / lod / self.title_height
+        if scale <= 1.0:
+            return font_px(_GROUP_FONT) * lod
+        if (self.rect.width() * lod < 80 or self.rect.height() * lod < 3 * OVERVIEW_TEXT_PX
+                or self.gap_above * lod < OVERVIEW_TEXT_PX + 6):
+            return 0.0
+        return font_px(_GROUP_FONT) * min(scale, (self.rect.width() - 12) / max(1.0, self.title_width)) * lod
+
     def _paint_box(self, p: QPainter, lod: float) -> None:
         if lod < DETAIL_LOD:
             p.fillRect(self.rect, theme.HIGHLIGHT if self.state else self.overview_fill)
@@ -261,7 +360,7 @@ class ProxyItem(QGraphicsItem):
         self.hub = hub
         self.state = HighlightState.NONE
         self.text = f"↳ {hub}"
-        self.rect = QRectF(0, 0, QFontMetricsF(_PROXY_FONT).horizontalAdvance(self.text) + 8, 15)
+        self.rect = QRectF(0, 0, QFontMetricsF(_PROXY_FONT).horizontalAdvance(self.text) + 8, PROXY_H)
         self.color = theme.graph_color("proxy")
         self.back = theme.graph_color("proxy_back")
         self.faded = theme.graph_color("proxy_faded")
@@ -272,6 +371,9 @@ class ProxyItem(QGraphicsItem):
 
     def boundingRect(self) -> QRectF:
         return self.rect
+
+    def label_px(self, lod: float) -> float:
+        return font_px(_PROXY_FONT) * lod if lod >= PROXY_TEXT_LOD else 0.0
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]

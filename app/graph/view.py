@@ -18,14 +18,14 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWid
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.graph.group_titles import GroupTitles
-from pt2_viewer.app.graph.items import EdgeLayer, GroupItem, NodeItem, ProxyItem, set_gaps
+from pt2_viewer.app.graph.items import EdgeLayer, GroupItem, NodeItem, ProxyItem, node_item, readable_scale, set_gaps
 from pt2_viewer.core.graph.document import Look
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.graph.ids import group_item, group_of
 from pt2_viewer.core.graph.overlays import GroupValue, Overlay
 from pt2_viewer.core.graph.scene import EdgeLine, SceneLayout
 
-READABLE_SCALE = 0.5  # the first view of a big graph: node text readable
+READABLE_SCALE = readable_scale()  # the first view of a big graph: every label at least 9 px high (items.py)
 START_MARGIN = 24  # pixels between the first view's region and the viewport's edge
 
 
@@ -86,7 +86,7 @@ class GraphView(QGraphicsView):
         self.edges = EdgeLayer(layout, edge_label, {name: look.subtitle for name, look in looks.items()})
         scene.addItem(self.edges)
         for n in layout.nodes:
-            item = NodeItem(n, looks[n.node])
+            item = node_item(n, looks[n.node])  # a node's box, or a weight's row inside its user's box
             self._paint_overlay(item)
             scene.addItem(item)
             self.nodes[n.node] = item
@@ -205,6 +205,15 @@ class GraphView(QGraphicsView):
             top = self.scene().sceneRect()
             rects = [QRectF(top.left(), top.top(), top.width(), 1.0)]
         region = _densest_region(rects, room_w / READABLE_SCALE, room_h / READABLE_SCALE)
+        inputs = rects[:self.layout.start_inputs]
+        if inputs:  # never open scrolled past the inputs: with them when they fit, else from their top
+            with_inputs = region
+            for r in inputs:
+                with_inputs = with_inputs.united(r)
+            if with_inputs.width() <= room_w / READABLE_SCALE and with_inputs.height() <= room_h / READABLE_SCALE:
+                region = with_inputs
+            else:
+                region.setTop(min(region.top(), min(r.top() for r in inputs)))
         scale = max(READABLE_SCALE, min(1.0, room_w / max(region.width(), 1.0), room_h / max(region.height(), 1.0)))
         self.resetTransform()
         self.scale(scale, scale)

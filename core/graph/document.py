@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from pt2_viewer.core.graph.folding import weight_targets
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.graph.ids import group_of, is_group
 from pt2_viewer.core.graph.index import GraphIndex
@@ -26,6 +27,7 @@ class DocumentChange(Enum):
     """What a subscriber is told changed."""
     LEVEL = "level"  # another graph level is shown (a subgraph entered, the breadcrumb followed)
     HIGHLIGHT = "highlight"  # the selection, the search matches or the marked nodes
+    DRAWING = "drawing"  # how the graph is drawn changed (weights as nodes or as rows): lay it out again
 
 
 Subscriber = Callable[[DocumentChange], None]
@@ -58,8 +60,8 @@ class DocumentModel:
     def __init__(self, archive: Archive, program: Program) -> None:
         self.archive = archive
         self.program = program
-        owners = {s.name: s.target.rpartition(".")[0] for s in program.signature.inputs if s.target}
-        self.levels: list[GraphLevel] = [self._level(program.name, program.graph, owners)]
+        self.weights_as_nodes = False  # View > Show Weights as Nodes: parameters and buffers as boxes of their own
+        self.levels: list[GraphLevel] = [self._level(program.name, program.graph, weight_targets(program))]
         self.selection: str | None = None  # an item id (core/graph/ids.py); set with `select`
         self._matches: list[str] = []
         self._marked: list[str] = []
@@ -97,10 +99,18 @@ class DocumentModel:
         self._marked = list(nodes)
         self.changed()
 
-    @staticmethod
-    def _level(title: str, graph: Graph, owners: dict[str, str] | None = None) -> GraphLevel:
-        index = GraphIndex(graph, owners)
-        return GraphLevel(title, graph, index, SceneModel(graph, index))
+    def _level(self, title: str, graph: Graph, targets: dict[str, str] | None = None) -> GraphLevel:
+        index = GraphIndex(graph, targets=targets)
+        return GraphLevel(title, graph, index, SceneModel(graph, index, fold_weights=not self.weights_as_nodes))
+
+    def set_weights_as_nodes(self, on: bool) -> None:
+        """Draw parameters, buffers and constants as nodes of their own (on) or as rows of the op using them."""
+        if on == self.weights_as_nodes:
+            return
+        self.weights_as_nodes = on
+        for level in self.levels:
+            level.scene.set_fold_weights(not on)
+        self.changed(DocumentChange.DRAWING)
 
     @property
     def level(self) -> GraphLevel:

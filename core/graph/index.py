@@ -80,12 +80,15 @@ class SearchHit:
 
 
 class GraphIndex:
-    """`owners` maps placeholder names to the module path that owns them (a parameter `p_blocks_0_qkv_weight` of
-    target `blocks.0.qkv.weight` belongs to `blocks.0.qkv`): such inputs are drawn inside their module."""
+    """`targets` maps the placeholders of parameters, buffers and constants to their targets (`blocks.0.qkv.weight`);
+    `owners` maps them to the module path that owns them (`blocks.0.qkv`, from the targets unless given): such inputs
+    are drawn inside their module, folded into the op that uses them (core/graph/folding.py)."""
 
-    def __init__(self, graph: Graph, owners: dict[str, str] | None = None) -> None:
+    def __init__(self, graph: Graph, owners: dict[str, str] | None = None,
+                 targets: dict[str, str] | None = None) -> None:
         self.graph = graph
-        self.owners = owners or {}
+        self.targets = targets or {}
+        self.owners = owners if owners is not None else {n: t.rpartition(".")[0] for n, t in self.targets.items()}
 
     @lazy
     def users(self) -> dict[str, list[str]]:

@@ -6,6 +6,9 @@ boxes), bottom-up, so expanding one group re-lays out only that group and its an
 enough for Graphviz to answer fast and to cache on disk. Edges from hub nodes are left out of layout requests and
 drawn as small proxies beside each consumer. Coordinates are points, y down (Qt scene convention).
 
+Parameters, buffers and constants with one user are drawn as rows of that user's box, and a module holding one op
+is drawn as that op's box titled with the module (core/graph/folding.py); both stay nodes of the document.
+
 Module trees come from the archive and may be thousands deep (a crafted file): every walk here is a loop, never a
 recursion, and a chain of groups that each hold one item is laid out here at once (core/layout/trivial.py) rather
 than with one Graphviz round trip per level.
@@ -16,6 +19,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
+from pt2_viewer.core.graph.folding import Folding, folding_of, leaf_groups
 from pt2_viewer.core.graph.ids import group_item, group_of
 from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
 from pt2_viewer.core.layout.records import LayoutEdge, LayoutNode, LayoutRequest, LayoutResult
@@ -29,12 +33,17 @@ FRAME_HEADER = 26.0
 CHAR_W = 7.0
 MAX_DIRECT_ITEMS = 300  # a group with more direct nodes is split into chunks of consecutive nodes
 CHUNK = 200
-FLAT_LIMIT = 250  # programs up to this many nodes open fully expanded (down to MAX_OPEN_DEPTH)
+FLAT_ITEMS = 60  # programs drawing at most this many boxes open fully expanded (down to MAX_OPEN_DEPTH)
 MAX_OPEN_DEPTH = 24  # groups deeper than this open collapsed (only crafted archives nest modules that deep)
 START_ITEMS = 12  # the first view frames at most this many items: the inputs and what they feed
-OPEN_BUDGET = 400
 MAX_PROXIES = 2  # hub references drawn beside one node
-PROXY_H = 15.0  # otherwise expand breadth-first while at most this many items are visible
+PROXY_H = 16.0
+ROW_H = 17.0  # a folded weight's row inside its user's box
+ROW_PAD = 4.0  # below the last row
+ROW_CHAR_W = 6.2
+ROW_MAX_W = 300.0
+MIN_FIRST_ITEMS = 8  # the first view shows at least this many items (or the whole program)
+FIRST_VIEW_ITEMS = 60  # the first view's level holds at most about this many items unless the window says otherwise
 
 
 @dataclass
@@ -44,7 +53,12 @@ class NodeBox:
     y: float
     w: float
     h: float
-    group: str  # the group path it sits in
+    group: str  # the group path it sits in (whose frame holds it)
+    kind: str = "node"  # "node", or "weight_row": a folded weight drawn inside its host's box
+    host: str = ""  # a weight row's host node
+    title: str = ""  # a leaf module's title (`conv1: Conv2d`) or a row's name (`weight`); "" for the node's own
+    module: str = ""  # the leaf module group this box stands for ("" for none)
+    unused: bool = False  # a weight row that feeds nothing
 
 
 @dataclass
@@ -89,6 +103,7 @@ class SceneLayout:
     # Where the program starts, for the first view: the rects (x, y, w, h) of the visible items showing its inputs,
     # then the items they feed, breadth first; the view frames as many of them as it can show readably.
     start: list[tuple[float, float, float, float]] = field(default_factory=list)
+    start_inputs: int = 0  # how many of `start`'s first rects show the inputs: the first view never scrolls past them
 
 
 
@@ -109,7 +124,7 @@ def node_subtitle(n: Node, graph: Graph) -> str:
 
 
 def node_width(n: Node, graph: Graph) -> float:
-    text = max(len(node_label(n)) * 1.1, len(node_subtitle(n, graph)) * 0.85)
+    text = max(len(node_label(n)) * 1.1, len(node_subtitle(n, graph)) * 0.95)
     return max(72.0, min(280.0, CHAR_W * text + 24))
 
 
@@ -120,12 +135,13 @@ class SceneModel:
     """Expansion state and layouts of one graph. A layout driver (core/layout/driver.py) calls `pending_requests`
     and feeds results back with `set_layouts`; views draw `compose()` once `ready`."""
 
-    def __init__(self, graph: Graph, index: GraphIndex | None = None) -> None:
+    def __init__(self, graph: Graph, index: GraphIndex | None = None, fold_weights: bool = True) -> None:
         self.graph = graph
         self.index = index or GraphIndex(graph)
         self.root = self.index.modules
         _chunk_large_groups(self.root, self.index)
         every = self.root.walk()
+        self._every = every
         self.groups: dict[str, ModuleGroup] = {g.path: g for g in every}
         self.counts = _counts(every)
         # node -> the groups containing it, outermost first (one list shared by the nodes of a group)
@@ -140,11 +156,31 @@ class SceneModel:
         for e in graph.edges:
             if e.src in hubs and e.src not in self.hub_inputs.get(e.dst, []):
                 self.hub_inputs.setdefault(e.dst, []).append(e.src)
-        self.level_edges = self._level_edges()
+        self.fold_weights = fold_weights
+        self.folding = Folding()
+        self.leaves: dict[str, str] = {}
+        self.leaf_of: dict[str, str] = {}
+        self.level_edges: dict[str, list[tuple[str, str]]] = {}
+        self._derive()
         self.expanded: set[str] = {""}
         self.layouts: dict[str, LayoutResult] = {}
         self._layout_keys: dict[str, str] = {}
+        self.first_depths: list[int] = []  # the first view's candidate depths, deepest first (expand_initial)
         self.expand_initial()
+
+    def _derive(self) -> None:
+        """What follows from folding weights or not: the folded rows, the leaf modules, each level's edges."""
+        self.folding = folding_of(self.index, self._every) if self.fold_weights else Folding()
+        self.leaves = leaf_groups(self.index, self._every, self.folding) if self.fold_weights else {}
+        self.leaf_of = {n: path for path, n in self.leaves.items()}
+        self.level_edges = self._level_edges()
+        self._widths.clear()
+
+    def set_fold_weights(self, on: bool) -> None:
+        """Weights as rows of their users (on) or as nodes of their own; the next layout requests follow."""
+        if on != self.fold_weights:
+            self.fold_weights = on
+            self._derive()
 
     @property
     def notes(self) -> list[str]:
@@ -157,25 +193,48 @@ class SceneModel:
                 "damaged or hand-made: re-export the model with torch.export.save for a faithful graph."]
 
     # -- expansion -------------------------------------------------------------------------------------------
-    def expand_initial(self) -> None:
-        """Small programs open flat; big ones open at the deepest level that keeps few items visible."""
-        total = len(self.graph.nodes)
-        if total <= FLAT_LIMIT:
+    def expand_initial(self, max_items: int = FIRST_VIEW_ITEMS) -> None:
+        """Small programs (FLAT_ITEMS boxes) open flat. Others open at a whole module level: the deepest whose
+        items number at most `max_items` (about what one screen shows readably), never one of fewer than
+        MIN_FIRST_ITEMS items while a deeper level exists (GPT-2's top is input, transformer, lm_head, output). The
+        view checks the laid-out level against its screen and steps up with `fall_back` while it does not fit
+        (`first_depths`), down to the shallowest level of MIN_FIRST_ITEMS items, as Model Explorer opens."""
+        counts = self.level_item_counts()
+        if counts[-1] <= FLAT_ITEMS:
+            self.first_depths = []
             self.expanded = {p for p, g in self.groups.items() if g.depth < MAX_OPEN_DEPTH}
             return
-        self.expanded = {""}
-        frontier = [self.root]
-        visible = len(self.root.nodes) + len(self.root.children)
-        while frontier:
-            nxt = []
-            for g in frontier:
-                for c in g.children:
-                    extra = len(c.nodes) + len(c.children) - 1
-                    if (c.children or c.nodes) and c.depth < MAX_OPEN_DEPTH and visible + extra <= OPEN_BUDGET:
-                        self.expanded.add(c.path)
-                        visible += extra
-                        nxt.append(c)
-            frontier = nxt
+        least = next((d for d, c in enumerate(counts) if c >= MIN_FIRST_ITEMS), len(counts) - 1)
+        fit = [d for d in range(least, len(counts)) if counts[d] <= max_items]
+        deepest = min(fit[-1] if fit else least, MAX_OPEN_DEPTH - 1)
+        # counts[d] is what expand_to_depth(d + 1) shows (the root is depth 0)
+        self.first_depths = [d + 1 for d in range(deepest, min(least, deepest) - 1, -1)]
+        self.expand_to_depth(self.first_depths[0])
+
+    def fall_back(self) -> bool:
+        """The first view's level did not fit: open one level shallower, if a candidate is left."""
+        if len(self.first_depths) < 2:
+            return False
+        self.first_depths.pop(0)
+        self.expand_to_depth(self.first_depths[0])
+        return True
+
+    def level_item_counts(self) -> list[int]:
+        """Boxes drawn (nodes, collapsed groups, leaf modules) with the groups of depth d and above expanded (as
+        `expand_to_depth(d + 1)` does), for d from 0 (the root's own items) to the depth where everything is open;
+        no layout needed."""
+        gain: dict[int, int] = {}
+        for g in self._every:
+            if g.path in self.leaves or not (g.children or g.nodes):
+                continue
+            own = sum(1 for n in g.nodes if n not in self.folding.host) + len(g.children) - (1 if g.path else 0)
+            gain[g.depth] = gain.get(g.depth, 0) + own
+        counts: list[int] = []
+        total = 0
+        for d in range(max(gain, default=0) + 1):
+            total += gain.get(d, 0)
+            counts.append(total)
+        return counts
 
     def set_expanded(self, path: str, expanded: bool) -> None:
         if path == "":
@@ -202,17 +261,23 @@ class SceneModel:
         return min(closed) if closed else max(g.depth for g in self.groups.values()) + 1
 
     def reveal(self, node: str) -> None:
-        """Expand every group containing `node` so it is visible."""
-        for g in self.group_chain.get(node, []):
-            self.expanded.add(g.path)
+        """Expand every group containing `node` (or the box it is a row of) so it is visible."""
+        for name in (node, self.folding.host.get(node, node)):
+            for g in self.group_chain.get(name, []):
+                self.expanded.add(g.path)
 
     def is_visible_group(self, g: ModuleGroup) -> bool:
         return all(a.path in self.expanded for a in g.ancestors())
 
     def visible_item(self, node: str) -> str:
-        """The visible item that shows `node`: the node itself or its outermost collapsed group."""
+        """The visible item that shows `node`: the node itself (a weight's row too, while its host shows) or its
+        outermost collapsed group. A leaf module is never collapsed: its box is its op's."""
+        host = self.folding.host.get(node)
+        if host is not None:
+            shown = self.visible_item(host)  # a host is never folded itself: one step deep
+            return node if shown == host else shown
         for g in self.group_chain.get(node, []):
-            if g.path not in self.expanded:
+            if g.path not in self.expanded and g.path not in self.leaves:
                 return group_id(g.path)
         return node
 
@@ -222,16 +287,18 @@ class SceneModel:
         graph's edges: an edge belongs to the deepest group containing both ends. Hub edges are left out."""
         out: dict[str, dict[tuple[str, str], None]] = {}
         hubs = self.index.hubs
+        folded = self.folding.host
+        leaves = self.leaves
         root_chain = [self.root]
         for e in self.graph.edges:
-            if e.src in hubs:
+            if e.src in hubs or e.src in folded:
                 continue
             ca, cb = self.group_chain.get(e.src, root_chain), self.group_chain.get(e.dst, root_chain)
             k = 0
             while k + 1 < len(ca) and k + 1 < len(cb) and ca[k + 1] is cb[k + 1]:
                 k += 1
-            a = group_id(ca[k + 1].path) if k + 1 < len(ca) else e.src
-            b = group_id(cb[k + 1].path) if k + 1 < len(cb) else e.dst
+            a = e.src if k + 1 >= len(ca) or ca[k + 1].path in leaves else group_id(ca[k + 1].path)
+            b = e.dst if k + 1 >= len(cb) or cb[k + 1].path in leaves else group_id(cb[k + 1].path)
             if a != b:
                 out.setdefault(ca[k].path, {})[(a, b)] = None
         return {path: list(edges) for path, edges in out.items()}
@@ -250,7 +317,14 @@ class SceneModel:
         appears once, whatever the archive holds (a node named like a group is drawn as the group)."""
         nodes: list[LayoutNode] = []
         ids: set[str] = set()
+        folded = self.folding.host
         for c in g.children:
+            leaf = self.leaves.get(c.path)
+            if leaf is not None:
+                if leaf not in ids:
+                    ids.add(leaf)
+                    nodes.append(LayoutNode(leaf, self._node_w(leaf) + self._proxy_w(leaf), self._node_h(leaf)))
+                continue
             if c.path in self.expanded and c.path not in self.layouts:
                 return None
             gid = group_id(c.path)
@@ -259,9 +333,9 @@ class SceneModel:
                 w, h = self._box_size(c)
                 nodes.append(LayoutNode(gid, w, h))
         for n in g.nodes:
-            if n not in ids:
+            if n not in ids and n not in folded:
                 ids.add(n)
-                nodes.append(LayoutNode(n, self._node_w(n) + self._proxy_w(n), NODE_H))
+                nodes.append(LayoutNode(n, self._node_w(n) + self._proxy_w(n), self._node_h(n)))
         edges = self.level_edges.get(g.path, [])
         return LayoutRequest(nodes=nodes, edges=[LayoutEdge(a, b) for a, b in edges], key_hint=g.path)
 
@@ -272,7 +346,7 @@ class SceneModel:
         while stack:
             g = stack.pop()
             out.append(g)
-            stack.extend(c for c in g.children if c.path in self.expanded)
+            stack.extend(c for c in g.children if c.path in self.expanded and c.path not in self.leaves)
         out.reverse()
         return out
 
@@ -315,7 +389,7 @@ class SceneModel:
         root = self.layouts.get("")
         if root is not None:
             scene.width, scene.height = root.width, root.height
-        scene.start = self._start(scene, rects, shown)
+        scene.start, scene.start_inputs = self._start(scene, rects, shown)
         return scene
 
     def _place(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
@@ -335,6 +409,11 @@ class SceneModel:
                     routes[(route.src, route.dst)] = tuple(pts)
             inner: list[tuple[ModuleGroup, float, float]] = []
             for c in g.children:
+                leaf = self.leaves.get(c.path)
+                if leaf is not None:
+                    cx, cy = r.positions.get(leaf, (0.0, 0.0))
+                    self._place_node(scene, rects, leaf, ox + cx, oy + cy, g.path, c)
+                    continue
                 cx, cy = r.positions.get(group_id(c.path), (0.0, 0.0))
                 w, h = self._box_size(c)
                 x, y = ox + cx - w / 2, oy + cy - h / 2
@@ -344,22 +423,38 @@ class SceneModel:
                 if expanded:
                     inner.append((c, x + FRAME_PAD, y + FRAME_PAD + FRAME_HEADER))
             for n in g.nodes:
+                if n in self.folding.host:
+                    continue  # drawn as a row of its host
                 cx, cy = r.positions.get(n, (0.0, 0.0))
-                w, pw = self._node_w(n), self._proxy_w(n)
-                x, y = ox + cx - (w + pw) / 2, oy + cy - NODE_H / 2
-                scene.nodes.append(NodeBox(n, x, y, w, NODE_H, g.path))
-                rects[n] = (x, y, w, NODE_H)
-                for k, hub in enumerate(self.hub_inputs.get(n, [])[:MAX_PROXIES]):
-                    scene.proxies.append(HubProxy(hub, n, x + w + 4, y + 2 + k * (PROXY_H + 2)))
+                self._place_node(scene, rects, n, ox + cx, oy + cy, g.path, None)
             stack.extend(reversed(inner))
+
+    def _place_node(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]], n: str,
+                    cx: float, cy: float, group: str, leaf: ModuleGroup | None) -> None:
+        """A node's box centred at (cx, cy) with its proxy column, its weight rows, and, for a leaf module, the
+        module's title."""
+        w, pw, h = self._node_w(n), self._proxy_w(n), self._node_h(n)
+        x, y = cx - (w + pw) / 2, cy - h / 2
+        scene.nodes.append(NodeBox(n, x, y, w, h, group, title=leaf.title if leaf else "",
+                                   module=leaf.path if leaf else ""))
+        rects[n] = (x, y, w, h)
+        for k, weight in enumerate(self.folding.rows.get(n, ())):
+            row = (x + 3, y + NODE_H + k * ROW_H, w - 6, ROW_H)
+            scene.nodes.append(NodeBox(weight, *row, group, kind="weight_row", host=n,
+                                       title=self.folding.labels.get(weight, weight),
+                                       unused=weight in self.folding.unused))
+            rects[weight] = row
+        for k, hub in enumerate(self.hub_inputs.get(n, [])[:MAX_PROXIES]):
+            scene.proxies.append(HubProxy(hub, n, x + w + 4, y + 2 + k * (PROXY_H + 2)))
 
     def _edges(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
                routes: dict[tuple[str, str], tuple[tuple[float, float], ...]], shown: dict[str, str]) -> None:
         hubs = self.index.hubs
+        folded = self.folding.host
         lines: dict[tuple[str, str], list[str]] = {}
         for e in self.graph.edges:
-            if e.src in hubs:
-                continue  # drawn as proxies beside each consumer (see _place)
+            if e.src in hubs or e.src in folded:
+                continue  # drawn as proxies beside each consumer, or as rows of it (see _place)
             a, b = shown.get(e.src, e.src), shown.get(e.dst, e.dst)
             if a != b:
                 lines.setdefault((a, b), []).append(e.value)
@@ -373,7 +468,7 @@ class SceneModel:
             scene.edges.append(EdgeLine(a, b, tuple(dict.fromkeys(values)), p0, p1, route))
 
     def _start(self, scene: SceneLayout, rects: dict[str, tuple[float, float, float, float]],
-               shown: dict[str, str]) -> list[tuple[float, float, float, float]]:
+               shown: dict[str, str]) -> tuple[list[tuple[float, float, float, float]], int]:
         """Where the program starts: the items showing its user inputs that feed something (placeholders no module
         owns; else its first op), then the items they feed, breadth first, at most START_ITEMS; then the title bars
         of the frames those items sit in, so the view can show which module they belong to."""
@@ -386,6 +481,7 @@ class SceneModel:
         for e in scene.edges:
             feeds.setdefault(e.src, []).append(e.dst)
         order = list(dict.fromkeys(item for item in (shown.get(n, n) for n in firsts) if item in rects))
+        n_inputs = len(order)
         seen = set(order)
         i = 0
         while i < len(order) and len(order) < START_ITEMS:
@@ -403,10 +499,13 @@ class SceneModel:
                 if parent is not None:
                     around[parent.path] = None
             elif item in self.group_chain:
-                around[self.group_chain[item][-1].path] = None
+                inner = self.group_chain[item][-1]
+                frame = inner.parent if inner.path in self.leaves else inner
+                if frame is not None:
+                    around[frame.path] = None
         titles = [(f.x, f.y, min(f.w, CHAR_W * len(f.title) + 40), FRAME_HEADER)
                   for f in (frames.get(path) for path in around) if f is not None]
-        return [rects[item] for item in order] + titles
+        return [rects[item] for item in order] + titles, n_inputs
 
     def _visible_items(self) -> dict[str, str]:
         """`visible_item` for every node hidden in a collapsed group, in one walk of the module tree."""
@@ -414,7 +513,7 @@ class SceneModel:
         stack = [self.root]
         while stack:
             g = stack.pop()
-            if g.path in self.expanded:
+            if g.path in self.expanded or g.path in self.leaves:
                 stack.extend(g.children)
                 continue
             gid = group_id(g.path)
@@ -423,16 +522,39 @@ class SceneModel:
         return out
 
     def _node_w(self, name: str) -> float:
+        """A node's box width: its own text, a leaf module's title, its weight rows."""
         w = self._widths.get(name)
         if w is None:
-            w = self._widths[name] = node_width(self.graph.node_by_name[name], self.graph)
+            w = node_width(self.graph.node_by_name[name], self.graph)
+            leaf = self.leaf_of.get(name)
+            if leaf is not None:
+                w = max(w, min(280.0, CHAR_W * 1.1 * len(self.groups[leaf].title) + 24))
+            for weight in self.folding.rows.get(name, ()):
+                w = max(w, self._row_w(weight))
+            self._widths[name] = w
         return w
+
+    def _row_w(self, weight: str) -> float:
+        text = len(self.folding.labels.get(weight, weight)) + len(row_type(self.graph, weight)) + 4
+        return min(ROW_MAX_W, ROW_CHAR_W * text + 22)
+
+    def _node_h(self, name: str) -> float:
+        rows = self.folding.rows.get(name)
+        return NODE_H + ROW_H * len(rows) + ROW_PAD if rows else NODE_H
 
     def _proxy_w(self, name: str) -> float:
         hubs = self.hub_inputs.get(name)
         if not hubs:
             return 0.0
-        return 8 + CHAR_W * 0.8 * max(len(h) for h in hubs[:MAX_PROXIES]) + 16
+        return 8 + CHAR_W * 0.95 * max(len(h) for h in hubs[:MAX_PROXIES]) + 16
+
+
+def row_type(graph: Graph, name: str) -> str:
+    """A weight row's type text, `f32[64, 3, 7, 7]`."""
+    node = graph.node_by_name[name]
+    first = next((o for o in node.outputs if o), None)
+    v = graph.values.get(first) if first else None
+    return v.type_text if v is not None and v.kind != "graph" else ""
 
 
 def request_key(req: LayoutRequest) -> str:

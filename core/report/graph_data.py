@@ -99,7 +99,7 @@ def graph_data(program: Program, service: LayoutService | None = None) -> GraphD
     """The program's top graph, laid out per module group. Raises LayoutError if Graphviz fails."""
     graph = program.graph
     owners = {s.name: s.target.rpartition(".")[0] for s in program.signature.inputs if s.target}
-    scene = SceneModel(graph, GraphIndex(graph, owners))
+    scene = SceneModel(graph, GraphIndex(graph, owners), fold_weights=False)
     every = scene.root.walk()
     requests = {g.path: group_request(scene, g) for g in every if g.nodes or g.children}
     layouts = lay_out_groups(requests, service)

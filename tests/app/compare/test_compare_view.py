@@ -37,7 +37,7 @@ def open_and_wait(qtbot, window: MainWindow, path: Path) -> DocumentWidget:  # t
 def click_node(qtbot, view: GraphView, name: str) -> None:  # type: ignore[no-untyped-def]
     item = view.nodes[name]
     view.centerOn(item)
-    pos = view.mapFromScene(item.sceneBoundingRect().center())
+    pos = view.mapFromScene(item.mapToScene(item.head.center()))  # the node's own lines, above its weight rows
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
 
 

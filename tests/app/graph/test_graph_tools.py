@@ -31,8 +31,10 @@ def view_menu(window: MainWindow, text: str):  # type: ignore[no-untyped-def]
 
 
 def at(doc: DocumentWidget, node: str) -> QPoint:
+    """The middle of a node's own lines (above the rows of weights folded into its box)."""
     doc.view.center_on_item(node)
-    return doc.view.mapFromScene(doc.view.nodes[node].sceneBoundingRect().center())
+    item = doc.view.nodes[node]
+    return doc.view.mapFromScene(item.mapToScene(item.head.center()))
 
 
 def click(qtbot, doc: DocumentWidget, node: str) -> None:  # type: ignore[no-untyped-def]
@@ -96,6 +98,8 @@ def test_back_and_forward_through_subgraph_drills(qtbot, window: MainWindow) -> 
 
 def test_right_click_menu(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
     doc = open_and_wait(qtbot, window, pt2_path("attention_blocks"))
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        doc.expand_all()  # it opens at a module level: its linears are inside the attention blocks
     node = next(n.name for n in doc.model.level.graph.nodes if n.op_name == "linear" and n.name in doc.view.nodes)
     pos = at(doc, node)
     qtbot.mouseClick(doc.view.viewport(), Qt.MouseButton.RightButton, pos=pos)  # a press selects, as in any view
@@ -141,6 +145,8 @@ def test_find_by_shape_and_symbol_says_op_and_module(qtbot, window: MainWindow, 
 
 def test_overlays_with_legend(qtbot, window: MainWindow, pt2_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     doc = open_and_wait(qtbot, window, pt2_path("attention_blocks"))
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        doc.expand_all()  # its weights are rows of the linears inside the attention blocks
     menu = view_menu(window, "&Overlay").menu()
     menu.aboutToShow.emit()
     names = [a.text() for a in menu.actions() if a.text()]

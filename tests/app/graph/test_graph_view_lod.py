@@ -54,6 +54,8 @@ def ink(img: QImage, rect, color: QColor) -> int:  # type: ignore[no-untyped-def
 
 def test_overview_is_readable_and_hub_chips_fade(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
     doc = open_and_wait(qtbot, window, pt2_path("deep_encoder"))
+    with qtbot.waitSignal(doc.graph_ready, timeout=240_000):
+        doc.expand_to_depth(2)  # the layers' frames open, their linears inside
     view = doc.view
     scale = 0.3
     assert scale < DETAIL_LOD

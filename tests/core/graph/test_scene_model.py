@@ -56,10 +56,18 @@ def test_flat_layout_places_every_node_without_overlap(doc: DocumentModel) -> No
     composed = scene.compose()
     names = [n.node for n in composed.nodes]
     assert sorted(names) == sorted(n.name for n in doc.program.graph.nodes)
-    boxes = [(n.x, n.y, n.w, n.h) for n in composed.nodes]
+    boxes = [(n.x, n.y, n.w, n.h) for n in composed.nodes if n.kind == "node"]
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
             assert not overlaps(a, b)
+    # Weights with one user are rows inside that user's box, one under another.
+    hosts = {n.node: n for n in composed.nodes if n.kind == "node"}
+    rows = [n for n in composed.nodes if n.kind == "weight_row"]
+    assert {r.node for r in rows} >= {"p_blocks_0_attn_qkv_weight", "p_blocks_0_attn_qkv_bias"}
+    for r in rows:
+        host = hosts[r.host]
+        assert doc.level.index.users[r.node] == [r.host] or not doc.level.index.users[r.node]
+        assert host.x <= r.x and r.x + r.w <= host.x + host.w and host.y + 30 <= r.y and r.y + r.h <= host.y + host.h
     # Each node sits inside the frame of its group.
     frames = {g.path: (g.x, g.y, g.w, g.h) for g in composed.groups}
     for n in composed.nodes:
