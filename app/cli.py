@@ -21,6 +21,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                  "divergence"),
     "report": ("pt2_viewer.core.cli.report", "write one self-contained HTML report of a .pt2 or a model script"),
 }
+# the subcommands that run a torch job in the worker: the worker Python chosen in the window's Preferences applies
+WORKER_COMMANDS = frozenset({"export", "decompose", "run", "numerics", "report"})
 
 
 def _gui_parser() -> argparse.ArgumentParser:
@@ -43,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         name = argv.pop(0)
         module_name, help_text = SUBCOMMANDS[name]
+        if name in WORKER_COMMANDS:
+            from pt2_viewer.app.jobs.preferences_dialog import apply_saved_choice
+
+            apply_saved_choice()  # core reads no Qt settings; PT2V_WORKER_PYTHON still wins over it
         module = importlib.import_module(module_name)
         parser = argparse.ArgumentParser(prog=f"pt2-viewer {name}", description=help_text)
         module.configure(parser)

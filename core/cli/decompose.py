@@ -1,7 +1,8 @@
 """`pt2-viewer decompose FILE --to functional|core|TABLE.py -o OUT.pt2`: the decompose job from a terminal.
 
 Writes the decomposed program to OUT.pt2 and the node mapping beside it (OUT.mapping.json), prints the op diff and
-the ops left outside core ATen; exits non-zero with the job's message when it fails.
+the ops left outside core ATen; exits non-zero with the job's message when it fails. The job runs in the worker
+(core/cli/jobs.py: PT2V_WORKER_PYTHON or Preferences, `--timeout`, `--max-memory-mb`).
 """
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from typing import Any
 
 from pt2_viewer.core.cli.jobs import (
     add_program_arguments,
+    add_worker_arguments,
     finish,
     out_dir_for,
-    run_in_process,
-    stderr_progress,
+    run_in_worker,
     table,
+    trust_fields,
 )
 
 
@@ -28,6 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table-name", help="name of the table (dict or function) in TABLE.py, if it has several")
     parser.add_argument("--json", action="store_true", help="print the job's result as one JSON object")
     add_program_arguments(parser)
+    add_worker_arguments(parser, "the decomposition")
 
 
 def default_output(file: Path, to: str) -> Path:
@@ -36,13 +39,11 @@ def default_output(file: Path, to: str) -> Path:
 
 
 def main(args: argparse.Namespace) -> int:
-    from pt2_viewer.core.decompose.job import run_job
-
     output = args.output or default_output(args.file, args.to)
     request = {"program": str(args.file), "to": args.to, "output": str(output), "table_name": args.table_name,
                "program_name": args.program, "preload": str(args.preload) if args.preload else None,
-               "trust": args.trust}
-    result = run_in_process(run_job, request, out_dir_for(output), stderr_progress(args.quiet or args.json))
+               **trust_fields(args)}
+    result = run_in_worker("decompose", request, out_dir_for(output), args)
     return finish(result, args.json, readable)
 
 

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.cli.jobs import add_worker_arguments, signals_interrupt
 from pt2_viewer.core.export.report import REPORT_FILE
 from pt2_viewer.core.jobs import protocol
-from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, WorkerJob
+from pt2_viewer.core.jobs.client import WorkerJob
 
 EXIT_SCRIPT_ERROR = 1
 EXIT_WORKER_FAILED = 2
@@ -27,11 +25,7 @@ EXIT_WORKER_FAILED = 2
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", help="the Python model script to run")
     parser.add_argument("-o", "--out", required=True, help="folder for the .pt2 files and report.json")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help=f"stop the script after this many seconds (default {DEFAULT_TIMEOUT_S:g}; 0: no limit)")
-    parser.add_argument("--max-memory-mb", type=int, default=None, metavar="MB",
-                        help="limit the worker's memory, its children's included (torch alone takes about 750 MB; "
-                        "use 1500 or more; default: three quarters of this machine's memory; 0: no limit)")
+    add_worker_arguments(parser, "the script")
     parser.add_argument("--rerun", metavar="CALL", default=None,
                         help="export call to run with other options: its index in report.json, or 'convention'")
     strict = parser.add_mutually_exclusive_group()
@@ -102,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
     job = WorkerJob("export_script", request, out, timeout_s=args.timeout, memory_limit_mb=args.max_memory_mb,
                     on_output=echo, on_event=progress)
     try:
-        with _signals_interrupt():
+        with signals_interrupt():
             outcome = job.wait()
     except KeyboardInterrupt:
         job.cancel()
@@ -127,23 +121,6 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_WORKER_FAILED
     print(summary)
     return 0 if report.get("ok") else EXIT_SCRIPT_ERROR
-
-
-class _Interrupted(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: end the job like Ctrl+C does, so the worker does not outlive this command."""
-
-
-@contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    def interrupt(signum: int, _frame: object) -> None:
-        raise _Interrupted(signal.Signals(signum).name)
-
-    saved = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
 
 
 def _print_partial(out: Path) -> None:

@@ -1,24 +1,36 @@
-"""What the `decompose` and `run` command lines share: running a job in this process with progress on stderr, and
-printing a failed job's message and hint.
+"""What the `decompose`, `run` and `numerics` command lines share: running the job in the worker with progress on
+stderr, and printing a failed job's message and hint.
 
-The command lines call the same `run_job` the worker calls, in-process: a terminal needs no separate process to cancel.
+Every torch job runs in the worker process the window uses (core/jobs/client.py): `python -m pt2_viewer.core.worker
+JOB` on the Python that PT2V_WORKER_PYTHON, else the window's Preferences, choose (core/jobs/python_env.py), with a
+time limit (`--timeout`), a memory limit on its whole process tree (`--max-memory-mb`), and the process group killed
+when the command ends, fails or is interrupted (Ctrl+C, SIGTERM, SIGHUP). The command line's own Python needs no
+torch. A worker that cannot start, crashes or is stopped gives a failed result like any job's (`error.kind`
+`start_failed`, `crashed`, `timed_out`, `out_of_memory`, `cancelled`, or `internal` when the job raised).
+
 The file is checked before torch sees it (core/jobs/archive_check.py); `--trust` lets a file the user trusts run the
-code it holds (pickled objects, imports).
+code it holds (pickled objects, imports); `--allow-import MODULE` allows one more installed module to be imported
+(those of transformers, torchvision, torchao, ... are by default: core/jobs/import_policy.py), `--allow-native` an
+AOTInductor package's compiled code.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.jobs.errors import Failure, failed_result, first_line
+from pt2_viewer.core.jobs import protocol
+from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, JobOutcome
+from pt2_viewer.core.jobs.errors import Failure, failed_result
 
 TRUST_HELP = ("load the file even if it holds code (pickled objects, modules to import): only for files you trust; "
               "without it such a file is refused, saying what it holds")
-Job = Callable[[dict[str, Any], Path, Callable[[dict[str, Any]], None]], dict[str, Any]]
+EXIT_CANCELLED = 130  # as a shell reports a command ended by Ctrl+C
 
 
 def add_program_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,20 +40,87 @@ def add_program_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--import", dest="preload", type=Path, metavar="FILE.py",
                         help="a Python file to import first, e.g. the definition of a custom op")
     parser.add_argument("--trust", action="store_true", help=TRUST_HELP)
+    parser.add_argument("--allow-import", dest="allow_import", action="append", default=[], metavar="MODULE",
+                        help="let the program import this installed module (and its submodules) although it is not "
+                             "one of the libraries allowed by default (transformers, torchvision, torchao, ...); "
+                             "repeatable")
+    parser.add_argument("--allow-native", action="store_true",
+                        help="let an AOTInductor package's compiled code (a shared library) be loaded and run")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
 
-def run_in_process(run_job: Job, request: dict[str, Any], out: Path, emit: Callable[[dict[str, Any]], None]
-                   ) -> dict[str, Any]:
-    """`run_job` here; an exception no job anticipated (a bug, or torch failing in a new way on a hostile file)
-    becomes a failed result with one line, never a traceback on the terminal."""
-    try:
-        return run_job(request, out, emit)
-    except Exception as e:  # noqa: BLE001
-        import traceback
+def trust_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The request's three kinds of trust from the command line: --trust (all), --allow-import, --allow-native."""
+    return {"trust": bool(args.trust), "allow_imports": list(getattr(args, "allow_import", None) or []),
+            "allow_native": bool(getattr(args, "allow_native", False))}
 
-        return failed_result(Failure("internal", f"The job failed unexpectedly: {type(e).__name__}: {first_line(e)}",
-                                     "Please report it with the file that caused it.", traceback.format_exc()))
+
+def add_worker_arguments(parser: argparse.ArgumentParser, what: str = "the job") -> None:
+    """The worker's limits, as every command that runs a worker job takes them."""
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help=f"stop {what} after this many seconds (default {DEFAULT_TIMEOUT_S:g}; 0: no limit)")
+    parser.add_argument("--max-memory-mb", type=int, default=None, metavar="MB",
+                        help="limit the worker's memory, its children's included (torch alone takes about 750 MB; "
+                        "use 1500 or more; default: three quarters of this machine's memory; 0: no limit)")
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: end the job like Ctrl+C does, so the worker does not outlive the command."""
+
+
+@contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise `Interrupted` (a KeyboardInterrupt) while the job runs."""
+    def interrupt(signum: int, _frame: object) -> None:
+        raise Interrupted(signal.Signals(signum).name)
+
+    saved = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+def run_in_worker(job: str, request: dict[str, Any], out: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Run `job` in the worker to its end and return its result.json; a worker that could not finish (or Ctrl+C)
+    gives a failed result saying why, never a traceback. Progress events go to stderr unless -q or --json, the
+    worker's own output (torch's warnings) unless -q."""
+    from pt2_viewer.core.jobs.remote.any_worker import worker_job
+
+    quiet = bool(getattr(args, "quiet", False))
+    progress = stderr_progress(quiet or bool(getattr(args, "json", False)))
+
+    def echo(_stream: str, line: str) -> None:
+        if not quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    worker = worker_job(job, request, out, getattr(args, "worker", None), timeout_s=getattr(args, "timeout", None),
+                        memory_limit_mb=getattr(args, "max_memory_mb", None), on_event=progress, on_output=echo)
+    try:
+        with signals_interrupt():
+            outcome = worker.wait()
+    except KeyboardInterrupt:
+        worker.cancel()
+        return failed_result(Failure(protocol.CANCELLED, "Cancelled: the worker and everything it started were "
+                                     "stopped."))
+    finally:
+        worker.cancel()  # whatever ends this command ends the worker's process tree (a no-op once it has ended)
+    return outcome_result(outcome)
+
+
+def outcome_result(outcome: JobOutcome) -> dict[str, Any]:
+    """The job's result, or for a worker that did not finish, a failed result in the same shape."""
+    if outcome.status == protocol.OK and outcome.result is not None:
+        return outcome.result
+    if outcome.status == protocol.FAILED and outcome.error is not None:  # the job raised: a bug, or torch failing
+        return failed_result(Failure("internal", f"The job failed unexpectedly: {outcome.error}",
+                                     "Please report it with the file that caused it.", outcome.error_traceback or ""))
+    hints = {protocol.TIMED_OUT: "Raise the limit with --timeout (0: none), or give the job less work.",
+             protocol.OUT_OF_MEMORY: "Raise the limit with --max-memory-mb, or give the job less work.",
+             protocol.CRASHED: "The log above has what the worker printed before it ended."}
+    status = outcome.status if outcome.status != protocol.OK else protocol.FAILED
+    return failed_result(Failure(status, outcome.message, hints.get(status, ""), outcome.error_traceback or ""))
 
 
 def stderr_progress(quiet: bool) -> Callable[[dict[str, Any]], None]:
@@ -53,11 +132,14 @@ def stderr_progress(quiet: bool) -> Callable[[dict[str, Any]], None]:
 
 
 def report_failure(result: dict[str, Any]) -> int:
-    """Print a failed job's error to stderr; the exit status: 2 for a bad request, 1 for everything else."""
+    """Print a failed job's error to stderr; the exit status: 2 for a bad request, 130 when cancelled (Ctrl+C), 1
+    for everything else."""
     error = result.get("error") or {}
     print(f"error: {_printable(str(error.get('message', 'the job failed')))}", file=sys.stderr)
     if error.get("hint"):
         print(f"  {_printable(str(error['hint']))}", file=sys.stderr)
+    if error.get("kind") == protocol.CANCELLED:
+        return EXIT_CANCELLED
     return 2 if error.get("kind") == "request" else 1
 
 

@@ -3,7 +3,8 @@
 
 With --json it prints the numerics job's result as one JSON object (docs/numerics.md): per-node metrics (`nodes`),
 `first_divergence`, `worst`, `memory`. Finding a divergence is an answer, not a failure: the exit status is non-zero
-only when the comparison could not run (1; 2 for a malformed request).
+only when the comparison could not run (1; 2 for a malformed request; 130 when cancelled). The comparison runs in the
+worker (core/cli/jobs.py: PT2V_WORKER_PYTHON or Preferences, `--timeout`, `--max-memory-mb`).
 """
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.cli.jobs import add_program_arguments, finish, run_in_process, stderr_progress, table
+from pt2_viewer.core.cli.jobs import (
+    add_program_arguments,
+    add_worker_arguments,
+    finish,
+    run_in_worker,
+    table,
+    trust_fields,
+)
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
 
 CANDIDATE_HELP = ("core or functional ATen, a decomposition table TABLE.py, bf16 or fp16 (casts inputs, parameters and "
@@ -37,11 +45,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="reference values held in memory before spilling to disk (default 1024)")
     parser.add_argument("--table-name", help="name of the table in TABLE.py, if it has several")
     add_program_arguments(parser)
+    add_worker_arguments(parser, "the comparison")
 
 
 def main(args: argparse.Namespace) -> int:
-    from pt2_viewer.core.numerics.job import run_job
-
     script = args.file.suffix == ".py"
     if not script and not args.candidate:
         print("error: --candidate is required for a .pt2 (core, functional, TABLE.py, bf16, fp16, cuda, compile or "
@@ -51,10 +58,11 @@ def main(args: argparse.Namespace) -> int:
         "program": str(args.file), "candidate": args.candidate, "script": str(args.file) if script else None,
         "threshold": args.threshold, "inputs": args.inputs,
         "seed": args.seed, "top": args.top, "budget_mb": args.budget_mb, "table_name": args.table_name,
-        "program_name": args.program, "preload": str(args.preload) if args.preload else None, "trust": args.trust,
+        "program_name": args.program, "preload": str(args.preload) if args.preload else None,
+        **trust_fields(args),
     }
     with tempfile.TemporaryDirectory(prefix="pt2v-numerics-") as out:
-        result = run_in_process(run_job, request, Path(out), stderr_progress(args.quiet or args.json))
+        result = run_in_worker("numerics", request, Path(out), args)
     return finish(result, args.json, readable)
 
 

@@ -3,7 +3,9 @@
 With --json it prints the run job's result as one JSON object (fields in docs/jobs.md): `ok`, `device`,
 `cuda_available`, `inputs`, `outputs` (name, dtype, shape, min, max, mean, nan, inf, preview), `latency` (median_s,
 min_s, max_s, iqr_s, warmup, runs) and, when asked, `node_times`/`hottest`, `compile` and `aoti`. Without --json, a
-readable table. Exits 1 with the job's message when the run fails (2 for a malformed command).
+readable table. Exits 1 with the job's message when the run fails (2 for a malformed command, 130 when cancelled).
+The run happens in the worker (core/cli/jobs.py): the Python PT2V_WORKER_PYTHON or Preferences chose, `--timeout`,
+`--max-memory-mb`.
 """
 from __future__ import annotations
 
@@ -11,7 +13,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.cli.jobs import add_program_arguments, finish, run_in_process, stderr_progress, table
+from pt2_viewer.core.cli.jobs import (
+    add_program_arguments,
+    add_worker_arguments,
+    finish,
+    run_in_worker,
+    table,
+    trust_fields,
+)
 
 
 def _dim(text: str) -> tuple[str, int]:
@@ -38,22 +47,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--aoti", type=Path, metavar="PACKAGE.pt2",
                         help="also build an AOTInductor package here, run it and compare")
     add_program_arguments(parser)
+    add_worker_arguments(parser, "the run")
 
 
 def main(args: argparse.Namespace) -> int:
     import tempfile
-
-    from pt2_viewer.core.run.job import run_job
 
     request: dict[str, Any] = {
         "program": str(args.file), "device": args.device, "inputs": args.inputs, "dims": dict(args.dim),
         "seed": args.seed, "warmup": args.warmup, "runs": args.runs, "node_times": args.node_times,
         "compile": args.compile, "aoti": args.aoti is not None, "aoti_package": str(args.aoti) if args.aoti else None,
         "program_name": args.program, "preload": str(args.preload) if args.preload else None,
-        "trust": args.trust,
+        **trust_fields(args),
     }
     with tempfile.TemporaryDirectory(prefix="pt2v-run-") as out:
-        result = run_in_process(run_job, request, Path(out), stderr_progress(args.quiet or args.json))
+        result = run_in_worker("run_program", request, Path(out), args)
     return finish(result, args.json, readable)
 
 

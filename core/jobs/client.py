@@ -159,6 +159,18 @@ def stopped_message(reason: str, timeout_s: float | None, tree_memory_mb: int | 
             "with --max-memory-mb, or give the job less work).")
 
 
+def start_worker_process(command: list[str], *, env: dict[str, str], cwd: str | None,
+                         pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
+    """The one place a worker process is started on this machine: `command` (`PYTHON -m pt2_viewer.core.worker ...`)
+    in its own session, so that cancelling kills its whole process group; stdin closed, stdout and stderr piped, the
+    events pipe's write end (`pass_fds`) inherited. OSError when it cannot start (the Python does not exist...).
+
+    A worker elsewhere (core/jobs/remote/) starts its process its own way and keeps `WorkerJob`'s interface
+    (`core.jobs.job.Job`)."""
+    return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            pass_fds=pass_fds, env=env, cwd=cwd, start_new_session=True)
+
+
 class WorkerJob:
     """One worker job. Call start(), then poll() whenever `fds()` are readable (and every ~100 ms), or wait()."""
 
@@ -219,15 +231,14 @@ class WorkerJob:
         env["TMPDIR"] = str(self._tmp)
         env["PYTHONUNBUFFERED"] = "1"  # the script's prints reach the log panel as they happen
         try:
-            self._proc = subprocess.Popen(
-                self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(write_fd,), env=env, cwd=self.cwd, start_new_session=True,
-            )
+            self._proc = start_worker_process(self.command(), env=env, cwd=self.cwd, pass_fds=(write_fd,))
         except OSError as e:
             os.close(read_fd)
             os.close(write_fd)
             self._remove_tmp()
-            self._finish(protocol.START_FAILED, f"Could not start the worker's Python {self.python}: "
+            choice = choose_worker_python()  # say where the choice came from when it is the one in force
+            which = choice.describe() if choice.path == self.python else self.python
+            self._finish(protocol.START_FAILED, f"Could not start the worker's Python {which}: "
                          f"{e.strerror or e}. {HOW_TO_FIX}")
             return
         os.close(write_fd)

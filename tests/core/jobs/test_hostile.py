@@ -44,6 +44,8 @@ VIEWER_REFUSES = {"flipped_name_byte", "deep_json", "json_bomb", "binary_archive
 def payload(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> hostile.Payload:
     p = hostile.Payload.make(tmp_path / "payload")
     monkeypatch.syspath_prepend(str(p.path))  # the module a hostile file names is installed, and importable
+    # ... in the worker too: the command lines run their jobs there (core/cli/jobs.py)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(x for x in (str(p.path), os.environ.get("PYTHONPATH")) if x))
     return p
 
 
