@@ -31,8 +31,10 @@ from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, S
 from PySide6.QtWidgets import QWidget
 
 from pt2_viewer.app.platform.trust_dialog import confirm_imports, confirm_program
-from pt2_viewer.core.jobs.client import JobOutcome, WorkerJob
-from pt2_viewer.core.jobs.python_env import choose_worker_python
+from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.python_env import choose_worker
+from pt2_viewer.core.jobs.remote.any_worker import AnyWorkerJob, worker_job
+from pt2_viewer.core.jobs.remote.target import is_remote
 from pt2_viewer.core.jobs.warm import AnyJob, WarmPool
 from pt2_viewer.core.platform.trust import TrustStore
 
@@ -65,7 +67,7 @@ class WorkerDriver(QObject):
 
     def __init__(self, parent: QObject | None = None, warm: str | None = None, hold: bool = False) -> None:
         super().__init__(parent)
-        self.job: AnyJob | None = None
+        self.job: AnyJob | AnyWorkerJob | None = None
         self.warm = warm  # the program whose warm worker runs this driver's jobs
         if warm and hold:
             token = object()  # outlives the driver in the slot below, unlike `self`
@@ -88,18 +90,19 @@ class WorkerDriver(QObject):
 
     def prewarm(self) -> None:
         """Start the program's warm worker now, so that the job asked for later starts at once."""
-        if self.warm:
+        if self.warm and not is_remote(choose_worker().path):  # a worker over SSH has no warm worker (yet)
             warm_pool().prewarm(self.warm)
 
-    def start(self, job: str, request: dict[str, Any], out_dir: str | Path, **options: Any) -> AnyJob:
+    def start(self, job: str, request: dict[str, Any], out_dir: str | Path, **options: Any) -> AnyJob | AnyWorkerJob:
         """Start a job (`options` go to WorkerJob: timeout_s, memory_limit_mb, env ...). Never blocks."""
         if self.running:
             raise RuntimeError("a job is already running; cancel it or wait for `finished` first")
         self._cancel_requested = False
         self._started = (job, request, out_dir, options)
         callbacks = {"on_event": self.event.emit, "on_output": self.output.emit, "on_finished": self._on_finished}
-        self.job = (warm_pool().job(job, request, out_dir, **callbacks, **options) if self.warm
-                    else WorkerJob(job, request, out_dir, **callbacks, **options))
+        self.job = (warm_pool().job(job, request, out_dir, **callbacks, **options)
+                    if self.warm and not is_remote(choose_worker().path)
+                    else worker_job(job, request, out_dir, **callbacks, **options))  # local, or over SSH
         self.job.start()  # a start failure calls on_finished at once
         self.destroyed.connect(lambda *_args, job=self.job: _orphaned(job))  # its owner closed: nothing outlives it
         if self.job.running:
@@ -178,7 +181,7 @@ class WorkerDriver(QObject):
         modules = [str(m) for m in error.get("modules") or []]
         if modules and len(modules) == len(items) and not store.is_trusted(program):
             # only installed modules to import: asked per module and worker Python, not for the whole file
-            python = str(options.get("python") or choose_worker_python().path)
+            python = str(options.get("python") or choose_worker().path)
             asked = sorted(set(request.get("allow_imports") or []) | set(modules))
             if set(modules) <= set(request.get("allow_imports") or []) or not confirm_imports(
                     widget, program, python, modules, items, store, interactive=self._interactive(widget)):
@@ -200,7 +203,7 @@ class WorkerDriver(QObject):
         return widget is not None
 
 
-def _orphaned(job: AnyJob) -> None:
+def _orphaned(job: AnyJob | AnyWorkerJob) -> None:
     """The driver is gone (its tab or dialog closed): end the job without calling back into the dead driver."""
     job.on_event = job.on_output = job.on_finished = None
     job.cancel()

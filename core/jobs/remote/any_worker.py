@@ -12,7 +12,7 @@ from typing import Any
 from pt2_viewer.core.jobs.client import WorkerJob
 from pt2_viewer.core.jobs.python_env import FROM_DEFAULT, choose_worker, preferred_scratch
 from pt2_viewer.core.jobs.remote.job import RemoteJob
-from pt2_viewer.core.jobs.remote.target import RemoteWorker, parse_worker_url
+from pt2_viewer.core.jobs.remote.target import RemoteWorker, WorkerUrlError, parse_worker_url
 
 AnyWorkerJob = WorkerJob | RemoteJob
 
@@ -26,11 +26,16 @@ def chosen_remote(worker: str | None = None) -> RemoteWorker | None:
 
 def worker_job(job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], worker: str | None = None,
                **options: Any) -> AnyWorkerJob:
-    """A job (not started yet) on the chosen worker."""
+    """A job (not started yet) on the chosen worker. A malformed ssh:// URL gives a job whose start fails saying
+    what is wrong with it."""
     choice = choose_worker(worker)
     if choice.remote:
-        return RemoteJob(job, request, out_dir, worker=parse_worker_url(choice.path, preferred_scratch()),
-                         **options)
+        try:
+            target = parse_worker_url(choice.path, preferred_scratch())
+        except WorkerUrlError as e:
+            return RemoteJob(job, request, out_dir, worker=RemoteWorker("", ""), problem=f"{e} ({choice.describe()})",
+                             **options)
+        return RemoteJob(job, request, out_dir, worker=target, **options)
     if choice.source != FROM_DEFAULT and not options.get("python"):
         options["python"] = choice.path
     return WorkerJob(job, request, out_dir, **options)

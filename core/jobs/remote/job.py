@@ -92,8 +92,9 @@ class RemoteJob:
                  timeout_s: float | None = None, memory_limit_mb: int | None = None, python: str | None = None,
                  env: dict[str, str] | None = None, cwd: str | None = None,
                  on_event: EventCallback | None = None, on_output: OutputCallback | None = None,
-                 on_finished: Callable[[JobOutcome], None] | None = None) -> None:
+                 on_finished: Callable[[JobOutcome], None] | None = None, problem: str | None = None) -> None:
         self.job = job
+        self.problem = problem  # the worker cannot be used (a malformed URL): start() fails at once, saying this
         self.request = request
         self.out_dir = Path(out_dir).resolve()
         self.worker = worker
@@ -129,6 +130,9 @@ class RemoteJob:
         if self._thread is not None or self.outcome is not None:
             raise RuntimeError("a RemoteJob can be started only once; make a new one to run again")
         self._started_at = time.monotonic()
+        if self.problem is not None:
+            self._finish(protocol.START_FAILED, self.problem)
+            return
         self.out_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(self.out_dir / protocol.REQUEST_FILE, self.request)
         self._wake_r, self._wake_w = os.pipe()

@@ -14,6 +14,7 @@ from pt2_viewer.app.jobs.preferences_dialog import KIND_KEY, SSH, PreferencesDia
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.run.panel import CudaProbe
 from pt2_viewer.core.jobs import python_env
+from pt2_viewer.core.jobs.remote.job import RemoteJob
 from pt2_viewer.core.jobs.remote.probe import RemoteProbe
 from tests.app.run.test_run_panel import mlp, open_run_tab  # noqa: F401  (mlp is a fixture)
 from tests.core.jobs.ssh_server import HOST_ALIAS, SshServer, ssh_server  # noqa: F401  (a fixture)
@@ -93,3 +94,17 @@ def test_a_server_with_a_gpu_enables_cuda_run(qtbot, window: MainWindow, mlp: Pa
     assert panel.cuda_button.toolTip() == "Run on the GPU"
     python_env.set_preferred(None)  # back on this machine's Python: the server's answer is not this worker's
     assert CudaProbe.shared().python == url and python_env.choose_worker().path != url
+
+
+def test_the_window_s_jobs_go_to_the_chosen_server(qtbot, ssh_server: SshServer,  # type: ignore[no-untyped-def]
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Run tab's CUDA question is a run job: with an SSH worker chosen it runs there, through the GUI's driver."""
+    monkeypatch.setenv("PT2V_SSH_COMMAND", ssh_server.ssh_command)
+    monkeypatch.setattr(CudaProbe, "_shared", None)
+    monkeypatch.setattr(worker_probes(), "answers", {})  # no Test connection answer: the question is a job
+    python_env.set_preferred(ssh_server.url, str(ssh_server.scratch))  # as OK in Preferences does
+    probe = CudaProbe.shared()
+    with qtbot.waitSignal(probe.known, timeout=PROBE_TIMEOUT) as blocker:
+        assert probe.ask() is None
+    assert not blocker.args[0].available and probe.python == ssh_server.url
+    assert isinstance(probe.driver.job, RemoteJob) and probe.driver.job.remote["python"] == ssh_server.python
