@@ -4,7 +4,8 @@ Every builder takes the real archive (`pt2_path("dynamic_shapes")`), a folder an
 attack would create if its code ran, and a module name whose import would create it too) and writes one archive. The
 attacks are the ones torch's loader falls for: pickles with a `__reduce__` (in a weight, a constant, an opaque object,
 the sample inputs, a legacy-format weight file), a size expression that `sympy.sympify` would evaluate, modules the
-file names (a custom-op namespace, a pytree type, an enum in a pytree context), an AOTInductor part; and broken files:
+file names (a custom-op namespace, a pytree type, an enum in a pytree context; `named_type` names any module), an
+AOTInductor part; and broken files:
 a flipped byte in the central directory, JSON nested 100,000 deep, NaN/Infinity or min > max in a symbol range, zip
 bombs, control characters in archive_format, member names that climb out of the archive or are not UTF-8, the same
 member twice, too many members.
@@ -168,6 +169,14 @@ def _edit_in_spec(src: Path, dst: Path, edit: Callable[[list], None]) -> Path:
 def pytree_type(src: Path, dst: Path, p: Payload) -> Path:
     def edit(spec: list) -> None:
         spec[1]["type"] = f"{p.module}.Inputs"
+
+    return _edit_in_spec(src, dst, edit)
+
+
+def named_type(src: Path, dst: Path, type_name: str) -> Path:
+    """The program's input spec names the pytree type `type_name`: torch would import its module to load it."""
+    def edit(spec: list) -> None:
+        spec[1]["type"] = type_name
 
     return _edit_in_spec(src, dst, edit)
 

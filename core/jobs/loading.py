@@ -88,8 +88,10 @@ class Pinned:
     fd: int
 
     def verify(self) -> None:
-        """Refuse a file that changed in place while it was checked and loaded."""
-        if _fd_identity(self.fd) != self.identity:
+        """Refuse a file that was written in place while it was checked and loaded (its size or modification time
+        changed; the change time alone does not count: removing or replacing the path changes it too, and the open
+        file still holds what was checked)."""
+        if _fd_identity(self.fd)[:4] != self.identity[:4]:
             raise JobFailure("load", f"'{self.path.name}' changed while it was being loaded, so what torch read may "
                              "not be what was checked.", "Wait until the file is fully written, then try again.")
 

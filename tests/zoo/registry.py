@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import fnmatch
 
-from tests.zoo import blocks, exportdb, hf, vision
+from tests.zoo import blocks, exportdb, families, hf, vision
 from tests.zoo.entry import ZooEntry
 
-ENTRIES: dict[str, ZooEntry] = {e.name: e for m in (vision, hf, blocks, exportdb) for e in m.ENTRIES}
+ENTRIES: dict[str, ZooEntry] = {e.name: e for m in (vision, hf, families, blocks, exportdb) for e in m.ENTRIES}
 
 
 def matches(pattern: str, *names: str) -> bool:

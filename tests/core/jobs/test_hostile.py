@@ -389,3 +389,185 @@ def test_closing_the_owner_of_a_running_job_ends_its_process_tree(qtbot, tmp_pat
     delete(owner)  # a tab or dialog closed without cancelling its job
     assert job.outcome is not None and job.outcome.status == protocol.CANCELLED
     assert dead_within(worker, 2.0)
+
+
+# --- the import policy: which modules a file may make the worker import (core/jobs/import_policy.py) -------------
+
+def _fake_site(tmp_path: Path) -> tuple[Path, Path]:
+    """A site-packages folder with one distribution, `pt2vfake` (package `pt2vfake`, and `pt2vns/real.py` of the
+    namespace package `pt2vns`), whose `.pth` puts another folder on sys.path holding `pt2vpth.py` and a second
+    `pt2vns` portion with `evil.py`; and `pt2vfake/planted.py`, in the package's folder but in no RECORD."""
+    site_dir, other = tmp_path / "site-packages", tmp_path / "elsewhere"
+    for folder in (site_dir / "pt2vfake", site_dir / "pt2vns", other / "pt2vns"):
+        folder.mkdir(parents=True)
+    for file in ("pt2vfake/__init__.py", "pt2vfake/outputs.py", "pt2vfake/planted.py", "pt2vns/real.py"):
+        (site_dir / file).write_text("", encoding="utf-8")
+    dist = site_dir / "pt2vfake-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: pt2vfake\nVersion: 1.0\n", encoding="utf-8")
+    (dist / "top_level.txt").write_text("pt2vfake\npt2vns\n", encoding="utf-8")
+    (dist / "RECORD").write_text("pt2vfake/__init__.py,,\npt2vfake/outputs.py,,\npt2vns/real.py,,\n"
+                                 "pt2vfake-1.0.dist-info/RECORD,,\n", encoding="utf-8")
+    (site_dir / "pt2vfake.pth").write_text(f"{other}\n", encoding="utf-8")
+    return site_dir, other
+
+
+def test_names_that_resolve_outside_site_packages_are_not_allowed(pt2_path, tmp_path, monkeypatch, payload):  # type: ignore[no-untyped-def]
+    import site
+
+    from pt2_viewer.core.jobs import import_policy
+    from pt2_viewer.core.jobs.errors import JobFailure
+
+    site_dir, other = _fake_site(tmp_path)
+    for module in ("pt2vns.evil", "pt2vpth"):  # each would run the payload if imported
+        (other / f"{module.replace('.', '/')}.py").write_text(
+            f"open({str(payload.marker)!r}, 'w').write('imported')\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    site.addsitedir(str(site_dir))  # what Python does at start-up: the .pth puts `elsewhere` on sys.path
+    assert str(other) in sys.path
+    real_sites = import_policy.site_dirs()
+    monkeypatch.setattr(import_policy, "site_dirs", lambda: (site_dir.resolve(), *real_sites))
+    monkeypatch.setitem(import_policy.ALLOWED_DISTRIBUTIONS, "pt2vfake", "a library of this test")
+
+    def status(module: str) -> str:
+        return import_policy.decide(module, "for T").status
+
+    assert status("pt2vfake.outputs") == import_policy.ALLOWED
+    assert import_policy.resolve("pt2vfake.outputs").version == "1.0"
+    assert status("pt2vns.real") == import_policy.ALLOWED
+    assert status("pt2vns.evil") == import_policy.CONSENT  # the namespace package's portion outside site-packages
+    assert status("pt2vpth") == import_policy.CONSENT  # on sys.path through a .pth, in no distribution
+    assert status("pt2vfake.planted") == import_policy.CONSENT  # in the package's folder, not in its RECORD
+    assert status("pt2vfake.missing") == import_policy.MISSING
+    assert "pt2vfake" not in sys.modules  # resolving ran nothing
+
+    for module in ("pt2vns.evil", "pt2vpth"):
+        path = hostile.named_type(pt2_path(BASE), tmp_path / f"{module}.pt2", f"{module}.Inputs")
+        with pytest.raises(JobFailure) as refused:
+            load_program(path)
+        assert refused.value.failure.kind == "untrusted" and refused.value.failure.modules == [module]
+    assert not payload.marker.exists() and "pt2vns" not in sys.modules and "pt2vpth" not in sys.modules
+
+
+@pytest.mark.parametrize("module", ["antigravity", "this"])
+def test_an_installed_module_with_import_side_effects_is_asked_for(module, pt2_path, tmp_path):  # type: ignore[no-untyped-def]
+    assert module not in sys.modules
+    path = hostile.named_type(pt2_path(BASE), tmp_path / f"{module}.pt2", f"{module}.Inputs")
+    rc, out, err = cli_streams("run", str(path), "--json", "-q")
+    error = json.loads(out)["error"]
+    assert rc == 1 and error["kind"] == "untrusted" and error["modules"] == [module]
+    assert f"--allow-import {module}" in error["hint"] and "the standard library" in error["consent"][0]
+    assert module not in sys.modules, "resolving the name imported it"
+
+
+def test_a_module_beside_the_file_or_in_the_working_directory_is_never_imported(pt2_path, tmp_path):  # type: ignore[no-untyped-def]
+    folder = tmp_path / "download"
+    folder.mkdir()
+    module = f"pt2v_beside_{os.getpid()}"
+    marker = tmp_path / "PWNED"
+    (folder / f"{module}.py").write_text(f"open({str(marker)!r}, 'w').write('imported')\n", encoding="utf-8")
+    path = hostile.named_type(pt2_path(BASE), folder / "model.pt2", f"{module}.Inputs")
+    # the command line run from that folder (`python -m` puts it first on sys.path) ...
+    run = subprocess.run([sys.executable, "-m", "pt2_viewer", "run", "model.pt2", "-q"], cwd=folder,
+                         env={**os.environ, **ENV}, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert f"needs the package that defines {module}" in run.stderr and "pip install" in run.stderr, run.stderr
+    # ... and a worker started there
+    _, outcome = run_job("run_program", {"program": str(path)}, tmp_path / "out", cwd=str(folder), env=ENV,
+                         timeout_s=300)
+    assert outcome.result is not None and outcome.result["error"]["kind"] == "missing_type", outcome.message
+    assert not marker.exists()
+
+
+def test_a_folder_named_like_an_allowed_library_in_the_working_directory_is_not_imported(pt2_path, tmp_path):  # type: ignore[no-untyped-def]
+    import transformers
+
+    work = tmp_path / "work"
+    (work / "transformers").mkdir(parents=True)
+    marker = tmp_path / "PWNED"
+    for name in ("__init__.py", "modeling_outputs.py"):
+        (work / "transformers" / name).write_text(f"open({str(marker)!r}, 'w').write('imported')\n",
+                                                 encoding="utf-8")
+    bert = pt2_path("hf_tiny_bert")
+    run = subprocess.run([sys.executable, "-m", "pt2_viewer", "run", str(bert), "--runs", "1", "--warmup", "0",
+                          "--json", "-q"], cwd=work, env={**os.environ, **ENV}, capture_output=True, text=True,
+                         timeout=300)
+    result = json.loads(run.stdout)
+    assert result["ok"], result.get("error")
+    assert result["imports"][0]["distribution"] == "transformers"
+    assert result["imports"][0]["version"] == transformers.__version__
+    _, outcome = run_job("run_program", {"program": str(bert), "runs": 1, "warmup": 0}, tmp_path / "out",
+                         cwd=str(work), env=ENV, timeout_s=300)
+    assert outcome.result is not None and outcome.result["ok"], outcome.message
+    assert not marker.exists(), "the working directory's transformers/ was imported"
+
+
+def test_the_file_loaded_is_the_file_that_was_checked(pt2_path, tmp_path, payload, monkeypatch):  # type: ignore[no-untyped-def]
+    import shutil
+
+    from pt2_viewer.core.jobs import loading
+    from pt2_viewer.core.jobs.errors import JobFailure
+
+    path = tmp_path / "model.pt2"
+    shutil.copy(pt2_path(BASE), path)
+    evil = make("sympy_expression", pt2_path, tmp_path, payload)  # torch would evaluate its size as Python
+    checked = loading.check_archive
+
+    def check_then_swap(*args, **kwargs):  # type: ignore[no-untyped-def]
+        check = checked(*args, **kwargs)
+        os.replace(evil, path)  # the file is replaced between the check and torch's load
+        return check
+
+    monkeypatch.setattr(loading, "check_archive", check_then_swap)
+    loaded = load_program(path)
+    assert not payload.marker.exists(), "torch loaded the swapped file"
+    assert loaded.sample_inputs is not None
+    monkeypatch.setattr(loading, "check_archive", checked)
+    with pytest.raises(JobFailure) as refused:  # what is at the path now is refused on its own
+        load_program(path)
+    assert refused.value.failure.kind == "untrusted"
+
+
+def test_a_file_changed_in_place_while_it_loads_is_refused(pt2_path, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    import shutil
+
+    from pt2_viewer.core.jobs import loading
+    from pt2_viewer.core.jobs.errors import JobFailure
+
+    path = tmp_path / "model.pt2"
+    shutil.copy(pt2_path(BASE), path)
+    checked = loading.check_archive
+
+    def check_then_rewrite(*args, **kwargs):  # type: ignore[no-untyped-def]
+        check = checked(*args, **kwargs)
+        data = path.read_bytes()
+        with open(path, "r+b") as f:  # the same file (inode), written again: a download still in progress
+            f.write(data)
+        return check
+
+    monkeypatch.setattr(loading, "check_archive", check_then_rewrite)
+    with pytest.raises(JobFailure) as refused:
+        load_program(path)
+    assert refused.value.failure.kind == "load" and "changed while it was being loaded" in refused.value.failure.message
+
+
+def test_native_code_needs_its_own_consent(pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
+    from pt2_viewer.core.jobs.errors import JobFailure
+    from pt2_viewer.core.jobs.loading import require_native, trust_options
+
+    check = check_archive(make("aoti_part", pt2_path, tmp_path, payload))
+    assert not check.needs_trust  # its programs load without it: the AOTInductor part is never loaded for them
+    with pytest.raises(JobFailure) as refused:
+        require_native(check, allow_native=trust_options({"allow_imports": ["x"]})["allow_native"])
+    assert refused.value.failure.kind == "untrusted_native" and "--allow-native" in refused.value.failure.hint
+    require_native(check, allow_native=trust_options({"allow_native": True})["allow_native"])
+    require_native(check, allow_native=trust_options({"trust": True})["allow_native"])  # --trust: all of them
+    assert not payload.marker.exists()
+
+
+def test_trust_options_read_the_three_kinds_from_a_request() -> None:
+    from pt2_viewer.core.jobs.loading import trust_options
+
+    assert trust_options({}) == {"trusted": False, "allow_imports": [], "allow_native": False}
+    assert trust_options({"trust": "yes", "allow_imports": ["a", 3], "allow_native": 1}) == {
+        "trusted": False, "allow_imports": ["a"], "allow_native": False}
