@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app import theme
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.graph.document import DocumentWidget, show_weights_as_nodes, weights_as_nodes_wanted
 from pt2_viewer.app.graph.export_image import export_scene
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
@@ -121,7 +121,7 @@ class MainWindow(QMainWindow):
                       lambda: self._view_call(lambda d: d.view.zoom(1.25))),
             self._add(view, "Zoom &Out", QKeySequence.StandardKey.ZoomOut,
                       lambda: self._view_call(lambda d: d.view.zoom(0.8))),
-            self._add(view, "&Fit", "Ctrl+0", lambda: self._view_call(lambda d: d.view.fit()))]
+            self._add(view, "&Fit", "Ctrl+0", lambda: self._view_call(lambda d: d.fit()))]
         view.addSeparator()
         self.view_actions += [
             self._add(view, "&Expand All Groups", "Ctrl+E", lambda: self._view_call(lambda d: d.expand_all())),
@@ -140,6 +140,10 @@ class MainWindow(QMainWindow):
         self.minimap_action = self._add(view, "Show &Minimap", None, self.show_minimaps)
         self.minimap_action.setCheckable(True)
         self.minimap_action.setChecked(bool_setting(MiniMap.SETTING, True))
+        self.weights_action = self._add(view, "Show &Weights as Nodes", None,
+                                        lambda on: show_weights_as_nodes(self, on))  # app/graph/document.py
+        self.weights_action.setCheckable(True)
+        self.weights_action.setChecked(weights_as_nodes_wanted())
         program = self.menuBar().addMenu("&Program")
         self.program_actions = [
             self._add(program, "&Decompose…", "Ctrl+Shift+D", self.decompose_dialog),

@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtGui import QColor, QImage
 
 from scripts.zoo import CHECKS, COMMANDS, screenshot_problem, svg_problem
+from tests.first_view import SIZES, first_view_problems, screenshot
 from tests.programs import REPO_ROOT, ExportFailed
 from tests.zoo.cache import program_by_id, zoo_path
 
@@ -40,6 +41,21 @@ def _zoo_archive(program_id: str) -> Path:
 def test_command_agrees_with_torch(program_id: str, command: str, work: Path) -> None:
     outcome = CHECKS[command](_zoo_archive(program_id), work)
     assert outcome.ok, f"{program_id} {command}: {outcome.message}"
+
+
+FIRST_VIEWS = ["resnet18", "efficientnet_b0", "mobilenet_v3_small", "vit", "bert", "llama", "llama.decomposed"]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("program_id", FIRST_VIEWS)
+def test_first_view_is_readable_at_first_sight(program_id: str, size: tuple[int, int], window,  # type: ignore[no-untyped-def]
+                                               tmp_path: Path) -> None:
+    """CNNs, transformers and an LLM open readable, as the view description `--screenshot` writes says: weights
+    inside their ops, the inputs on screen, at least 8 items wholly visible with labels of 9 px or more, none
+    smaller."""
+    described = screenshot(window, _zoo_archive(program_id), tmp_path / "shot.png", size)
+    model = window.current_tab().graphs()[0].model
+    assert first_view_problems(described, model) == [], f"{program_id} at {size}"
 
 
 def _label(img: QImage, x: int, y: int) -> None:

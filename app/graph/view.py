@@ -204,16 +204,9 @@ class GraphView(QGraphicsView):
         if not rects:  # nothing to anchor on: the top of the drawing
             top = self.scene().sceneRect()
             rects = [QRectF(top.left(), top.top(), top.width(), 1.0)]
-        region = _densest_region(rects, room_w / READABLE_SCALE, room_h / READABLE_SCALE)
-        inputs = rects[:self.layout.start_inputs]
-        if inputs:  # never open scrolled past the inputs: with them when they fit, else from their top
-            with_inputs = region
-            for r in inputs:
-                with_inputs = with_inputs.united(r)
-            if with_inputs.width() <= room_w / READABLE_SCALE and with_inputs.height() <= room_h / READABLE_SCALE:
-                region = with_inputs
-            else:
-                region.setTop(min(region.top(), min(r.top() for r in inputs)))
+        # grown from an input, so the view never opens scrolled past the inputs
+        region = _densest_region(rects, room_w / READABLE_SCALE, room_h / READABLE_SCALE,
+                                 rects[:self.layout.start_inputs])
         scale = max(READABLE_SCALE, min(1.0, room_w / max(region.width(), 1.0), room_h / max(region.height(), 1.0)))
         self.resetTransform()
         self.scale(scale, scale)
@@ -312,12 +305,11 @@ class GraphView(QGraphicsView):
         self.titles.paint(painter)
 
 
-def _densest_region(rects: list[QRectF], max_w: float, max_h: float) -> QRectF:
+def _densest_region(rects: list[QRectF], max_w: float, max_h: float, seeds: list[QRectF] | None = None) -> QRectF:
     """The region, at most max_w x max_h, that holds the most of `rects` (the program's start, inputs first).
-    Grown greedily from each rect in turn; ties go to the earlier seed, so the inputs win when they fit with what
-    they feed, and the first ops win when the inputs sit far from them (an input drawn high above a deep group)."""
+    Grown greedily from each of `seeds` (the inputs; else every rect) in turn; ties go to the earlier seed."""
     best: tuple[int, QRectF] | None = None
-    for seed in rects:
+    for seed in seeds or rects:
         region, count = seed, 1
         for r in rects:
             if r is seed:
