@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from pt2_viewer.core.model.executorch import ExecutorchProgram
 from pt2_viewer.core.model.metadata import Frame, ModuleScope, parse_module_stack, parse_stack_trace, parse_torch_fn
 from pt2_viewer.core.model.tensor_meta import SymDim, TensorMeta, tensor_meta_or_none
 from pt2_viewer.core.util.lazy import lazy
@@ -318,6 +319,7 @@ class Archive:
     byteorder: str
     aoti: AotiPackage | None = None
     warnings: list[str] = field(default_factory=list)
+    executorch: ExecutorchProgram | None = None  # an ExecuTorch .pte: each method is one of `programs`
 
     @property
     def torch_version(self) -> str:

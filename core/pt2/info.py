@@ -2,6 +2,8 @@
 
 The JSON shape is a public contract (users' scripts rely on it): `torch_version`, `schema_version`, `programs`
 (each with `name`, `dialect`, `node_count`, `nodes`, `subgraphs`, `inputs`, `outputs`, `range_constraints`).
+An ExecuTorch `.pte` has its own: `{"format": "pte", "schema_version", "methods": [{name, operators, delegates,
+inputs, outputs, memory}]}` (`pte_info`).
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ def program_info(p: Program) -> dict[str, Any]:
 
 
 def archive_info(a: Archive) -> dict[str, Any]:
+    if a.executorch is not None:
+        return pte_info(a)
     info: dict[str, Any] = {
         "torch_version": a.torch_version,
         "schema_version": a.schema_version,
@@ -57,6 +61,8 @@ def _bytes(n: int) -> str:
 
 
 def summary_text(a: Archive) -> str:
+    if a.executorch is not None:
+        return pte_text(a)
     lines = [f"{a.path}", f"  torch {a.torch_version or '?'}, schema {a.schema_version or '?'}, "
                           f"{len(a.programs)} program(s)"]
     if a.aoti is not None:
@@ -105,4 +111,54 @@ def aoti_text(archive: Archive) -> str:
     lines += [f"  {f}" for f in aoti.files]
     for name, meta in aoti.metadata.items():
         lines += ["", f"{name}:"] + [f"  {k}: {v}" for k, v in meta.items()]
+    return "\n".join(lines)
+
+
+# -- ExecuTorch .pte ------------------------------------------------------------------------------------------------
+def pte_info(a: Archive) -> dict[str, Any]:
+    """`info --json` of a `.pte`: `{"format": "pte", "schema_version", "methods": [{name, operators, delegates,
+    inputs, outputs, memory}]}`, in parity with ExecuTorch's own deserializer (tests/core/pte/test_pte_parity.py)."""
+    et = a.executorch
+    assert et is not None
+    return {
+        "format": "pte",
+        "schema_version": et.schema_version,
+        "methods": [{
+            "name": m.name,
+            "operators": m.operators,
+            "delegates": [{"backend": d.backend, "bytes": d.nbytes} for d in m.delegates],
+            "inputs": [{"dtype": s.dtype, "shape": list(s.shape) if s.shape is not None else None} for s in m.inputs],
+            "outputs": [{"dtype": s.dtype, "shape": list(s.shape) if s.shape is not None else None}
+                        for s in m.outputs],
+            "memory": {"buffers": m.memory.buffers, "peak": m.memory.peak},
+        } for m in et.methods],
+    }
+
+
+def pte_text(a: Archive) -> str:
+    et = a.executorch
+    assert et is not None
+    lines = [a.path, f"  ExecuTorch program ({et.identifier}, schema version {et.schema_version}), "
+                     f"{len(et.methods)} method(s), {_bytes(et.file_bytes)} ({_bytes(et.program_bytes)} program, "
+                     f"{len(et.segments)} segments)"]
+    for m in et.methods:
+        lines.append(f"\nmethod '{m.name}': {m.instructions} instructions, {m.values} values, "
+                     f"{len(m.operators)} operators, {len(m.delegates)} delegate call(s)")
+        lines.append(f"  memory: {len(m.memory.buffers)} planned buffer(s) "
+                     f"[{', '.join(_bytes(b) for b in m.memory.buffers)}], peak {_bytes(m.memory.peak)}")
+        for title, specs in (("inputs", m.inputs), ("outputs", m.outputs)):
+            lines.append(f"  {title}:")
+            lines += [f"    {s.value:<16} {s.dtype:<10} {list(s.shape) if s.shape is not None else ''}" for s in specs]
+        if m.delegates:
+            lines.append("  delegates:")
+            backends = Counter(d.backend for d in m.delegates)
+            for backend, n in backends.most_common():
+                total = sum(d.nbytes for d in m.delegates if d.backend == backend)
+                lines.append(f"    {n:>4} x {backend:<24} {_bytes(total)} of payload")
+        lines.append("  operators:")
+        lines += [f"    {op}" for op in m.operators]
+    if et.constants:
+        lines.append(f"\nconstants: {len(et.constants)} ({_bytes(sum(c.nbytes for c in et.constants))})")
+    for w in a.warnings:
+        lines.append(f"warning: {w}")
     return "\n".join(lines)

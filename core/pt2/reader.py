@@ -52,6 +52,8 @@ from pt2_viewer.core.model.tensor_meta import (
 )
 from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pte.errors import PteError
+from pt2_viewer.core.pte.reader import is_pte, read_pte
 
 MEMORY_FORMATS = {0: "unknown", 1: "contiguous_format", 2: "channels_last", 3: "channels_last_3d",
                   4: "preserve_format"}
@@ -70,7 +72,13 @@ class Unknown:
 
 
 def read_archive(path: str | os.PathLike[str]) -> Archive:
-    """Read every program in a `.pt2`. Raises `ArchiveError` with a user-facing message on any problem."""
+    """Read every program in a `.pt2` (or, recognised by its magic, every method of an ExecuTorch `.pte`: see
+    core/pte/). Raises `ArchiveError` with a user-facing message on any problem."""
+    if is_pte(path):
+        try:
+            return read_pte(path)
+        except PteError as e:
+            raise ArchiveError(str(e), path=str(path)) from None
     files = zipfiles.open_archive(path)
     try:
         return _read(files)

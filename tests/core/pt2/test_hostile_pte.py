@@ -1,0 +1,154 @@
+"""A `.pte` is untrusted input too: truncated, bad offsets, huge counts, shared tables that multiply the work, a
+newer schema, random damage. Reading must end quickly with a working archive or an `ArchiveError` whose message says
+what is wrong; never a traceback, never a hang.
+
+The files mutated are the zoo pipeline's small model as `.pte` (portable and XNNPACK), a few kilobytes each, and
+programs written here with the `flatbuffers` builder to be as hostile as the format allows.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import flatbuffers
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pt2.info import archive_info, summary_text
+from pt2_viewer.core.pt2.reader import read_archive
+from tests.programs import ExportFailed
+
+FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=200,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module")
+def small() -> dict[str, bytes]:
+    pytest.importorskip("executorch", reason="executorch builds the .pte test files (requirements-dev.txt)")
+    from tests.zoo.pipeline import small_pte
+
+    try:
+        return {kind: small_pte(kind).read_bytes() for kind in ("portable", "xnnpack")}
+    except ExportFailed as e:
+        pytest.skip(str(e))
+
+
+def read_or_error(path: Path) -> str:
+    """'ok' or 'error': the property every case holds."""
+    try:
+        archive = read_archive(path)
+    except ArchiveError as e:
+        assert str(e).strip() and "Traceback" not in str(e)
+        return "error"
+    json.dumps(archive_info(archive))
+    summary_text(archive)
+    return "ok"
+
+
+def _write(tmp_path: Path, data: bytes, name: str = "m.pte") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_the_real_files_read(small: dict[str, bytes], tmp_path: Path) -> None:
+    for kind, data in small.items():
+        assert read_or_error(_write(tmp_path, data, f"{kind}.pte")) == "ok"
+
+
+def test_truncated_anywhere(small: dict[str, bytes], tmp_path: Path) -> None:
+    """Cut short inside the header, the flatbuffer or the segments: an error naming the truncation, or (segments
+    cut) the graph with a warning that the file will not run."""
+    data = small["xnnpack"]
+    for cut in sorted({4, 8, 12, 20, 31, 40, *range(64, len(data), max(len(data) // 60, 1))}):
+        path = _write(tmp_path, data[:cut])
+        outcome = read_or_error(path)
+        if outcome == "ok":
+            assert any("truncated" in w for w in read_archive(path).warnings), cut
+
+
+def test_every_offset_and_count_made_huge_or_negative(small: dict[str, bytes], tmp_path: Path) -> None:
+    """Every 4-byte word of the flatbuffer's head replaced by a huge count, a negative offset, or zero."""
+    data = small["portable"]
+    outcomes = set()
+    for pos in range(0, min(len(data), 1600), 4):
+        for word in (0x7FFFFFF0, 0xFFFFFFFF, 0x80000000, 0):
+            mutated = bytearray(data)
+            mutated[pos:pos + 4] = struct.pack("<I", word)
+            outcomes.add(read_or_error(_write(tmp_path, bytes(mutated))))
+    assert outcomes == {"ok", "error"}
+
+
+def _repeated(b: flatbuffers.Builder, table: int, count: int) -> int:
+    """A vector holding `count` times the same table."""
+    b.StartVector(4, count, 4)
+    for _ in range(count):
+        b.PrependUOffsetTRelative(table)
+    return int(b.EndVector())
+
+
+def _shared_plans(plans: int, values: int) -> bytes:
+    """A program of `plans` execution plans that are all ONE table, whose values are all ONE table: tiny on disk,
+    plans x values entries to walk."""
+    b = flatbuffers.Builder(1024)
+    b.StartObject(1)
+    b.PrependInt64Slot(0, 7, 0)
+    number = b.EndObject()
+    b.StartObject(2)
+    b.PrependUint8Slot(0, 2, 0)
+    b.PrependUOffsetTRelativeSlot(1, number, 0)
+    value = b.EndObject()
+    table = _repeated(b, value, values)
+    name = b.CreateString("forward")
+    b.StartObject(10)
+    b.PrependUOffsetTRelativeSlot(0, name, 0)
+    b.PrependUOffsetTRelativeSlot(2, table, 0)
+    plan = b.EndObject()
+    every = _repeated(b, plan, plans)
+    b.StartObject(8)
+    b.PrependUOffsetTRelativeSlot(1, every, 0)
+    root = b.EndObject()
+    b.Finish(root, file_identifier=b"ET12")
+    return bytes(b.Output())
+
+
+def test_shared_tables_cannot_multiply_the_work(tmp_path: Path) -> None:
+    assert read_or_error(_write(tmp_path, _shared_plans(2, 10))) == "ok"  # the builder makes readable programs
+    with pytest.raises(ArchiveError, match="more entries than a file"):
+        read_archive(_write(tmp_path, _shared_plans(3000, 5000)))
+
+
+def test_a_newer_schema_is_named(small: dict[str, bytes], tmp_path: Path) -> None:
+    data = bytearray(small["portable"])
+    data[4:8] = b"ET13"
+    with pytest.raises(ArchiveError, match="newer than the one this viewer reads"):
+        read_archive(_write(tmp_path, bytes(data)))
+    newer = _shared_plans(1, 1)
+    b = flatbuffers.Builder(64)
+    b.StartObject(8)
+    b.PrependUint32Slot(0, 3, 0)
+    b.Finish(b.EndObject(), file_identifier=b"ET12")
+    archive = read_archive(_write(tmp_path, bytes(b.Output()), "v3.pte"))
+    assert any("schema version 3" in w for w in archive.warnings) and newer
+
+
+def test_not_a_pte_by_name_alone(tmp_path: Path) -> None:
+    """A `.pte` name on something else is read as what it is (here: not a zip, not ET12)."""
+    with pytest.raises(ArchiveError):
+        read_archive(_write(tmp_path, b"hello world, not a program at all"))
+
+
+@FUZZ
+@given(edits=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), min_size=1, max_size=8),
+       cut=st.one_of(st.none(), st.integers(0, 1 << 20)), kind=st.sampled_from(["portable", "xnnpack"]))
+def test_random_damage(small: dict[str, bytes], tmp_path: Path, edits: list[tuple[int, int]], cut: int | None,
+                       kind: str) -> None:
+    data = bytearray(small[kind])
+    for pos, byte in edits:
+        data[pos % len(data)] = byte
+    if cut is not None:
+        data = data[:cut % (len(data) + 1)]
+    read_or_error(_write(tmp_path, bytes(data)))
