@@ -28,7 +28,8 @@ from pt2_viewer.core.graph.scene import NODE_H, PROXY_H, EdgeLine, GroupBox, Nod
 # Level of detail, by the zoom (QStyleOptionGraphicsItem.levelOfDetailFromTransform), as in Qt's 40,000-chip example:
 OVERVIEW_LOD = 0.12  # below: nodes are plain coloured boxes
 DETAIL_LOD = 0.45  # below: nodes are boxes with their op name in big type (the overview); above: both lines of text
-PROXY_TEXT_LOD = 0.75  # below: hub references are faint marks; above: `↳ name` chips
+PROXY_TEXT_LOD = 0.45  # below: hub references are faint marks; above: `↳ name` chips, as soon as the nodes beside
+# them print their text (DETAIL_LOD): a chip left as an empty bar beside a readable node says nothing
 LABEL_LOD = 0.9  # above: edges that carry something the nodes do not print are labelled
 ALL_LABELS_LOD = 1.6  # above: every edge is labelled
 OVERVIEW_TEXT_PX = 12.0  # group titles at overview scale: this many pixels high on screen

@@ -33,3 +33,28 @@ def test_sticky_titles_and_breadcrumb(qtbot, window: MainWindow, pt2_path) -> No
     assert all(rect.top() >= 17 for rect in rects)  # under the breadcrumb's row
     assert view.titles.breadcrumb_text().endswith(deepest.box.title)
     assert " › " in view.titles.breadcrumb_text()
+
+
+def test_hub_chips_print_their_name_wherever_the_nodes_print_theirs(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Side by side (a comparison) the graphs are zoomed out to about 0.6: the `↳ sym_size` chips there must say
+    which hub they stand for, not be empty grey bars."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+    from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
+
+    from pt2_viewer.app.graph.items import DETAIL_LOD, PROXY_TEXT_LOD, ProxyItem
+
+    assert PROXY_TEXT_LOD <= DETAIL_LOD
+    scene = QGraphicsScene()
+    chip = ProxyItem("sym_size_int_9", 0, 0)
+    scene.addItem(chip)
+    view = QGraphicsView(scene)
+    view.scale(0.6, 0.6)
+    rect = chip.sceneBoundingRect()
+    image = QImage(int(rect.width() * 0.6) + 4, int(rect.height() * 0.6) + 4, QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    p = QPainter(image)
+    p.scale(0.6, 0.6)
+    scene.render(p, rect, rect)
+    p.end()
+    colours = {image.pixelColor(x, y).name() for x in range(image.width()) for y in range(image.height())}
+    assert len(colours) > 4  # text antialiased over the chip, not one flat bar
