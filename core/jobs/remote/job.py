@@ -36,6 +36,7 @@ from pt2_viewer.core.jobs.client import (
     EventCallback,
     JobOutcome,
     OutputCallback,
+    close_pipes,
     load_result,
     stopped_message,
 )
@@ -178,7 +179,7 @@ class RemoteJob:
             try:
                 run.stdin.write(b"cancel\n")
                 run.stdin.flush()
-            except OSError:
+            except (OSError, ValueError):  # the job ended meanwhile (its pipes are closed)
                 pass
         for proc in list(self._procs):  # a copy under way: stop it (the server drops the partial file)
             if proc is not run:
@@ -263,6 +264,8 @@ class RemoteJob:
             for proc in self._procs:
                 if proc.poll() is None:
                     proc.kill()
+                    proc.wait()
+                close_pipes(proc)
         self._push("finished", result)
 
     def _check_cancel(self) -> None:

@@ -185,3 +185,79 @@ def test_a_killed_connection_is_reported_and_the_job_can_run_again(use_ssh_serve
     again = worker_job("decompose", {"program": str(src), "output": str(tmp_path / "again" / "d.pt2")},
                        tmp_path / "again")
     assert again.wait().ok, again.outcome
+
+
+MODEL_SCRIPT = """\
+import torch
+from helper import Scale  # beside the script: the script's folder goes with it
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s = Scale()
+
+    def forward(self, x):
+        return self.s(x).relu()
+
+model = M()
+example_args = (torch.randn(2, 3),)
+"""
+HELPER = """\
+import torch
+
+class Scale(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+"""
+
+
+def test_numerics_and_export_over_ssh_give_what_a_local_worker_gives(use_ssh_server: SshServer, pt2_path,
+                                                                      tmp_path, monkeypatch):
+    monkeypatch.setenv("PT2V_WORKER", use_ssh_server.url)
+    src = pt2_path("batchnorm_train")
+    request = {"program": str(src), "candidate": "core", "inputs": "generated", "seed": 1}
+    job = worker_job("numerics", request, tmp_path / "numerics")
+    outcome = job.wait()
+    assert outcome.ok, outcome.message
+    mine = _local("numerics", request, tmp_path / "numerics-local")
+    theirs = outcome.result or {}
+    assert theirs["ok"] and mine["ok"], (theirs.get("error"), mine.get("error"))
+    for key in ("summary", "first_divergence", "nodes"):
+        if key in mine:
+            assert theirs[key] == mine[key], key
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "model.py").write_text(MODEL_SCRIPT)
+    (project / "helper.py").write_text(HELPER)
+    export = worker_job("export_script", {"script": str(project / "model.py")}, tmp_path / "export")
+    outcome = export.wait()
+    assert outcome.ok, outcome.message
+    assert set(export.uploaded) == {"model.py", "helper.py"}  # the worker code was already there
+    result = outcome.result or {}
+    assert result["script_ok"] and result["exported"] == 1, result
+    report = json.loads((tmp_path / "export" / "report.json").read_text())
+    assert report["script"] == str(project / "model.py")  # the server's path turned back into the local one
+    exported = tmp_path / "export" / report["calls"][0]["pt2"]
+    assert exported.stat().st_size > 0  # the exported program came back into the job's local folder
+    from pt2_viewer.core.pt2.reader import read_archive
+
+    assert read_archive(exported).program().graph.nodes  # a real program, readable here without torch
+
+
+def test_the_archive_check_runs_on_the_server_and_consent_travels_with_the_job(use_ssh_server: SshServer, pt2_path,
+                                                                               tmp_path, monkeypatch):
+    from tests import hostile_archives as hostile
+
+    monkeypatch.setenv("PT2V_WORKER", use_ssh_server.url)
+    payload = hostile.Payload.make(tmp_path / "payload")
+    evil = hostile.build("pickled_weight", pt2_path("dynamic_shapes"), tmp_path / "archives", payload)
+    refused = worker_job("run_program", {"program": str(evil), "warmup": 0, "runs": 1}, tmp_path / "refused")
+    outcome = refused.wait()
+    error = (outcome.result or {}).get("error") or {}
+    assert outcome.ok and error.get("kind") == "untrusted", outcome.result
+    assert error.get("consent") and not payload.marker.exists()  # refused on the server before torch loaded it
+    trusted = worker_job("run_program", {"program": str(evil), "warmup": 0, "runs": 1, "trust": True},
+                         tmp_path / "trusted")
+    trusted.wait()
+    assert trusted.uploaded == [] and payload.marker.exists()  # the user's yes reached the server's loader
