@@ -64,9 +64,14 @@ def _op_kind(ns: str, op_name: str) -> str:
         return "custom"
     if ns in ("_operator", "operator", "builtins", "math"):
         return "symbolic"
-    for family, names in _FAMILIES:
-        if name in names or any(name.startswith(n) for n in names if len(n) > 3):
-            return family
+    # then the op under torch's private and native spellings: native_layer_norm is a norm as layer_norm is, and
+    # _native_batch_norm_legit_functional a batch norm
+    bare = name.lstrip("_")
+    bare = bare[len("native_"):] if bare.startswith("native_") else bare
+    for candidate in dict.fromkeys((name, bare)):
+        for family, names in _FAMILIES:
+            if candidate in names or any(candidate.startswith(n) for n in names if len(n) > 3):
+                return family
     return "elementwise"
 
 
