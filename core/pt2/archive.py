@@ -125,10 +125,14 @@ def open_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
     except PermissionError:
         raise ArchiveError(f"'{p}' cannot be read: permission denied.", path=str(p)) from None
     except (zipfile.BadZipFile, EOFError, ValueError) as e:
-        hint = "It may be truncated (an interrupted copy or download)" if p.stat().st_size else "It is empty"
+        # each fact once: an empty file is only empty; zipfile's own words only where they add to "not a valid zip"
+        if not p.stat().st_size:
+            raise ArchiveError(f"'{p.name}' is empty (0 bytes), not a .pt2 archive; a .pt2 is written by "
+                               "torch.export.save.", path=str(p)) from None
+        detail = "" if str(e).rstrip(".").lower() in ("file is not a zip file", "") else f" ({e})"
         raise ArchiveError(
-            f"'{p.name}' is not a .pt2 archive: it is not a valid zip file ({e}). {hint}; "
-            "a .pt2 is written by torch.export.save.",
+            f"'{p.name}' is not a .pt2 archive: it is not a valid zip file{detail}. It may be truncated (an "
+            "interrupted copy or download); a .pt2 is written by torch.export.save.",
             path=str(p),
         ) from None
     except OSError as e:

@@ -74,6 +74,7 @@ def test_empty_file(tmp_path: Path) -> None:
     path.write_bytes(b"")
     message = read_error(path)
     assert "empty.pt2" in message and "empty" in message.lower().replace("empty.pt2", "")
+    assert "zip" not in message  # said once: it is empty, not also "not a valid zip file (File is not a zip file)"
 
 
 @pytest.mark.parametrize("keep", [0.5, 0.9, 0.999])
