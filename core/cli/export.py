@@ -16,7 +16,7 @@ from typing import Any
 from pt2_viewer.core.cli.jobs import add_worker_arguments, signals_interrupt
 from pt2_viewer.core.export.report import REPORT_FILE
 from pt2_viewer.core.jobs import protocol
-from pt2_viewer.core.jobs.client import WorkerJob
+from pt2_viewer.core.jobs.remote.any_worker import worker_job
 
 EXIT_SCRIPT_ERROR = 1
 EXIT_WORKER_FAILED = 2
@@ -93,8 +93,8 @@ def main(args: argparse.Namespace) -> int:
             state = "ok" if event.get("ok") else f"failed ({event.get('kind')})"
             print(f"[pt2-viewer] export #{event.get('index')}: {state}", file=sys.stderr, flush=True)
 
-    job = WorkerJob("export_script", request, out, timeout_s=args.timeout, memory_limit_mb=args.max_memory_mb,
-                    on_output=echo, on_event=progress)
+    job = worker_job("export_script", request, out, args.worker, timeout_s=args.timeout,
+                     memory_limit_mb=args.max_memory_mb, on_output=echo, on_event=progress)
     try:
         with signals_interrupt():
             outcome = job.wait()
@@ -144,9 +144,14 @@ def format_problems(call: dict[str, Any]) -> list[str]:
         lines.append(f"    - {p['kind']} x{p['count']}{at}")
         lines.append(f"        {p['message']}")
         if p.get("fix"):
-            lines.append(f"        fix ({p['fix_kind']}): {p['fix']}")
+            lines.append(f"        fix ({p['fix_kind']}): {p['fix']}" + (" (verified)" if p.get("verified") else ""))
+            if p.get("narrows"):
+                lines.append(f"        narrows: {p['narrows']}")
+            lines += [f"        {d}" for d in str(p.get("diff", "")).splitlines()]
         elif p.get("suggestion"):
             lines.append(f"        suggestion: {p['suggestion']}")
+        if p.get("reason"):
+            lines.append(f"        {p['reason']}")
     if problems.get("pt2"):
         lines.append(f"        the draft program: {problems['pt2']}")
     return lines

@@ -4,29 +4,35 @@ A script's export stops at its first failure; the user fixes it, re-runs, and me
 `torch.export.draft_export` exports anyway and reports every problem it papered over (data-dependent errors
 deduplicated with their count, guards that broke a dynamic_shapes spec, missing or wrong fake kernels). The worker
 runs it beside the real export (core/export/job.py, request `"diagnose": true`); this module turns torch's report into
-`Problem`s: the user's own line, torch's suggestion, and a concrete fix: a `torch._check(...)` line to add before
-that line, or a corrected `dynamic_shapes`, each shown as a diff. Where draft export is missing (older torch) or
-fails itself, `fallback` says so and lists the one problem the real export met, as before.
+`Problem`s: the user's own line, torch's suggestion, and (`propose`, core/export/fixes/) candidate fixes to the user's
+own files, in the user's names, which core/export/fixes/verify.py proves by exporting a patched copy again; only a
+verified fix gets a `diff`, the others go under `tried`, and `reason` says in words what the user must decide. Where
+draft export is missing (older torch) or fails itself, `fallback` says so and lists the one problem the real export
+met.
 
 Nothing here imports torch: the job hands in torch's objects and this module only reads their attributes.
 """
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.export.failures import (
     CONSTRAINT_VIOLATION,
+    DATA_DEPENDENT_GUARD,
+    GRAPH_BREAK,
+    SPECIALIZED_VALUE,
+    UNTRACEABLE_DATA,
     Failure,
     SourceLine,
-    apply_changes,
     same_file,
     with_code,
 )
+from pt2_viewer.core.export.fixes import code_fixes, spec_fixes
+from pt2_viewer.core.export.fixes.code_fixes import Candidates
+from pt2_viewer.core.export.fixes.source import Script
 from pt2_viewer.core.export.guards import GuardLog
 
 DRAFT = "draft_export"
@@ -35,7 +41,6 @@ STRICT = "strict"  # the fallback: the real export's first failure only
 # torch's FailureType names -> ours
 KINDS = {"DATA_DEPENDENT_ERROR": "data_dependent_error", "GUARD_ADDED": "guard_added",
          "MISSING_FAKE_KERNEL": "missing_fake_kernel", "MISMATCHED_FAKE_KERNEL": "mismatched_fake_kernel"}
-_FLIP = {">=": "<", "<=": ">", ">": "<=", "<": ">=", "==": "!=", "!=": "=="}
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*=[^=]")
 
 
@@ -52,7 +57,14 @@ class Problem:
     suggestion: str = ""
     fix_kind: str = ""
     fix: str = ""
-    diff: str = ""
+    diff: str = ""  # a unified diff against the user's files; only ever a verified one
+    result: str = ""  # what torch's undecided guard was for the example inputs ("True"/"False"), when known
+    symbols: dict[str, str] = field(default_factory=dict)  # torch's symbol -> the user's name for it
+    reason: str = ""  # what the user must decide, in words, when no verified fix can be shown (or what it costs)
+    narrows: str = ""  # what the verified fix makes the exported program reject; "" when nothing
+    verified: bool = False  # `diff` was applied to a copy of the script and that call then exported
+    resolved: bool | None = None  # after the re-export, this problem's own failure was gone (None: not known)
+    tried: list[dict[str, Any]] = field(default_factory=list)  # fixes re-exported that still failed (verified false)
 
 
 @dataclass
@@ -107,14 +119,6 @@ def fallback(reason: str, failure: Failure | None, spec: dict[str, Any] | None) 
                          "itself succeeded, so there is no problem to list.")
     problem = Problem(kind=failure.kind, count=1, message=failure.message, user_line=failure.user_line,
                       suggestion="; ".join(failure.suggested_fixes_text) or failure.hint)
-    if failure.kind == CONSTRAINT_VIOLATION and failure.fixes and spec is not None:
-        try:
-            fixed = apply_changes(spec, failure.fixes)
-        except ValueError:
-            fixed = None
-        if fixed is not None:
-            problem.fix_kind, problem.fix = "dynamic_shapes", json.dumps(fixed)
-            problem.diff = _text_diff(json.dumps(spec, indent=1), json.dumps(fixed, indent=1), "dynamic_shapes")
     return Diagnosis(STRICT, [problem], note)
 
 
@@ -135,21 +139,12 @@ def _problem(kind: str, data: dict[str, Any], line: SourceLine | None, guards: G
                           f"could not decide `{expr}` from the example inputs' shapes (it was {result} for these "
                           "inputs, and export specialized to that)", line, expr,
                           "add torch._check(...) to the original code to assert this data-dependent assumption")
-        names = _symbol_names(data, guards)
-        if line is not None and result in ("True", "False"):
-            problem.fix_kind, problem.fix = "torch_check", check_line(expr, result == "True", names)
-            problem.diff = insert_diff(script, line, problem.fix)
+        problem.result, problem.symbols = result, _symbol_names(data, guards)
         return problem
     if kind == "guard_added":
-        new = str(data.get("new_dynamic_shapes", ""))
-        problem = Problem(kind, 1, f"a guard `{data.get('expr', '')}` was added where {data.get('symbol_to_sources')}",
-                          line, str(data.get("expr", "")),
-                          "change dynamic_shapes as below, or use Dim.AUTO and let export infer it")
-        if new:
-            problem.fix_kind, problem.fix = "dynamic_shapes", new
-            problem.diff = _text_diff(f"dynamic_shapes = {dynamic_shapes}", f"dynamic_shapes = {new}",
-                                      "dynamic_shapes")
-        return problem
+        return Problem(kind, 1, f"a guard `{data.get('expr', '')}` was added where {data.get('symbol_to_sources')}",
+                       line, str(data.get("expr", "")),
+                       "change dynamic_shapes, or use Dim.AUTO and let export infer it")
     op = str(data.get("op", ""))
     if kind == "missing_fake_kernel":
         return Problem(kind, 1, f"torch.ops.{op} has no fake kernel", line, op,
@@ -179,36 +174,66 @@ def _symbol_names(data: dict[str, Any], guards: GuardLog) -> dict[str, str]:
 def check_line(expr: str, holds: bool, names: dict[str, str]) -> str:
     """`torch._check(...)` asserting `expr` (or its negation), with symbols replaced by the user's variable names:
     `((u0//2)) >= 5`, True, {u0: a} -> `torch._check(a // 2 >= 5)`; `Eq(u0, 4)`, False -> `torch._check(u0 != 4)`."""
-    text = re.sub(r"\b([uf]\d+)\b", lambda m: names.get(m.group(1), m.group(1)), expr)
-    text = re.sub(r"\(\(([^()]*)\)\)", r"(\1)", text)
-    text = re.sub(r"^\(([^()]*)\)(?=\s*(?:[<>=!]=?))", r"\1", text.strip())
-    text = re.sub(r"(\w)//(\w)", r"\1 // \2", text)
-    eq = re.fullmatch(r"(Eq|Ne)\(([^(),]+), ([^(),]+)\)", text)  # sympy's spelling of == and !=
-    if eq:
-        text = f"{eq.group(2)} {'==' if eq.group(1) == 'Eq' else '!='} {eq.group(3)}"
-    if holds:
-        return f"torch._check({text})"
-    m = re.fullmatch(r"(.+?)\s*(>=|<=|==|!=|>|<)\s*(.+)", text)
-    if m:
-        return f"torch._check({m.group(1)} {_FLIP[m.group(2)]} {m.group(3)})"
-    return f"torch._check(torch.sym_not({text}))"
+    return f"torch._check({code_fixes.check_text(expr, holds, names)})"
 
 
-def insert_diff(script: str, line: SourceLine, code: str) -> str:
-    """A unified diff adding `code` before `line` in the script, at that line's indentation."""
-    try:
-        lines = Path(script).read_text(encoding="utf-8").splitlines(keepends=True)
-    except (OSError, UnicodeDecodeError):
-        return ""
-    if not 1 <= line.line <= len(lines):
-        return ""
-    target = lines[line.line - 1]
-    indent = target[:len(target) - len(target.lstrip())]
-    new = [*lines[:line.line - 1], f"{indent}{code}\n", *lines[line.line - 1:]]
-    name = Path(script).name
-    return "".join(difflib.unified_diff(lines, new, f"a/{name}", f"b/{name}", n=2))
+_DATA_DEPENDENT = ("data_dependent_error", DATA_DEPENDENT_GUARD)
+_GUARD_EXPR = re.compile(r"Could not guard on data-dependent expression (.+?) \(unhinted")
 
 
-def _text_diff(old: str, new: str, name: str) -> str:
-    a, b = (old.rstrip("\n") + "\n").splitlines(keepends=True), (new.rstrip("\n") + "\n").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(a, b, f"a/{name}", f"b/{name}", n=3))
+def propose(diagnosis: Diagnosis, script: str, call: Any) -> dict[int, Candidates]:
+    """The fixes to try for each problem of a failed call (item index -> candidates, best first), in the user's
+    names; each problem's `reason` says what the user must decide if none is verified. `call` is the ExportCall.
+
+    An exported call needs no fix: its draft-export notes keep their words only. A constraint violation is listed
+    as a problem of its own (torch's suggested fixes, as an edit of the user's dims or `dynamic_shapes` literal);
+    the guards draft export added for it point to that fix."""
+    failure: Failure | None = call.failure
+    out: dict[int, Candidates] = {}
+    if call.ok or failure is None:
+        for p in diagnosis.items:
+            p.reason = "The export succeeded: no change is needed; torch's draft export noted this while tracing."
+        return out
+    if failure.kind == CONSTRAINT_VIOLATION and not any(p.kind == CONSTRAINT_VIOLATION for p in diagnosis.items):
+        diagnosis.items.insert(0, Problem(CONSTRAINT_VIOLATION, 1, failure.message, failure.user_line,
+                                          suggestion="; ".join(failure.suggested_fixes_text) or failure.hint))
+    parsed = Script.read(script)
+    for i, p in enumerate(diagnosis.items):
+        p.fix_kind, p.fix, p.diff = "", "", ""
+        found = _candidates(p, parsed, script, call, failure)
+        p.reason = found.reason
+        if found.fixes:
+            out[i] = found
+    return out
+
+
+def _candidates(p: Problem, parsed: Script | None, script: str, call: Any, failure: Failure) -> Candidates:
+    line = p.user_line.line if p.user_line is not None and same_file(p.user_line.file, script) else None
+    call_line = call.line.line if call.line is not None and same_file(call.line.file, script) else None
+    if p.kind in ("missing_fake_kernel",) or "no fake impl registered" in p.message:
+        return code_fixes.fake_kernel(script, p.expr or p.message)
+    if parsed is None:
+        return Candidates(reason="the script could not be read back to build a patch.")
+    if p.kind == "guard_added":
+        return Candidates(reason=("export added this guard while tracing; the dynamic_shapes fix of this call "
+                                  "covers it." if failure.kind == CONSTRAINT_VIOLATION else
+                                  "export added this guard while tracing; the program requires it."))
+    if p.kind == CONSTRAINT_VIOLATION and call_line is not None:
+        return spec_fixes.spec_fix(parsed, call_line, failure.suggested_fixes_text, failure.fixes, call.inputs)
+    if p.kind == GRAPH_BREAK and call_line is not None:
+        return code_fixes.strict_false(parsed, call_line)
+    if line is None:
+        return Candidates(reason="torch names no line of the script for this problem, so no patch can be built.")
+    if p.kind in _DATA_DEPENDENT:
+        expr = p.expr
+        if not expr:
+            m = _GUARD_EXPR.search(p.message)
+            expr = m.group(1) if m else ""
+        return code_fixes.data_dependent(parsed, line, expr, p.result or None, p.symbols)
+    if p.kind == UNTRACEABLE_DATA:
+        return code_fixes.data_write(parsed, line, str(call.model))
+    if p.kind == SPECIALIZED_VALUE:
+        return code_fixes.specialized_int(parsed, line, p.symbols)
+    if p.kind == "mismatched_fake_kernel":
+        return Candidates(reason="the op's fake kernel must return outputs of the real kernel's shapes and dtypes.")
+    return Candidates(reason="the doctor knows no safe change for this failure; read torch's message.")

@@ -213,6 +213,29 @@ def _kind(types: str, text: str) -> str:
     return OTHER
 
 
+SENTENCES = {
+    CONSTRAINT_VIOLATION: "Your dynamic_shapes spec allows shapes that the model does not accept.",
+    SPECIALIZED_VALUE: "The model needs a plain Python number read from tensor data, which export cannot know while "
+                       "it traces.",
+    DATA_DEPENDENT_GUARD: "The model decides something from a value read from tensor data, which export cannot know "
+                          "while it traces.",
+    GRAPH_BREAK: "Strict export (TorchDynamo) cannot trace a piece of Python the model runs.",
+    UNTRACEABLE_DATA: "The model changes tensor data outside the traced operations (through .data or in place).",
+}
+
+
+def plain_sentence(failure: Failure) -> str:
+    """One plain sentence that says what went wrong, before torch's own message: the kind's sentence, else torch's
+    first whole sentence (never cut in the middle)."""
+    if failure.kind in SENTENCES:
+        return SENTENCES[failure.kind]
+    text = failure.message.split(": ", 1)[-1] if failure.message.startswith(failure.exception_type.rsplit(".", 1)[-1]
+                                                                            ) else failure.message
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    m = re.match(r"(.+?[.!?])(\s|$)", first)
+    return f"Export failed: {m.group(1) if m else first}"
+
+
 def key_message(kind: str, chain: list[ChainLink]) -> str:
     """The few lines a user needs, not the whole wall of text."""
     text = "\n".join(link.message for link in chain)

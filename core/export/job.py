@@ -9,7 +9,9 @@ Two kinds of script are supported (docs/worker.md):
   2. scripts that define `model`, `example_args` and optionally `example_kwargs`, `dynamic_shapes` and `strict`
      at module level: after the script ran, the job exports them itself.
 Request: {"script": PATH, "rerun": {"call": INDEX | "convention", "strict": BOOL, "dynamic_shapes": SPEC}}; "rerun"
-is optional and replaces the options of that one call (SPEC is core/export/dynamic_spec.py's JSON).
+is optional and replaces the options of that one call (SPEC is core/export/dynamic_spec.py's JSON). With
+"diagnose": true the doctor's fixes are verified by re-running a patched copy with "run_as": the original's path
+(and "save": false, no .pt2 files) in a fresh worker.
 Output: one NN_Model.pt2 per successful call and report.json; the returned dict summarises them.
 
 The script runs as `__main__` registered in sys.modules, as `python script.py` would run it: strict export looks
@@ -38,6 +40,8 @@ from pt2_viewer.core.export.failures import (
     same_file,
     with_code,
 )
+from pt2_viewer.core.export.fixes.code_fixes import Candidates
+from pt2_viewer.core.export.fixes.verify import budget_s, verify
 from pt2_viewer.core.export.guards import GuardCapture, GuardLog, resolve_inputs
 from pt2_viewer.core.export.report import CONVENTION, REPORT_FILE, ExportCall, ExportReport, Rerun, ScriptError
 from pt2_viewer.core.jobs.protocol import PROGRESS, write_json_atomic
@@ -59,6 +63,8 @@ class ExportRecorder:
         self.rerun = rerun
         self.diagnose = diagnose  # also run torch's draft export on each call and list every problem (doctor.py)
         self.calls: list[ExportCall] = []
+        self.proposals: dict[int, dict[int, Candidates]] = {}  # call -> problem -> the doctor's fixes to verify
+        self.save = True  # False in the doctor's verification runs, which only need each call's outcome
         self.real_export = torch.export.export
         self._depth = 0
 
@@ -96,6 +102,7 @@ class ExportRecorder:
         self._depth += 1
         try:
             call.inputs = dynamic_spec.input_names(mod, ex_args, ex_kwargs)
+            call.input_shapes = _input_shapes(call.inputs, ex_args, ex_kwargs)
             if rerun and self.rerun is not None:
                 self._apply_rerun(a, mod, ex_args, ex_kwargs)
                 call.strict = bool(a.get("strict"))
@@ -110,6 +117,7 @@ class ExportRecorder:
             if call.failure.user_line is None or call.failure.user_line == site:
                 call.failure.user_line = _blamed_guard_line(call.failure, call.guards) or site
             self._diagnose(call, a)
+            self._propose(call)
             self._finished(call)
             raise
         finally:
@@ -124,8 +132,18 @@ class ExportRecorder:
             self._diagnose(call, a)
         finally:
             self._depth -= 1
+        self._propose(call)
         self._finished(call)
         return ep
+
+    def _propose(self, call: ExportCall) -> None:
+        """The doctor's candidate fixes for this call's problems, verified once the script has ended (verify)."""
+        if call.problems is not None:
+            try:
+                self.proposals[call.index] = doctor.propose(call.problems, str(self.script), call)
+            except Exception as e:  # a fixer's bug must not cost the user the diagnosis itself
+                call.problems.note = (call.problems.note + " " if call.problems.note else "") + (
+                    f"No fixes could be proposed ({type(e).__name__}: {e}).")
 
     def _diagnose(self, call: ExportCall, a: dict[str, Any]) -> None:
         """With `diagnose`: run torch's draft export with the call's own arguments and record every problem; where
@@ -180,6 +198,8 @@ class ExportRecorder:
         return resolve_inputs(capture.log, names)
 
     def _save(self, call: ExportCall, ep: Any) -> None:
+        if not self.save:
+            return
         name = f"{call.index:02d}_{_safe_name(call.model)}.pt2"
         try:
             write_atomically(self.out / name, lambda tmp: self.torch.export.save(ep, tmp))
@@ -241,6 +261,12 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:60] or "program"
 
 
+def _input_shapes(names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, list[int]]:
+    """Each top-level tensor input's example shape, for the window's Export options (the real dims)."""
+    values = list(args) + list(kwargs.values())
+    return {n: [int(s) for s in v.shape] for n, v in zip(names, values) if hasattr(v, "shape") and hasattr(v, "ndim")}
+
+
 def _spec_or_none(ds: Any, mod: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
     try:
         return dynamic_spec.from_torch(ds, mod, args, kwargs)
@@ -280,17 +306,21 @@ def compile_script(script: Path) -> tuple[types.CodeType | None, ScriptError | N
                                  "".join(traceback.format_exception_only(type(e), e)))
 
 
-def run_script(script: Path, code: types.CodeType, recorder: ExportRecorder) -> tuple[dict[str, Any],
-                                                                                      ScriptError | None]:
-    """Execute the compiled script as __main__; return its namespace and the error it stopped with, if any."""
+def run_script(script: Path, code: types.CodeType, recorder: ExportRecorder,
+               run_as: Path | None = None) -> tuple[dict[str, Any], ScriptError | None]:
+    """Execute the compiled script as __main__; return its namespace and the error it stopped with, if any.
+    `run_as`: the script is a patched copy of that file (the doctor's verification), run as the original runs:
+    its `__file__` and argv, its folder on sys.path (behind the copy's, so patched sibling modules win)."""
     module = types.ModuleType("__main__")
-    module.__file__ = str(script)
+    module.__file__ = str(run_as or script)
     module.__dict__["__builtins__"] = __builtins__
     saved_argv, saved_path = sys.argv, list(sys.path)
     # Stays registered until the worker exits: strict export, the convention export and pickling look it up.
     sys.modules["__main__"] = module
-    sys.argv = [str(script)]
+    sys.argv = [str(run_as or script)]
     sys.path.insert(0, str(script.parent))
+    if run_as is not None:
+        sys.path.insert(1, str(run_as.parent))
     error = None
     recorder.install()
     try:
@@ -412,12 +442,17 @@ def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
     if code is not None:
         emit({"type": PROGRESS, "stage": "import", "message": "Importing torch"})
         recorder = ExportRecorder(script, out, emit, rerun, diagnose=bool(request.get("diagnose")))
+        recorder.save = request.get("save", True) is not False
+        run_as = Path(request["run_as"]) if isinstance(request.get("run_as"), str) else None
         emit({"type": PROGRESS, "stage": "script", "message": f"Running {script.name}"})
-        ns, error = run_script(script, code, recorder)
+        ns, error = run_script(script, code, recorder, run_as)
         if error is None:
             emit({"type": PROGRESS, "stage": "convention", "message": "Exporting the module-level model, if any"})
             error = convention_export(ns, script, recorder)
         calls = recorder.calls
+        if recorder.proposals:  # the doctor's fixes, proven by exporting a patched copy (core/export/fixes/verify.py)
+            fixes = sum(len(c.fixes) for per in recorder.proposals.values() for c in per.values())
+            verify(script, calls, recorder.proposals, out, budget_s(time.monotonic() - started, fixes), emit)
     if error is not None:
         emit({"type": "script_error", "error_type": error.type, "message": error.message,
               "line": error.line.line if error.line else None})

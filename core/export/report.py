@@ -33,6 +33,7 @@ class ExportCall:
     dynamic_shapes: str | None  # repr of what was passed
     dynamic_shapes_spec: dict[str, Any] | None  # the same as the JSON spec, when expressible
     inputs: list[str] = field(default_factory=list)
+    input_shapes: dict[str, list[int]] = field(default_factory=dict)  # each tensor input's example shape
     ok: bool = False
     pt2: str | None = None  # file name in the output folder
     save_error: str | None = None

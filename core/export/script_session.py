@@ -61,6 +61,7 @@ class ExportEntry:
     dynamic_shapes: str | None = None  # repr of what the script passed
     spec: dict[str, Any] | None = None  # the same as the JSON spec; None when not expressible
     inputs: list[str] = field(default_factory=list)
+    input_shapes: dict[str, list[int]] = field(default_factory=dict)  # the example inputs' shapes
     failure: Failure | None = None
     guards: GuardLog = field(default_factory=GuardLog)
     program: dict[str, Any] | None = None  # report's summary: nodes, ops, range_constraints, user_inputs
@@ -270,6 +271,7 @@ def update_entry(entry: ExportEntry, call: ExportCall, out_dir: Path) -> None:
     entry.dynamic_shapes = call.dynamic_shapes
     entry.spec = call.dynamic_shapes_spec
     entry.inputs = list(call.inputs)
+    entry.input_shapes = dict(call.input_shapes)
     entry.pt2 = out_dir / call.pt2 if call.pt2 else None
     entry.save_error = call.save_error
     entry.duration_s = call.duration_s
@@ -303,9 +305,10 @@ class DimRow:
 
 
 def input_ranks(entry: ExportEntry) -> dict[str, int]:
-    """How many dimensions each input has, as far as is known: the exported program's inputs (once read), the
-    spec's lists and the symbols' axes."""
-    ranks: dict[str, int] = {k: v for k, v in entry.program_ranks.items() if k in entry.inputs}
+    """How many dimensions each input has, as far as is known: the example inputs' shapes, the exported program's
+    inputs (once read), the spec's lists and the symbols' axes."""
+    ranks: dict[str, int] = {k: len(v) for k, v in entry.input_shapes.items() if k in entry.inputs}
+    ranks.update({k: v for k, v in entry.program_ranks.items() if k in entry.inputs})
     for name, dims in (entry.spec or {}).get("inputs", {}).items():
         if isinstance(dims, list):
             ranks[name] = len(dims)

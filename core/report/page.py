@@ -24,6 +24,7 @@ class ReportPage:
     programs: list[dict[str, Any]] = field(default_factory=list)
     extra_html: str = ""
     extra_tab: str = "Report"
+    empty_note: str = ""  # what the graph pane says when there is no program (a failed script: why)
 
 
 def _json_for_script(data: Any) -> str:
@@ -33,6 +34,8 @@ def _json_for_script(data: Any) -> str:
 
 def render_page(page: ReportPage) -> str:
     data = {"programs": page.programs, "extra_html": page.extra_html}
+    empty = (f'<p id="empty-note" class="note" style="padding:24px;font-size:15px">{html.escape(page.empty_note)}</p>'
+             if page.empty_note and not page.programs else "")
     extra_button = (f'<button data-tab="extra">{html.escape(page.extra_tab)}</button>' if page.extra_html else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -47,7 +50,7 @@ def render_page(page: ReportPage) -> str:
 <span id="overlay" class="muted"></span>
 <button id="expand-all">Expand all</button><button id="collapse-all">Collapse all</button><button id="fit">Fit</button>
 </header>
-<div id="main"><div id="graph"><svg id="svg" xmlns="http://www.w3.org/2000/svg"><defs><marker id="arrow" viewBox="0 0 10 10"
+<div id="main"><div id="graph">{empty}<svg id="svg" xmlns="http://www.w3.org/2000/svg"><defs><marker id="arrow" viewBox="0 0 10 10"
  refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z" fill="#889"/></marker></defs>
 <g id="world"></g></svg></div>
 <div id="side"><div id="tabs"><button data-tab="details">Details</button><button data-tab="signature">Signature</button>

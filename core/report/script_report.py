@@ -71,8 +71,11 @@ def problems_html(problems: dict[str, Any] | None) -> str:
                      f"<pre>{_e(p.get('message'))}</pre>")
         if p.get("suggestion"):
             parts.append(f"<div>torch suggests: <code>{_e(p['suggestion'])}</code></div>")
-        if p.get("diff"):
-            parts.append(f"<pre>{_e(p['diff'])}</pre>")
+        if p.get("diff"):  # only verified fixes carry a diff (core/export/fixes/verify.py)
+            parts.append(f"<div>verified fix ({_e(p.get('fix_kind'))}): re-exported with it, the call exports"
+                         + (f"; {_e(p['narrows'])}" if p.get("narrows") else "") + f"</div><pre>{_e(p['diff'])}</pre>")
+        if p.get("reason"):
+            parts.append(f"<div class='note'>{_e(p['reason'])}</div>")
         parts.append("</div>")
     return "".join(parts)
 
@@ -100,4 +103,19 @@ def script_page(out_dir: str | Path, service: LayoutService | None = None) -> Re
     ok = sum(1 for c in calls if c.get("ok"))
     subtitle = f"{plural(len(calls), 'export call')}, {ok} exported" + ("" if report.get("ok") else ", script stopped")
     return ReportPage(title=Path(str(report.get("script", "script"))).name, subtitle=subtitle, programs=programs,
-                      extra_html=calls_html(report), extra_tab="Export calls")
+                      extra_html=calls_html(report), extra_tab="Export calls", empty_note=empty_note(report))
+
+
+def empty_note(report: dict[str, Any]) -> str:
+    """Why a script's report has no graph to draw: its export failed (at which line), or it made no export call."""
+    calls = report.get("calls", [])
+    failed = next((c for c in calls if not c.get("ok")), None)
+    if failed is not None:
+        line = (failed.get("failure") or {}).get("user_line") or failed.get("line") or {}
+        at = f" at line {line.get('line')}" + (f" ({line.get('code')})" if line.get("code") else "") if line else ""
+        return (f"No program: the export of #{failed.get('index')} {failed.get('model')} failed{at}. "
+                "The Export calls tab says why and what to change.")
+    error = report.get("script_error") or {}
+    if error:
+        return f"No program: the script stopped before it exported anything ({error.get('type')})."
+    return "No program: the script made no torch.export.export call."

@@ -1,0 +1,149 @@
+"""Candidate fixes to the user's `dynamic_shapes`: torch's "Suggested fixes" (`dy = dx`, `d1 = 4`,
+`n = Dim('n', min=5, max=64)`) applied to the lines that define those dims, and a dimension the model specializes
+made `Dim.STATIC` in the `dynamic_shapes` literal that marked it `Dim.AUTO`/`Dim.DYNAMIC`.
+
+The spec is followed from the export call through plain assignments only (a name bound to a dict literal, or
+`spec["x"] = (...)`); when the script builds it any other way, the reason says so instead of inventing a line.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from pt2_viewer.core.export.failures import SpecChange
+from pt2_viewer.core.export.fixes.code_fixes import Candidates
+from pt2_viewer.core.export.fixes.edits import Edit, Fix, indent_of
+from pt2_viewer.core.export.fixes.source import Script
+
+_POSITION = 3  # export(mod, args, kwargs, dynamic_shapes, ...)
+
+
+def spec_fix(script: Script, call_line: int, fix_lines: list[str], changes: list[SpecChange],
+             inputs: list[str]) -> Candidates:
+    """One fix for all of a constraint violation's changes, or the reason no patch can make it."""
+    out = Candidates()
+    call = script.export_call_at(call_line)
+    if call is None:
+        out.reason = ("the export call is not written in the script (the module-level convention); change "
+                      "dynamic_shapes as torch suggests: " + "; ".join(fix_lines or [c.text for c in changes]))
+        return out
+    stmt = script.statement_at(call.lineno)
+    scope = script.scope_of(stmt) if stmt is not None else script.tree
+    edits: list[Edit] = []
+    narrows: list[str] = []
+    missing: list[str] = []
+    named = [ln for ln in fix_lines if re.match(r"^\w+ = ", ln)]
+    if named:
+        edit = _named_dims(script, call.lineno, scope, named)
+        if edit is None:
+            missing += named
+        else:
+            edits += edit
+            narrows += [_narrow_named(ln) for ln in named]
+    spans: dict[int, list[tuple[int, int, str]]] = {}
+    for change in changes:
+        if change.action != "make_static" or change.input is None or change.axis is None:
+            continue
+        element = _spec_element(script, call, scope, change.input, change.axis, inputs)
+        if element is None or element.lineno != element.end_lineno:
+            missing.append(f"{change.input} dimension {change.axis} = {change.value}")
+            continue
+        seg = script.segment(element)
+        static = re.sub(r"\.(AUTO|DYNAMIC)$", ".STATIC", seg) if re.search(r"\.(AUTO|DYNAMIC)$", seg) else str(
+            change.value)
+        spans.setdefault(element.lineno, []).append((element.col_offset, element.end_col_offset or 0, static))
+        narrows.append(f"the exported program accepts only {change.input}.shape[{change.axis}] == {change.value}")
+    for lineno, parts in spans.items():
+        text = script.line(lineno)
+        for start, end, new in sorted(set(parts), reverse=True):
+            text = text[:start] + new + text[end:]
+        edits.append(Edit(script.path, lineno, lineno, [text]))
+    if missing:
+        where = script.segment(_spec_arg(call) or call).splitlines()[0]
+        out.reason = (f"the dynamic_shapes spec ({where}) is built in a way no patch can follow; change it so that: "
+                      + "; ".join(missing))
+        return out
+    if not edits:
+        out.reason = "torch suggested no change to dynamic_shapes that a patch can make."
+        return out
+    code = "\n".join(fix_lines) or "\n".join(e.new[0].strip() for e in edits)
+    out.fixes.append(Fix("dynamic_shapes", code, edits, "change dynamic_shapes as torch suggests",
+                         "; ".join(n for n in narrows if n)))
+    return out
+
+
+def _named_dims(script: Script, call_line: int, scope: ast.AST, fix_lines: list[str]) -> list[Edit] | None:
+    """torch's `NAME = ...` lines placed where those Dims are defined: a lone `NAME = Dim(...)` is replaced, other
+    definitions (`dx, dy = dims(...)`) get the line after them. None when a name has no definition to follow."""
+    edits: list[Edit] = []
+    inserts: list[str] = []
+    last: ast.stmt | None = None
+    for line in fix_lines:
+        name, value = (s.strip() for s in line.split(" = ", 1))
+        defs = script.assignments_before(name, call_line, scope)
+        if not defs:
+            return None
+        d = defs[-1]
+        root = re.fullmatch(r"(?:-?\d+\*)?([A-Za-z_]\w*)(?:\s*[+-]\s*\d+)?", value)
+        root_ok = root is None or root.group(1) == "Dim" or any(
+            r.lineno < d.lineno for r in script.assignments_before(root.group(1), call_line, scope))
+        if (isinstance(d, ast.Assign) and len(d.targets) == 1 and isinstance(d.targets[0], ast.Name)
+                and d.lineno == d.end_lineno and root_ok):
+            edits.append(Edit(script.path, d.lineno, d.lineno, [indent_of(script.line(d.lineno)) + line]))
+        else:
+            inserts.append(line)
+            last = d if last is None or d.lineno > last.lineno else last
+    if inserts and last is not None:
+        end = last.end_lineno or last.lineno
+        indent = indent_of(script.line(last.lineno))
+        edits.append(Edit(script.path, end + 1, end, [indent + s for s in inserts]))
+    return edits
+
+
+def _narrow_named(line: str) -> str:
+    name, value = (s.strip() for s in line.split(" = ", 1))
+    if re.fullmatch(r"-?\d+", value):
+        return f"the exported program accepts only {name} == {value}"
+    lo, hi = re.search(r"min=(-?\d+)", value), re.search(r"max=(-?\d+)", value)
+    if lo or hi:
+        rng = " and ".join(x for x in (f"{name} >= {lo.group(1)}" if lo else "",
+                                       f"{name} <= {hi.group(1)}" if hi else "") if x)
+        return f"the exported program accepts only {rng}"
+    return f"the exported program requires {name} == {value} (the model needs it)"
+
+
+def _spec_arg(call: ast.Call) -> ast.expr | None:
+    kw = next((k.value for k in call.keywords if k.arg == "dynamic_shapes"), None)
+    if kw is None and len(call.args) > _POSITION:
+        kw = call.args[_POSITION]
+    return kw
+
+
+def _spec_element(script: Script, call: ast.Call, scope: ast.AST, input_name: str, axis: int,
+                  inputs: list[str]) -> ast.expr | None:
+    """The node of the spec entry for `input_name`'s dimension `axis`, followed through plain assignments."""
+    spec = _spec_arg(call)
+    entry: ast.expr | None = None
+    if isinstance(spec, ast.Name):
+        subs = script.subscript_assignments_before(spec.id, input_name, call.lineno, scope)
+        defs = [d for d in script.assignments_before(spec.id, call.lineno, scope) if isinstance(d, ast.Assign)]
+        last_sub = subs[-1] if subs else None
+        last_def = defs[-1] if defs else None
+        if last_sub is not None and (last_def is None or last_sub.lineno > last_def.lineno):
+            entry = last_sub.value
+        elif last_def is not None:
+            spec = last_def.value
+    if entry is None and isinstance(spec, ast.Dict):
+        for k, v in zip(spec.keys, spec.values):
+            if isinstance(k, ast.Constant) and k.value == input_name:
+                entry = v
+    elif entry is None and isinstance(spec, (ast.Tuple, ast.List)) and input_name in inputs:
+        i = inputs.index(input_name)
+        entry = spec.elts[i] if i < len(spec.elts) else None
+    if isinstance(entry, (ast.Tuple, ast.List)):
+        return entry.elts[axis] if axis < len(entry.elts) else None
+    if isinstance(entry, ast.Dict):
+        for k, v in zip(entry.keys, entry.values):
+            if isinstance(k, ast.Constant) and k.value == axis:
+                return v
+    return None

@@ -1,0 +1,65 @@
+"""The doctor's runs for the fix tests: each failing script of tests/scripts/doctor/ (and the seed tutorial) diagnosed
+in a real worker with its fixes verified, cached on disk.
+
+A diagnose of a tiny script costs a worker start plus one verification run (about 20 s on this machine), so each
+report is cached under `.cache/doctor-runs/<hash>/NAME/`, the hash covering the script, torch's version and every
+source file of core/export/ (editing the doctor starts a fresh cache). The script is run from inside that folder,
+so the diffs' file names and the report's paths stay valid for later test runs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from pt2_viewer.core.jobs import protocol
+from pt2_viewer.core.jobs.client import run_job
+
+REPO = Path(__file__).resolve().parents[3]
+SCRIPTS = REPO / "tests" / "scripts" / "doctor"
+CACHE = REPO / ".cache" / "doctor-runs"
+ENV = {"OMP_NUM_THREADS": "1"}
+
+
+def _key(text: str) -> str:
+    import torch
+
+    h = hashlib.sha256(text.encode() + torch.__version__.encode())
+    for path in sorted((REPO / "core" / "export").rglob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def diagnosed(name: str, source: Path | None = None) -> tuple[Path, dict]:
+    """(the script's cached copy, its report.json) for tests/scripts/doctor/NAME.py (or `source`)."""
+    src = source or SCRIPTS / f"{name}.py"
+    text = src.read_text(encoding="utf-8")
+    folder = CACHE / _key(text) / name
+    script, report = folder / "src" / src.name, folder / "out" / "report.json"
+    if not report.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        script.parent.mkdir(parents=True)
+        script.write_text(text, encoding="utf-8")
+        export(script, folder / "out.tmp", diagnose=True)
+        (folder / "out.tmp").rename(folder / "out")
+    return script, json.loads(report.read_text(encoding="utf-8"))
+
+
+def export(script: Path, out: Path, **request) -> dict:
+    _, outcome = run_job("export_script", {"script": str(script), **request}, out, env=ENV, timeout_s=900)
+    assert outcome.status == protocol.OK, outcome.message + (outcome.error_traceback or "")
+    return json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+def patched_copy(script: Path, diffs: list[str], folder: Path) -> Path:
+    """A copy of the script's folder with each diff applied by the standard `patch` tool; returns the copied script.
+    Fails the test when a diff does not apply."""
+    copy = folder / "copy"
+    shutil.copytree(script.parent, copy)
+    for diff in diffs:
+        done = subprocess.run(["patch", "-p1", "--forward", "--batch", "-d", str(copy)], input=diff, text=True,
+                              capture_output=True, check=False)
+        assert done.returncode == 0, f"the offered diff does not apply:\n{diff}\n{done.stdout}{done.stderr}"
+    return copy / script.name
