@@ -55,8 +55,15 @@ def trust_fields(args: argparse.Namespace) -> dict[str, Any]:
             "allow_native": bool(getattr(args, "allow_native", False))}
 
 
+WORKER_HELP = ("where the job runs: a Python here (PATH) or on another machine, "
+               "ssh://[user@]host[:port]/ABS/PATH/python (reached with your ssh; PT2V_SSH_COMMAND replaces it); "
+               "default: PT2V_WORKER, then PT2V_WORKER_PYTHON, then the window's Preferences, then this Python")
+
+
 def add_worker_arguments(parser: argparse.ArgumentParser, what: str = "the job") -> None:
-    """The worker's limits, as every command that runs a worker job takes them."""
+    """The worker (--worker: local or over SSH) and its limits, as every command that runs a worker job takes them."""
+    parser.add_argument("--worker", default=None, metavar="PYTHON|ssh://[USER@]HOST[:PORT]/PATH/python",
+                        help=WORKER_HELP)
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                         help=f"stop {what} after this many seconds (default {DEFAULT_TIMEOUT_S:g}; 0: no limit)")
     parser.add_argument("--max-memory-mb", type=int, default=None, metavar="MB",

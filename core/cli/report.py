@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from pt2_viewer.core.cli.jobs import WORKER_HELP
 from pt2_viewer.core.platform import temp_dirs
 
 EXIT_FAILED = 1
@@ -28,6 +29,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="for a script: list every export problem (draft export)")
     parser.add_argument("--export-dir", default=None, help="for a script: keep the exported programs in this folder")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="for a script: time limit")
+    parser.add_argument("--worker", default=None, metavar="PYTHON|ssh://[USER@]HOST[:PORT]/PATH/python",
+                        help="for a script: " + WORKER_HELP)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -74,11 +77,11 @@ def main(args: argparse.Namespace) -> int:
 def _export_script(script: Path, args: argparse.Namespace) -> Path | int:
     """Run the script in the worker (quietly); the folder holding report.json, or an exit code."""
     from pt2_viewer.core.jobs import protocol
-    from pt2_viewer.core.jobs.client import WorkerJob
+    from pt2_viewer.core.jobs.remote.any_worker import worker_job
 
     out = Path(args.export_dir).expanduser().resolve() if args.export_dir else temp_dirs.new_dir("report")
     request = {"script": str(script.resolve()), "diagnose": bool(args.diagnose)}
-    job = WorkerJob("export_script", request, out, timeout_s=args.timeout)
+    job = worker_job("export_script", request, out, args.worker, timeout_s=args.timeout)
     try:
         outcome = job.wait()
     except KeyboardInterrupt:

@@ -161,6 +161,8 @@ class RemoteJob:
     def wait(self) -> JobOutcome:
         if self._thread is None and self.outcome is None:
             self.start()
+        if self.outcome is not None:  # it could not start
+            return self.outcome
         with selectors.DefaultSelector() as sel:
             sel.register(self._wake_r, selectors.EVENT_READ)
             while self.poll():

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -261,3 +263,34 @@ def test_the_archive_check_runs_on_the_server_and_consent_travels_with_the_job(u
                          tmp_path / "trusted")
     trusted.wait()
     assert trusted.uploaded == [] and payload.marker.exists()  # the user's yes reached the server's loader
+
+
+NO_TORCH = "import sys; sys.modules['torch'] = None; from pt2_viewer.app.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _cli(server: SshServer, tmp_path: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`pt2-viewer ARGV` in a Python where `import torch` fails: the command line needs no torch of its own."""
+    environ = {**os.environ, **server.environ(), "PT2V_WORKER_PYTHON": "/nonexistent/local/python",
+               "XDG_CONFIG_HOME": str(tmp_path / "config"), **env}
+    environ.pop("PT2V_WORKER", None)
+    environ.update(env)
+    return subprocess.run([sys.executable, "-c", NO_TORCH, *argv], capture_output=True, text=True, env=environ,
+                          timeout=600, check=False)
+
+
+def test_the_command_lines_take_worker_and_pt2v_worker(ssh_server: SshServer, pt2_path, tmp_path):
+    src = pt2_path("batchnorm_train")
+    done = _cli(ssh_server, tmp_path, "decompose", str(src), "--worker", ssh_server.url, "-o",
+                str(tmp_path / "cli" / "bn.core.pt2"), "--json", "-q")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["output"] == str(tmp_path / "cli" / "bn.core.pt2")
+    assert (tmp_path / "cli" / "bn.core.pt2").is_file() and (tmp_path / "cli" / "bn.core.mapping.json").is_file()
+    done = _cli(ssh_server, tmp_path, "run", str(src), "--json", "-q", "--runs", "1", "--warmup", "0",
+                PT2V_WORKER=ssh_server.url)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["outputs"]
+    done = _cli(ssh_server, tmp_path, "run", str(src), "-q", "--worker", "/nonexistent/flag/python",
+                PT2V_WORKER=ssh_server.url)  # --worker wins over PT2V_WORKER
+    assert done.returncode != 0 and "/nonexistent/flag/python" in done.stderr
+    done = _cli(ssh_server, tmp_path, "run", str(src), "-q", "--worker", "ssh://host-without-path")
+    assert done.returncode != 0 and "absolute path" in done.stderr
