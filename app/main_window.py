@@ -32,6 +32,8 @@ from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_messag
 from pt2_viewer.app.start_page import StartPage
 from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.graph.document import DocumentModel
+from pt2_viewer.core.jobs.schemas.base import SchemaError
+from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
@@ -438,7 +440,8 @@ class MainWindow(QMainWindow):
         view = doc.view
         region = view.mapToScene(view.viewport().rect()).boundingRect() if visible_only else None
         try:
-            size = export_scene(view.scene(), path, region)
+            with view.plain():  # no selection or marks baked into the file
+                size = export_scene(view.scene(), path, region)
         except OSError as e:
             self._warn("Export failed", f"Could not write '{path}': {e.strerror or e}")
             return
@@ -484,7 +487,11 @@ class MainWindow(QMainWindow):
     def numerics_compare(self, doc: DocumentWidget, result: dict[str, Any], node: str) -> None:
         """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence. The
         candidate stays in the Numerics job's folder, which closing the comparison leaves alone."""
-        decomposition = Decomposition.from_numerics(result)
+        try:
+            decomposition = Decomposition.from_numerics(NumericsResult.from_json(result))
+        except SchemaError as e:
+            self._warn("Compare", f"The Numerics result cannot be read: {e}.")
+            return
         if decomposition is None:
             self._warn("Compare", "This comparison kept no decomposed program to show: run Numerics with the core, "
                                   "functional or table candidate.")

@@ -40,7 +40,7 @@ class StepBar(QFrame):
             return
         self.label.setText(hits.text())
         self.label.setToolTip(hits.current or "")
-        several = len(hits.nodes) > 1
+        several = len(hits.nodes) > 1 or hits.current is None  # marked nodes: next goes to the first
         self.previous.setEnabled(several)
         self.next.setEnabled(several)
         self.adjustSize()

@@ -63,6 +63,9 @@ class GraphTools(QObject):
         doc.run_panel.heat_changed.connect(self._heat)
         doc.numerics_panel.cuda_asked.connect(self._ask_cuda)
         doc.numerics_panel.nodes_requested.connect(lambda nodes, at: self.go_through(nodes, "nodes by error", at))
+        for panel in doc.panel_widgets.values():
+            panel.nodes_highlighted.connect(self.go_through_marked)
+        view.background_clicked.connect(lambda: self.go_through([]))
         CudaProbe.shared().known.connect(self._cuda_known)
         self.group_values: dict[str, GroupValue] = {}  # the shown overlay's aggregate per collapsed group
         subscribe = getattr(doc.model, "subscribe", None)
@@ -118,13 +121,24 @@ class GraphTools(QObject):
     # -- going through several nodes ----------------------------------------------------------------------------
     def go_through(self, nodes: list[str], label: str = "", at: int = 0) -> None:
         """Reveal `nodes[at]` (expanding its groups) and zoom to it, with previous/next (the step bar, F3 and
-        Shift+F3) to the others; [] puts the bar away."""
+        Shift+F3) to the others; `at` -1 reveals none yet (marked nodes). [] puts the bar away, and with it the
+        marks it was going through (they never stay stuck on the graph)."""
+        if self.hits is not None and self.hits.marks:
+            self.doc.mark([])
         graph = self.doc.model.level.graph.node_by_name
         nodes = [n for n in nodes if n in graph]
-        self.hits = Hits(nodes, label, min(max(at, 0), max(len(nodes) - 1, 0))) if nodes else None
+        self.hits = Hits(nodes, label, min(max(at, -1), len(nodes) - 1)) if nodes else None
         self.step_bar.show_hits(self.hits)
         if self.hits is not None and self.hits.current is not None:
             self.doc.reveal(self.hits.current)
+
+    def go_through_marked(self, nodes: list[str], label: str = "marked") -> None:
+        """Nodes a panel marked (an op in Summary, a symbol, a node's users): the bar steps through them, and
+        closing it, or a click on the background, takes the marks away."""
+        self.go_through(nodes, label, at=-1)  # unmarks the nodes an earlier bar went through
+        self.doc.mark(nodes)
+        if self.hits is not None:
+            self.hits.marks = True
 
     def move_hit(self, by: int) -> bool:
         """The next (+1) or previous (-1) of the nodes gone through; False when there are none."""
@@ -151,6 +165,7 @@ class GraphTools(QObject):
     def find_users(self, node: str) -> None:
         users = self.doc.model.level.index.users.get(node, [])
         self.doc.mark(users)
+        self.go_through_marked(users, f"users of {node}")
         self.doc.status.emit(f"{len(users)} users of {node} highlighted")
 
     # -- overlays ----------------------------------------------------------------------------------------------

@@ -6,12 +6,14 @@ what core computed and reports clicks as signals.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from PySide6.QtCore import QEvent, QPoint, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
     QPainter,
+    QPainterPath,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
@@ -295,6 +297,25 @@ class GraphView(QGraphicsView):
             self.setBackgroundBrush(QBrush(self.palette().base()))
             self.palette_changed.emit()
         super().changeEvent(event)
+
+    @contextmanager
+    def plain(self) -> Iterator[None]:
+        """The scene without the selection, neighbours, matches and marks, while an export renders it: a PNG or SVG
+        of the graph shows the graph, not where the user last clicked."""
+        items = [*self.nodes.values(), *self.groups.values(), *self.proxies]
+        states = [i.state for i in items]
+        hot = self.edges.hot if self.edges is not None else None
+        for i in items:
+            i.state = HighlightState.NONE
+        if self.edges is not None:
+            self.edges.hot = QPainterPath()
+        try:
+            yield
+        finally:
+            for i, s in zip(items, states):
+                i.state = s
+            if self.edges is not None and hot is not None:
+                self.edges.hot = hot
 
     def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
         super().paintEvent(event)

@@ -59,20 +59,25 @@ class Hits:
 
     nodes: list[str]
     label: str = ""  # what they are: "matches of 'conv'", "aten.linear.default", "nodes by error"
-    at: int = 0
+    at: int = 0  # -1: none shown yet (marked nodes: next goes to the first, previous to the last)
+    marks: bool = False  # the nodes are marked on the graph: putting the hits away unmarks them
 
     @property
     def current(self) -> str | None:
-        return self.nodes[self.at] if self.nodes else None
+        return self.nodes[self.at] if self.nodes and self.at >= 0 else None
 
     def move(self, by: int) -> str | None:
         if not self.nodes:
             return None
-        self.at = (self.at + by) % len(self.nodes)
+        if self.at < 0:
+            self.at = 0 if by > 0 else len(self.nodes) - 1
+        else:
+            self.at = (self.at + by) % len(self.nodes)
         return self.nodes[self.at]
 
     def text(self) -> str:
-        where = f"{self.at + 1} of {len(self.nodes)}" if self.nodes else "none"
+        n = len(self.nodes)
+        where = "none" if not n else (f"{n} node{'s' if n != 1 else ''}" if self.at < 0 else f"{self.at + 1} of {n}")
         return f"{self.label}: {where}" if self.label else where
 
 

@@ -245,3 +245,34 @@ def test_help_lists_the_keyboard_shortcuts(qtbot, window: MainWindow) -> None:  
     assert rows["View › Back"] == "Alt+Left" and rows["File › Open"] == "Ctrl+O"
     assert any(what.startswith("Graph: select a producer") for what in rows)
     assert window.shortcuts.isVisible()
+
+
+def test_marks_go_away_and_never_reach_an_export(qtbot, window: MainWindow, pt2_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Summary → an op marks its nodes with a step bar through them; closing the bar or clicking the background
+    takes the red outlines away, and an export never shows the selection or the marks."""
+    from PySide6.QtGui import QImage
+
+    from pt2_viewer.app.graph.export_image import export_scene
+
+    doc = open_and_wait(qtbot, window, pt2_path("dynamic_shapes"))
+    clean = tmp_path / "clean.png"
+    export_scene(doc.view.scene(), str(clean))
+    summary = doc.panel_widgets["Summary"]
+    doc.panels.setCurrentWidget(summary)
+    summary._op_clicked("aten.matmul.default")
+    assert doc.model.marked == ["matmul"] and doc.view.nodes["matmul"].state == HighlightState.MATCH
+    bar = doc.tools.step_bar
+    assert bar.isVisible() and bar.label.text() == "marked: 1 node"
+    bar.next.click()  # to the node: selected, the mark kept while the bar is up
+    assert doc.model.selection == "matmul"
+    marked = tmp_path / "marked.png"
+    with doc.view.plain():
+        export_scene(doc.view.scene(), str(marked))
+    assert doc.view.nodes["matmul"].state == HighlightState.SELECTED  # back after the export
+    assert QImage(str(marked)) == QImage(str(clean))
+    doc.view.background_clicked.emit()
+    assert doc.model.marked == [] and not bar.isVisible()
+    assert all(i.state == HighlightState.NONE for i in doc.view.nodes.values())
+    summary._op_clicked("aten.relu.default")
+    bar.close_button.click()
+    assert doc.model.marked == [] and doc.view.nodes["relu"].state == HighlightState.NONE
