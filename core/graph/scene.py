@@ -135,7 +135,8 @@ class SceneModel:
     """Expansion state and layouts of one graph. A layout driver (core/layout/driver.py) calls `pending_requests`
     and feeds results back with `set_layouts`; views draw `compose()` once `ready`."""
 
-    def __init__(self, graph: Graph, index: GraphIndex | None = None, fold_weights: bool = True) -> None:
+    def __init__(self, graph: Graph, index: GraphIndex | None = None, fold_weights: bool = True,
+                 leaf_boxes: bool = True) -> None:
         self.graph = graph
         self.index = index or GraphIndex(graph)
         self.root = self.index.modules
@@ -157,6 +158,7 @@ class SceneModel:
             if e.src in hubs and e.src not in self.hub_inputs.get(e.dst, []):
                 self.hub_inputs.setdefault(e.dst, []).append(e.src)
         self.fold_weights = fold_weights
+        self.leaf_boxes = leaf_boxes  # modules of one op drawn as that op's box (the report keeps their frames)
         self.folding = Folding()
         self.leaves: dict[str, str] = {}
         self.leaf_of: dict[str, str] = {}
@@ -171,7 +173,8 @@ class SceneModel:
     def _derive(self) -> None:
         """What follows from folding weights or not: the folded rows, the leaf modules, each level's edges."""
         self.folding = folding_of(self.index, self._every) if self.fold_weights else Folding()
-        self.leaves = leaf_groups(self.index, self._every, self.folding) if self.fold_weights else {}
+        leaves = self.fold_weights and self.leaf_boxes
+        self.leaves = leaf_groups(self.index, self._every, self.folding) if leaves else {}
         self.leaf_of = {n: path for path, n in self.leaves.items()}
         self.level_edges = self._level_edges()
         self._widths.clear()
@@ -521,6 +524,10 @@ class SceneModel:
                 out.update(dict.fromkeys(inner.nodes, gid))
         return out
 
+    def node_size(self, name: str) -> tuple[float, float]:
+        """A node's box (without its hub references): room for its text and its weight rows."""
+        return self._node_w(name), self._node_h(name)
+
     def _node_w(self, name: str) -> float:
         """A node's box width: its own text, a leaf module's title, its weight rows."""
         w = self._widths.get(name)
@@ -536,6 +543,8 @@ class SceneModel:
 
     def _row_w(self, weight: str) -> float:
         text = len(self.folding.labels.get(weight, weight)) + len(row_type(self.graph, weight)) + 4
+        if weight in self.folding.unused:
+            text += len(" (unused)")
         return min(ROW_MAX_W, ROW_CHAR_W * text + 22)
 
     def _node_h(self, name: str) -> float:

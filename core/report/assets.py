@@ -23,6 +23,8 @@ th{background:#fafafa}code,pre{font:12px ui-monospace,monospace;white-space:pre-
 .node.hit rect{stroke:#e80;stroke-width:3}.grp>rect{fill:#f4f6fa;stroke:#99a;rx:6}.grp.closed>rect{fill:#e6ebf5}
 .grp .title{font:bold 12px system-ui,sans-serif;cursor:pointer}.grp .count{fill:#777;font-size:10px}
 .grp.hit>rect{stroke:#e80;stroke-width:3}.edge{fill:none;stroke:#889;stroke-width:1}
+.node.row rect{stroke:none;rx:2}.node.row text{font-size:10px}.node.row .badge{font-weight:bold;fill:#555}
+.node.row.sel rect,.node.row.hit rect{stroke-width:2}.node.row.sel rect{stroke:#06c}.node.row.hit rect{stroke:#e80}
 """
 
 KIND_COLOURS = {
@@ -36,7 +38,7 @@ KIND_COLOURS = {
 JS = r"""
 "use strict";
 const D = JSON.parse(document.getElementById("report-data").textContent);
-const NODE_H = 38, PAD = 14, HEADER = 26, SVGNS = "http://www.w3.org/2000/svg";
+const NODE_H = 38, ROW_H = 17, PAD = 14, HEADER = 26, SVGNS = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
 let P = null, open = new Set(), selected = null, hits = [], hitAt = -1, view = {x: 20, y: 20, s: 1};
@@ -59,7 +61,7 @@ function arrange(k) {
   for (const it of g.items) {
     let w, h;
     if (it[0] === "g") { const c = P.graph.groups[it[1]]; w = c.cw; h = c.ch; }
-    else { w = P.graph.nodes[nodeIndex[it[1]]].w; h = NODE_H; }
+    else { const n = P.graph.nodes[nodeIndex[it[1]]]; w = n.w; h = n.h || NODE_H; }
     items.push({it, x: it[2] - w / 2, y: it[3] - h / 2, w, h});
   }
   const grown = items.filter((o) => o.it[0] === "g" && open.has(o.it[1])).sort((a, b) => a.y - b.y || a.x - b.x);
@@ -103,8 +105,20 @@ function drawItems(a, ox, oy, out) {
       const cls = "node" + (selected === ni ? " sel" : "") + (hitNodes.has(ni) ? " hit" : "") + (ov ? " ov" : "");
       nodesOut.push(`<g class="${cls}" data-n="${ni}"><rect x="${x}" y="${y}" width="${p.w}" height="${p.h}" fill="${ov || COLOURS[n.kind] || "#f4f4f4"}"></rect>` +
         `<text x="${x + 8}" y="${y + 15}">${esc(n.label)}</text><text class="sub" x="${x + 8}" y="${y + 30}">${esc(n.sub)}</text></g>`);
+      (n.rows || []).forEach((ri, k) => drawRow(ri, x + 3, y + NODE_H + k * ROW_H, p.w - 6));
     }
   }
+}
+// A weight folded into the op that uses it: a row of that op's box (its kind's letter, its name, its type).
+const BADGE = {parameter: "P", buffer: "B", constant: "C"};
+function drawRow(ri, x, y, w) {
+  const r = P.graph.nodes[ri];
+  rects["n" + ri] = [x, y, w, ROW_H];
+  const ov = overlayFill(r.name);
+  const cls = "node row" + (selected === ri ? " sel" : "") + (hitNodes.has(ri) ? " hit" : "") + (ov ? " ov" : "");
+  nodesOut.push(`<g class="${cls}" data-n="${ri}"><rect x="${x}" y="${y}" width="${w}" height="${ROW_H}" fill="${ov || COLOURS[r.kind] || "#eee"}"></rect>` +
+    `<text x="${x + 4}" y="${y + 12}"><tspan class="badge">${BADGE[r.kind] || "?"}</tspan> ${esc(r.row)}</text>` +
+    `<text class="sub" x="${x + w - 4}" y="${y + 12}" text-anchor="end">${esc(r.sub)}</text></g>`);
 }
 const PALETTE = ["#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"];
 // An overlay (numerics errors, the user's values) colours the nodes it covers: a scale from blue (low) to red (high).
@@ -116,6 +130,8 @@ function overlayFill(name) {
 }
 let nodesOut = [], nodeIndex = {}, hitNodes = new Set(), hitGroups = new Set();
 function visibleItem(ni) {
+  const host = P.graph.nodes[ni].host;  // a row shows while its host does
+  if (host !== undefined) { const v = visibleItem(host); return v === "n" + host ? "n" + ni : v; }
   for (const g of chains[ni]) if (!open.has(g)) return "g" + g;
   return "n" + ni;
 }
@@ -179,7 +195,10 @@ function search(text) {
       const g = P.graph.groups[n.group];
       if (re.test(n.name) || re.test(n.target) || re.test(n.label) || re.test(g.path)) { hitNodes.add(i); hits.push(i); }
     });
-    for (const i of hits.slice(0, 500)) for (const g of chains[i]) open.add(g);  // reveal matches in collapsed groups
+    for (const i of hits.slice(0, 500)) {  // reveal matches in collapsed groups (a row's host's groups too)
+      const host = P.graph.nodes[i].host;
+      for (const g of [...chains[i], ...(host === undefined ? [] : chains[host])]) open.add(g);
+    }
   }
   $("search-count").textContent = text ? hits.length + " matches" : "";
   render();

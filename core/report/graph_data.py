@@ -12,16 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pt2_viewer.core.graph.details import node_details
+from pt2_viewer.core.graph.folding import weight_targets
 from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
 from pt2_viewer.core.graph.scene import (
     CHAR_W,
     GROUP_BOX_H,
-    NODE_H,
     SceneModel,
     group_id,
     node_label,
     node_subtitle,
-    node_width,
 )
 from pt2_viewer.core.layout.records import LayoutEdge, LayoutNode, LayoutRequest, LayoutResult
 from pt2_viewer.core.layout.service import LayoutService
@@ -51,7 +50,8 @@ def collapsed_box(g: ModuleGroup) -> tuple[float, float]:
 
 
 def group_request(scene: SceneModel, g: ModuleGroup) -> LayoutRequest:
-    """The layout of one group's direct items with every child group collapsed."""
+    """The layout of one group's direct items with every child group collapsed; weights folded into the ops that
+    use them are rows of those ops' boxes, not items of their own."""
     nodes: list[LayoutNode] = []
     ids: set[str] = set()
     for c in g.children:
@@ -60,9 +60,9 @@ def group_request(scene: SceneModel, g: ModuleGroup) -> LayoutRequest:
             ids.add(gid)
             nodes.append(LayoutNode(gid, *collapsed_box(c)))
     for name in g.nodes:
-        if name not in ids:
+        if name not in ids and name not in scene.folding.host:
             ids.add(name)
-            nodes.append(LayoutNode(name, node_width(scene.graph.node_by_name[name], scene.graph), NODE_H))
+            nodes.append(LayoutNode(name, *scene.node_size(name)))
     edges = [LayoutEdge(a, b) for a, b in scene.level_edges.get(g.path, []) if a in ids and b in ids]
     return LayoutRequest(nodes=nodes, edges=edges, key_hint=g.path)
 
@@ -98,8 +98,7 @@ def _details(program: Program, graph: Graph, name: str, scene: SceneModel) -> li
 def graph_data(program: Program, service: LayoutService | None = None) -> GraphData:
     """The program's top graph, laid out per module group. Raises LayoutError if Graphviz fails."""
     graph = program.graph
-    owners = {s.name: s.target.rpartition(".")[0] for s in program.signature.inputs if s.target}
-    scene = SceneModel(graph, GraphIndex(graph, owners), fold_weights=False)
+    scene = SceneModel(graph, GraphIndex(graph, targets=weight_targets(program)), leaf_boxes=False)
     every = scene.root.walk()
     requests = {g.path: group_request(scene, g) for g in every if g.nodes or g.children}
     layouts = lay_out_groups(requests, service)
@@ -115,6 +114,8 @@ def graph_data(program: Program, service: LayoutService | None = None) -> GraphD
                 cx, cy = r.positions.get(group_id(c.path), (0.0, 0.0))
                 items.append(["g", index_of[c.path], round(cx, 1), round(cy, 1)])
             for n in g.nodes:
+                if n in scene.folding.host:
+                    continue  # a row of its host's box
                 cx, cy = r.positions.get(n, (0.0, 0.0))
                 items.append(["n", n, round(cx, 1), round(cy, 1)])
         data.groups.append({
@@ -124,20 +125,29 @@ def graph_data(program: Program, service: LayoutService | None = None) -> GraphD
             "lw": round(r.width, 1) if r else 0.0, "lh": round(r.height, 1) if r else 0.0, "items": items,
         })
     node_index: dict[str, int] = {}
+    folding = scene.folding
     for g in every:
         for name in g.nodes:
             node = graph.node_by_name[name]
             node_index[name] = len(data.nodes)
-            data.nodes.append({
+            w, h = scene.node_size(name)
+            entry = {
                 "name": name, "label": node_label(node), "sub": node_subtitle(node, graph),
                 "kind": node_kind(node, kinds), "target": node.target, "group": index_of[g.path],
-                "w": round(node_width(node, graph), 1), "hub": name in scene.index.hubs,
+                "w": round(w, 1), "h": round(h, 1), "hub": name in scene.index.hubs,
                 "details": _details(program, graph, name, scene),
-            })
+            }
+            if name in folding.host:
+                entry["row"] = folding.labels[name] + (" (unused)" if name in folding.unused else "")
+            data.nodes.append(entry)
+    for host, rows in folding.rows.items():  # a host lists its rows; each row names its host (indices)
+        data.nodes[node_index[host]]["rows"] = [node_index[r] for r in rows]
+        for r in rows:
+            data.nodes[node_index[r]]["host"] = node_index[host]
     seen: set[tuple[int, int]] = set()
     for e in graph.edges:
-        if e.src in scene.index.hubs:
-            continue  # hubs (masks, sizes) are named in their consumers' details, as the window draws them
+        if e.src in scene.index.hubs or e.src in folding.host:
+            continue  # hubs (masks, sizes) are named in their consumers' details, weights are rows of their users
         a, b = node_index.get(e.src), node_index.get(e.dst)
         if a is not None and b is not None and a != b and (a, b) not in seen:
             seen.add((a, b))
