@@ -19,6 +19,7 @@ from pt2_viewer.core.cli.jobs import (
     table,
     trust_fields,
 )
+from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,9 +41,9 @@ def default_output(file: Path, to: str) -> Path:
 
 def main(args: argparse.Namespace) -> int:
     output = args.output or default_output(args.file, args.to)
-    request = {"program": str(args.file), "to": args.to, "output": str(output), "table_name": args.table_name,
-               "program_name": args.program, "preload": str(args.preload) if args.preload else None,
-               **trust_fields(args)}
+    request = DecomposeRequest(program=str(args.file), to=args.to, output=str(output), table_name=args.table_name,
+                               program_name=args.program, preload=str(args.preload) if args.preload else None,
+                               **trust_fields(args))
     result = run_in_worker("decompose", request, out_dir_for(output), args)
     return finish(result, args.json, readable)
 

@@ -27,6 +27,7 @@ from typing import Any
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, JobOutcome
 from pt2_viewer.core.jobs.errors import Failure, failed_result
+from pt2_viewer.core.jobs.schemas.base import Schema
 
 TRUST_HELP = ("load the file even if it holds code (pickled objects, modules to import): only for files you trust; "
               "without it such a file is refused, saying what it holds")
@@ -89,10 +90,10 @@ def signals_interrupt() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def run_in_worker(job: str, request: dict[str, Any], out: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """Run `job` in the worker to its end and return its result.json; a worker that could not finish (or Ctrl+C)
-    gives a failed result saying why, never a traceback. Progress events go to stderr unless -q or --json, the
-    worker's own output (torch's warnings) unless -q."""
+def run_in_worker(job: str, request: Schema, out: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Run `job` (its request: a dataclass of core/jobs/schemas/) in the worker to its end and return its
+    result.json; a worker that could not finish (or Ctrl+C) gives a failed result saying why, never a traceback.
+    Progress events go to stderr unless -q or --json, the worker's own output (torch's warnings) unless -q."""
     from pt2_viewer.core.jobs.remote.any_worker import worker_job
 
     quiet = bool(getattr(args, "quiet", False))
@@ -102,8 +103,9 @@ def run_in_worker(job: str, request: dict[str, Any], out: Path, args: argparse.N
         if not quiet:
             print(line, file=sys.stderr, flush=True)
 
-    worker = worker_job(job, request, out, getattr(args, "worker", None), timeout_s=getattr(args, "timeout", None),
-                        memory_limit_mb=getattr(args, "max_memory_mb", None), on_event=progress, on_output=echo)
+    worker = worker_job(job, request.to_json(), out, getattr(args, "worker", None),
+                        timeout_s=getattr(args, "timeout", None), memory_limit_mb=getattr(args, "max_memory_mb", None),
+                        on_event=progress, on_output=echo)
     try:
         with signals_interrupt():
             outcome = worker.wait()

@@ -22,6 +22,7 @@ from pt2_viewer.core.cli.jobs import (
     table,
     trust_fields,
 )
+from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
 
 CANDIDATE_HELP = ("core or functional ATen, a decomposition table TABLE.py, bf16 or fp16 (casts inputs, parameters and "
@@ -54,13 +55,11 @@ def main(args: argparse.Namespace) -> int:
         print("error: --candidate is required for a .pt2 (core, functional, TABLE.py, bf16, fp16, cuda, compile or "
               "aoti)", file=sys.stderr)
         return 2
-    request: dict[str, Any] = {
-        "program": str(args.file), "candidate": args.candidate, "script": str(args.file) if script else None,
-        "threshold": args.threshold, "inputs": args.inputs,
-        "seed": args.seed, "top": args.top, "budget_mb": args.budget_mb, "table_name": args.table_name,
-        "program_name": args.program, "preload": str(args.preload) if args.preload else None,
-        **trust_fields(args),
-    }
+    request = NumericsRequest(
+        program=str(args.file), candidate=args.candidate, script=str(args.file) if script else None,
+        threshold=args.threshold, inputs=args.inputs, seed=args.seed, top=args.top, budget_mb=args.budget_mb,
+        table_name=args.table_name, program_name=args.program, preload=str(args.preload) if args.preload else None,
+        **trust_fields(args))
     with tempfile.TemporaryDirectory(prefix="pt2v-numerics-") as out:
         result = run_in_worker("numerics", request, Path(out), args)
     return finish(result, args.json, readable)

@@ -21,6 +21,7 @@ from pt2_viewer.core.cli.jobs import (
     table,
     trust_fields,
 )
+from pt2_viewer.core.jobs.schemas.run import RunRequest
 
 
 def _dim(text: str) -> tuple[str, int]:
@@ -53,13 +54,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     import tempfile
 
-    request: dict[str, Any] = {
-        "program": str(args.file), "device": args.device, "inputs": args.inputs, "dims": dict(args.dim),
-        "seed": args.seed, "warmup": args.warmup, "runs": args.runs, "node_times": args.node_times,
-        "compile": args.compile, "aoti": args.aoti is not None, "aoti_package": str(args.aoti) if args.aoti else None,
-        "program_name": args.program, "preload": str(args.preload) if args.preload else None,
-        **trust_fields(args),
-    }
+    request = RunRequest(
+        program=str(args.file), device=args.device, inputs=args.inputs, dims=dict(args.dim), seed=args.seed,
+        warmup=args.warmup, runs=args.runs, node_times=args.node_times, compile=args.compile,
+        aoti=args.aoti is not None, aoti_package=str(args.aoti) if args.aoti else None, program_name=args.program,
+        preload=str(args.preload) if args.preload else None, **trust_fields(args))
     with tempfile.TemporaryDirectory(prefix="pt2v-run-") as out:
         result = run_in_worker("run_program", request, Path(out), args)
     return finish(result, args.json, readable)

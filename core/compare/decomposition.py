@@ -9,13 +9,12 @@ comparison tab must leave it alone. `release(who)` removes the folder only when 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pt2_viewer.core.jobs.schemas.base import SchemaError
 from pt2_viewer.core.jobs.schemas.decompose import DecomposeResult
+from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.platform import temp_dirs
 
 
@@ -48,17 +47,15 @@ class Decomposition:
                    folder=Path(folder), owner=Owner.COMPARE_TAB, non_core_ops=result.non_core_ops)
 
     @classmethod
-    def from_numerics(cls, result: Mapping[str, Any]) -> Decomposition | None:
+    def from_numerics(cls, result: NumericsResult) -> Decomposition | None:
         """The decomposed candidate a Numerics job saved (`save_candidate`), or None when it kept none. The folder
         stays the Numerics job's."""
-        candidate, mapping = result.get("candidate_program"), result.get("mapping")
-        if not isinstance(candidate, str) or not isinstance(mapping, str) or not candidate or not mapping:
+        if not result.ok or not result.candidate_program or not result.mapping:
             return None
-        kind = str(result.get("kind") or "")
-        table = str(result.get("candidate")) if kind == "table" else None
-        return cls(program=str(result.get("program") or ""), program_name=str(result.get("program_name") or ""),
-                   target=kind or str(result.get("candidate") or ""), table=table, output=candidate, mapping=mapping,
-                   folder=Path(candidate).parent, owner=Owner.NUMERICS_JOB)
+        kind = result.kind or result.candidate or ""
+        return cls(program=result.program or "", program_name=result.program_name or "", target=kind,
+                   table=result.candidate if kind == "table" else None, output=result.candidate_program,
+                   mapping=result.mapping, folder=Path(result.candidate_program).parent, owner=Owner.NUMERICS_JOB)
 
     def may_delete(self, who: Owner) -> bool:
         return who is self.owner

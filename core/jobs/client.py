@@ -159,15 +159,16 @@ def stopped_message(reason: str, timeout_s: float | None, tree_memory_mb: int | 
             "with --max-memory-mb, or give the job less work).")
 
 
-def start_worker_process(command: list[str], *, env: dict[str, str], cwd: str | None,
-                         pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
+def start_worker_process(command: list[str], *, env: dict[str, str], cwd: str | None, pass_fds: tuple[int, ...],
+                         stdin: int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
     """The one place a worker process is started on this machine: `command` (`PYTHON -m pt2_viewer.core.worker ...`)
-    in its own session, so that cancelling kills its whole process group; stdin closed, stdout and stderr piped, the
-    events pipe's write end (`pass_fds`) inherited. OSError when it cannot start (the Python does not exist...).
+    in its own session, so that cancelling kills its whole process group; stdin closed (a warm worker's is a pipe
+    that its jobs come on), stdout and stderr piped, the events pipe's write end (`pass_fds`) inherited. OSError
+    when it cannot start (the Python does not exist...).
 
     A worker elsewhere (core/jobs/remote/) starts its process its own way and keeps `WorkerJob`'s interface
     (`core.jobs.job.Job`)."""
-    return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             pass_fds=pass_fds, env=env, cwd=cwd, start_new_session=True)
 
 

@@ -7,29 +7,10 @@ the command lines show one message that names the problem and says what to do, a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-@dataclass
-class Failure:
-    """What went wrong, for people (`message`, `hint`) and for code (`kind`)."""
-
-    # "load", "untrusted", "missing_op", "missing_type", "table", "decompose", "input", "constraint", "cuda", "oom", ...
-    kind: str
-    message: str  # one or two sentences naming the problem
-    hint: str = ""  # what the user can do about it
-    detail: str = ""  # the original exception text or log lines, for the log panel
-    consent: list[str] = field(default_factory=list)  # kind "untrusted": what the user is asked to allow
-    modules: list[str] = field(default_factory=list)  # kind "untrusted": the modules of `consent` (--allow-import)
-
-    def to_json(self) -> dict[str, str]:
-        return asdict(self)
-
-    def text(self) -> str:
-        """The message and the hint as one paragraph for a terminal or a dialog."""
-        return f"{self.message} {self.hint}".strip()
+from pt2_viewer.core.jobs.schemas.failure import Failure
 
 
 class JobFailure(Exception):
@@ -49,7 +30,7 @@ def first_line(exc: BaseException, limit: int = 400) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def failed_result(failure: Failure, **extra: object) -> dict[str, object]:
+def failed_result(failure: Failure, **extra: object) -> dict[str, Any]:
     """The result dict of a job that failed: `ok` false, the `error`, and whatever was learned before it failed."""
     return {"ok": False, "error": failure.to_json(), **extra}
 

@@ -10,6 +10,7 @@ stdout and stderr belong to the user's script and are streamed separately. Every
   done      {"result": "result.json"}                       run_job returned; DIR/result.json holds its dict
   error     {"message", "traceback"}                        run_job raised; the job failed
 
+Each event's fields are a dataclass of core/jobs/schemas/events.py; `decode_event` checks a line against it.
 A process that ends without `done` or `error` crashed, was killed, or called os._exit: `describe_exit` says which in
 words. See docs/worker.md for the full description.
 """
@@ -20,6 +21,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.jobs.schemas.base import SchemaError
+from pt2_viewer.core.jobs.schemas.events import EVENTS, Event
 from pt2_viewer.core.util.files import write_atomically
 
 EVENTS_FD_ENV = "PT2V_EVENTS_FD"
@@ -75,25 +78,22 @@ def decode_event(line: bytes | str) -> dict[str, Any]:
     return event
 
 
-# Fields the client and the GUI act on, with the types they must have: the events channel is untrusted input (a
-# script or a decomposition table runs in the worker and can write to it).
-_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
-    PROGRESS: {"stage": (str,), "message": (str,), "fraction": (int, float)},
-    DONE: {"result": (str,)},
-    ERROR: {"message": (str,), "traceback": (str,)},
-    STARTED: {"job": (str,), "pid": (int,)},
-}
-
-
 def _well_formed(event: dict[str, Any]) -> bool:
-    for key, types in _FIELDS.get(event["type"], {}).items():
-        value = event.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
-            return False
-    if event["type"] == DONE and event.get("result", RESULT_FILE) != RESULT_FILE:
-        return False  # the result is always result.json in the job's folder: never a path the channel names
-    fraction = event.get("fraction")
-    return not (event["type"] == PROGRESS and fraction is not None and not 0.0 <= fraction <= 1.0)
+    """The event fits its schema (core/jobs/schemas/events.py); events without one (a job's own) pass. The events
+    channel is untrusted input: a script or a decomposition table runs in the worker and can write to it."""
+    schema = EVENTS.get(event["type"])
+    if schema is None:
+        return True
+    try:
+        schema.from_json(event)
+    except (SchemaError, RecursionError):
+        return False
+    return True
+
+
+def read_event(event: dict[str, Any]) -> Event:
+    """A decoded event as its dataclass (`Event` for a job's own kinds); `SchemaError` if it does not fit."""
+    return EVENTS.get(str(event.get("type")), Event).from_json(event)
 
 
 def describe_exit(returncode: int | None, *, got_result: bool = False) -> str:

@@ -33,7 +33,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +48,12 @@ from pt2_viewer.core.jobs.client import (
     close_pipes,
     default_memory_mb,
     load_result,
+    start_worker_process,
     stopped_message,
 )
 from pt2_viewer.core.jobs.protocol import describe_exit, write_json_atomic
 from pt2_viewer.core.jobs.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
+from pt2_viewer.core.jobs.schemas.warm import WarmJobLine
 
 WARM_ENV = "PT2V_WARM"  # "0": every job one-shot
 IDLE_ENV = "PT2V_WARM_IDLE_S"
@@ -79,12 +81,6 @@ class WarmKey:
     memory_limit_mb: int | None
     env: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None
-
-
-@dataclass
-class _Routing:
-    job: WarmJob | None = None
-    log: list[str] = field(default_factory=list)  # lines that arrived while no job ran (kept for diagnosis)
 
 
 class WarmWorker:
@@ -119,8 +115,8 @@ class WarmWorker:
         if self.key.memory_limit_mb:
             cmd += ["--max-memory-mb", str(int(self.key.memory_limit_mb))]
         try:
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          pass_fds=(write_fd,), env=env, cwd=self.key.cwd, start_new_session=True)
+            self._proc = start_worker_process(cmd, env=env, cwd=self.key.cwd, pass_fds=(write_fd,),
+                                              stdin=subprocess.PIPE)
         except OSError as e:
             os.close(read_fd)
             os.close(write_fd)
@@ -166,8 +162,8 @@ class WarmWorker:
         self._next_id += 1
         job.job_id = self._next_id
         self.current = job
-        line = json.dumps({"id": job.job_id, "job": job.job, "out": str(job.out_dir),
-                           "request": str(job.out_dir / protocol.REQUEST_FILE)}) + "\n"
+        line = json.dumps(WarmJobLine(id=job.job_id, job=job.job, out=str(job.out_dir),
+                                      request=str(job.out_dir / protocol.REQUEST_FILE)).to_json()) + "\n"
         try:
             self._proc.stdin.write(line.encode("utf-8"))
             self._proc.stdin.flush()

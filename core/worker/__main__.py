@@ -1,7 +1,8 @@
 """Entry point of a worker process: `python -m pt2_viewer.core.worker JOB --request REQUEST.json --out DIR`.
 
-It imports the module JOBS names for JOB (below), calls its `run_job(request, out, emit)`, writes the returned dict
-to DIR/result.json and emits `done`, or emits `error` with the message and traceback if the job raised. Events go
+It imports the module JOBS names for JOB (below), calls its `run_job(request, out, emit)` with the request checked
+against the job's schema (core/jobs/schemas/), writes the returned dict through that schema to DIR/result.json and
+emits `done`, or emits `error` with the message and traceback if the job raised. Events go
 to the file descriptor in `PT2V_EVENTS_FD` (stderr when it is not set, for running a job by hand). `--max-memory-mb`
 caps the address space with resource.setrlimit before any job code runs, so a script that eats memory fails inside
 this process instead of taking the machine down. The client (core/jobs/client.py) starts this in its own process
@@ -141,8 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         request = read_request(args.request)
         out = args.out.resolve()
         out.mkdir(parents=True, exist_ok=True)
-        result = run_job(request, out, emit)
-        write_json_atomic(out / RESULT_FILE, result)
+        write_json_atomic(out / RESULT_FILE, run_checked(args.job, run_job, request, out, emit))
     except BaseException as e:  # the job failed: say so on the events pipe, then exit non-zero
         emit({"type": ERROR, "message": _error_message(e, args.max_memory_mb), "traceback": traceback.format_exc()})
         _flush_std()
@@ -150,6 +150,32 @@ def main(argv: list[str] | None = None) -> int:
     emit({"type": DONE, "result": RESULT_FILE})
     _flush_std()
     return 0
+
+
+def run_checked(name: str, run_job: Callable[..., dict[str, Any]], request: dict[str, Any], out: Path,
+                emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """`run_job` on a request read through the job's schema (core/jobs/schemas/jobs.py), and its result written
+    through it: a malformed request is the job's failure of kind `request` (or, for a job that reports none, an
+    error); a result that does not fit its schema is a bug, raised. The job receives the request as it came."""
+    from pt2_viewer.core.jobs.errors import failed_result
+    from pt2_viewer.core.jobs.schemas.base import SchemaError
+    from pt2_viewer.core.jobs.schemas.failure import Failure
+    from pt2_viewer.core.jobs.schemas.jobs import JOB_SCHEMAS
+
+    schema = JOB_SCHEMAS.get(name)
+    if schema is None:
+        return run_job(request, out, emit)
+    try:
+        schema.request.from_json(request)
+    except SchemaError as e:
+        if not schema.reports_failures:
+            raise ValueError(f"the request is malformed: {e}") from None
+        failure = Failure("request", f"The request is malformed: {e}.", "Send the fields docs/jobs.md describes.")
+        emit({"type": "job_failed", **failure.to_json()})
+        result = failed_result(failure)
+    else:
+        result = run_job(request, out, emit)
+    return schema.result.from_json(result).to_json()
 
 
 def _error_message(e: BaseException, max_memory_mb: int | None) -> str:
@@ -221,6 +247,7 @@ def serve_one(item: dict[str, Any], emit: Callable[[dict[str, Any]], None], cach
               max_memory_mb: int | None) -> bool:
     """Run one job asked for on stdin; False when it raised (the process's state is unknown: end it)."""
     from pt2_viewer.core.jobs.program_cache import install
+    from pt2_viewer.core.jobs.schemas.warm import WarmJobLine
 
     job_id = item.get("id")
 
@@ -231,15 +258,15 @@ def serve_one(item: dict[str, Any], emit: Callable[[dict[str, Any]], None], cach
     job_emit({"type": STARTED, "job": name, "pid": os.getpid(), "warm": True})
     cache.emit = job_emit
     try:
+        line = WarmJobLine.from_json(item)
         if name in NOT_SERVED:
             raise ValueError(f"the job '{name}' runs only in a fresh worker")
         run_job = load_job(name)
         install(cache, sys.modules[JOBS[name]])
-        request = read_request(Path(str(item.get("request"))))
-        out = Path(str(item.get("out"))).resolve()
+        request = read_request(Path(line.request))
+        out = Path(line.out).resolve()
         out.mkdir(parents=True, exist_ok=True)
-        result = run_job(request, out, job_emit)
-        write_json_atomic(out / RESULT_FILE, result)
+        write_json_atomic(out / RESULT_FILE, run_checked(name, run_job, request, out, job_emit))
     except BaseException as e:
         job_emit({"type": ERROR, "message": _error_message(e, max_memory_mb), "traceback": traceback.format_exc()})
         _flush_std()

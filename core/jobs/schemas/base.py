@@ -10,7 +10,9 @@ field's name and type are written once.
   and raises `SchemaError` naming the field; unknown keys are kept in `extra` and written back, so a newer worker's
   result read by an older window loses nothing.
 - `Schema.to_json()` gives the documented JSON: field names as they are, nested schemas as objects, enums as their
-  values. A field marked `omit_none` is left out when it is None (a block that is there only when asked for).
+  values. A field marked `omit_none` is left out when it is None (a block that is there only when asked for). A
+  message read and written back is the same JSON, keys in the same order (plus `version`): the worker passes every
+  result through its schema before writing it.
 - A request or a result carries `"version"`: a reader refuses a version newer than its own, naming it.
 - `local_path(...)` marks a field that holds a path on the machine that wrote the message (a `.pt2`, an output
   folder): a worker on another machine must carry those files (`Schema.local_paths()` lists them).
@@ -58,6 +60,8 @@ class Schema:
     VERSIONED: ClassVar[bool] = False  # a request or a result: its JSON says `"version": VERSION`
     # keys this schema does not know (a newer writer's), kept so that they are written back as they came
     extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    # the order the keys came in, so that a message read and written back is the same text (`--json` prints it)
+    key_order: list[str] = dataclasses.field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def from_json(cls: type[S], data: object, where: str = "") -> S:
@@ -72,28 +76,34 @@ class Schema:
         hints = _hints(cls)
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
-            if not f.init or f.name == "extra":
+            if not f.init or f.name in ("extra", "key_order"):
                 continue
             if f.name in data:
                 values[f.name] = _convert(data[f.name], hints[f.name], f"{where}.{f.name}")
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise SchemaError(f"{where}: the field '{f.name}' is missing")
         known = {f.name for f in dataclasses.fields(cls)} | ({"version"} if cls.VERSIONED else set())
-        return cls(**values, extra={str(k): v for k, v in data.items() if k not in known})
+        return cls(**values, extra={str(k): v for k, v in data.items() if k not in known},
+                   key_order=[str(k) for k in data])
 
     def to_json(self) -> dict[str, Any]:
         """The documented JSON form: plain dicts, lists, strings and numbers."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
-            if f.name == "extra":
+            if f.name in ("extra", "key_order"):
                 continue
             value = getattr(self, f.name)
             if value is None and f.metadata.get(OMIT_NONE):
                 continue
+            if self.key_order and f.name not in self.key_order and value == _default(f):
+                continue  # read without it, still its default: written back without it
             out[f.name] = _plain(value)
         out.update(self.extra)
         if self.VERSIONED:
             out["version"] = self.VERSION
+        if self.key_order:  # as it was read; what is new after
+            rank = {k: i for i, k in enumerate(self.key_order)}
+            out = dict(sorted(out.items(), key=lambda kv: rank.get(kv[0], len(rank))))
         return out
 
     @classmethod
@@ -107,6 +117,14 @@ class Schema:
             for sub in _schemas_in(hints[f.name]):
                 names += [f"{f.name}.{n}" for n in sub.local_paths()]
         return names
+
+
+def _default(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
@@ -170,11 +188,9 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
         except ValueError:
             words = ", ".join(repr(m.value) for m in tp)
             raise SchemaError(f"{where}: {value!r} is not one of {words}") from None
-    if tp is float:
+    if tp is float:  # a whole number is a number too, and stays as written (the JSON written back is the same)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value) if isinstance(value, int) else value
-        if isinstance(value, str) and value in ("NaN", "Infinity", "-Infinity"):
-            return float(value.replace("Infinity", "inf"))
+            return value
         raise SchemaError(f"{where}: expected a number, got {_kind(value)}")
     if tp is int:
         if isinstance(value, int) and not isinstance(value, bool):

@@ -6,9 +6,10 @@ opened from.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pt2_viewer.core.jobs.schemas.base import Schema, items, local_path, optional
-from pt2_viewer.core.jobs.schemas.failure import FailureInfo
+from pt2_viewer.core.jobs.schemas.failure import Failure
 
 
 @dataclass
@@ -17,12 +18,14 @@ class DecomposeRequest(Schema):
     VERSIONED = True
 
     program: str | None = local_path()  # the .pt2 to decompose
-    to: str = "core"  # "functional", "core", "table", or a .py path (a table file)
+    to: str = local_path(default="core")  # "functional", "core", "table", or a .py path (a table file)
     table: str | None = local_path()  # the table .py file, when `to` is "table"
     table_name: str | None = None  # which table of that file, if it holds several
     program_name: str | None = None  # which program of the archive (default: "model")
     preload: str | None = local_path()  # a .py file to import first (a custom op's definition)
     trust: bool = False  # the user trusts the file to run the code it holds (core/jobs/archive_check.py)
+    allow_imports: list[str] = items()  # installed modules the user allows beyond the default libraries
+    allow_native: bool = False  # an AOTInductor package's compiled code may be loaded
     output: str | None = local_path()  # where to write the decomposed .pt2; default OUT/decomposed.pt2
 
 
@@ -49,7 +52,7 @@ class DecomposeResult(Schema):
     VERSIONED = True
 
     ok: bool
-    error: FailureInfo | None = optional()
+    error: Failure | None = optional()
     program: str | None = local_path(omit_none=True)
     program_name: str | None = optional()
     target: str | None = optional()  # "functional", "core" or "table"
@@ -64,6 +67,7 @@ class DecomposeResult(Schema):
     unmapped_before: list[str] | None = optional()
     unmapped_after: list[str] | None = optional()
     imported: list[str] | None = optional()  # modules imported to load the program (core/jobs/loading.py)
+    imports: list[dict[str, Any]] | None = optional()  # what was imported and why (core/jobs/import_policy.py)
     seconds: dict[str, float] = items(dict)  # load, decompose, map, save
     log: list[str] = items()
 

@@ -1,5 +1,6 @@
 """A failed job's `error` object, as every job's result carries it (docs/jobs.md, "Events and failures"): `kind` for
-code, `message` and `hint` for people, `detail` (torch's traceback, log lines) for the log panel."""
+code, `message` and `hint` for people, `detail` (torch's traceback, log lines) for the log panel. The one definition:
+`core/jobs/errors.py` raises it (`JobFailure`), the worker writes it, the window and the command line read it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,18 +9,23 @@ from pt2_viewer.core.jobs.schemas.base import Schema, items
 
 
 @dataclass
-class FailureInfo(Schema):
+class Failure(Schema):
+    """What went wrong, for people (`message`, `hint`) and for code (`kind`)."""
+
     KIND = "job failure"
 
-    kind: str  # "request", "load", "untrusted", "missing_op", "decompose", "input", "constraint", "oom", ...
+    # "request", "load", "untrusted", "missing_op", "missing_type", "table", "decompose", "input", "constraint",
+    # "cuda", "oom", ...; from the command lines also "start_failed", "crashed", "timed_out", "cancelled", "internal"
+    kind: str
     message: str  # one or two sentences naming the problem
     hint: str = ""  # what the user can do about it
-    detail: str = ""  # the original exception text or log lines
+    detail: str = ""  # the original exception text or log lines, for the log panel
     consent: list[str] = items()  # kind "untrusted": what the user is asked to allow
+    modules: list[str] = items()  # kind "untrusted": the modules of `consent` (--allow-import)
 
     def text(self) -> str:
-        """The message and the hint as one paragraph for a terminal or a dialog."""
+        """The message and the hint as one paragraph for a terminal or a dialog: the one way a failure is said."""
         return f"{self.message} {self.hint}".strip()
 
 
-__all__ = ["FailureInfo"]
+__all__ = ["Failure"]

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.core.compare.decomposition import Decomposition, Owner
+from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.numerics.job import run_job
 from pt2_viewer.core.platform import temp_dirs
 from tests.core.numerics.programs import numerics_programs  # noqa: F401  (a fixture)
@@ -32,7 +33,7 @@ def test_numerics_candidate_in_the_compare_view_keeps_the_numerics_folder(  # ty
         result = run_job({"program": str(program), "candidate": table, "save_candidate": True}, folder,
                          lambda e: None)
         assert result["ok"], result.get("error")
-        decomposition = Decomposition.from_numerics(result)
+        decomposition = Decomposition.from_numerics(NumericsResult.from_json(result))
         assert decomposition is not None and decomposition.owner is Owner.NUMERICS_JOB
         assert decomposition.folder == folder and not decomposition.may_delete(Owner.COMPARE_TAB)
         panel.show_result(result)

@@ -1,0 +1,115 @@
+"""The numerics job's request and result (`core/numerics/job.py`; the JSON is documented in docs/numerics.md). The
+result is also what `pt2-viewer numerics --json` prints (without `log`) and what the Numerics panel shows.
+
+JSON has no NaN or infinity: the job writes those numbers as strings ("nan", "inf", "-inf"), hence `Number`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pt2_viewer.core.jobs.schemas.base import Schema, items, local_path, optional
+from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.run import ProgramRequest
+
+Number = float | str  # a finite number, or "nan", "inf", "-inf"
+
+
+@dataclass
+class NumericsRequest(ProgramRequest):
+    KIND = "numerics request"
+    VERSIONED = True
+
+    # "core", "functional", a table .py, "bf16", "fp16", "cuda", "compile" or "aoti"; a local path when a table
+    candidate: str | None = local_path()
+    script: str | None = local_path()  # a model script instead of a .pt2: its eager model is the reference
+    table_name: str | None = None
+    inputs: str = "auto"
+    dims: dict[str, int] | None = None
+    seed: int = 0
+    threshold: float = 1e-2  # on the relative error
+    budget_mb: float = 1024  # reference values held in memory before spilling to disk
+    top: int = 20  # worst nodes listed
+    save_candidate: bool = False  # write a decomposed candidate and its node mapping into OUT for the compare view
+
+
+@dataclass
+class NodeErrorRecord(Schema):
+    """One compared node (or output, or module of a script)."""
+
+    KIND = "node error"
+
+    node: str
+    candidate: str  # its counterpart in the candidate
+    max_abs: Number
+    max_rel: Number
+    cosine: Number
+    sqnr_db: Number
+    nan: int = 0
+    inf: int = 0
+    ref_nan: int = 0
+    ref_inf: int = 0
+    numel: int = 0
+    note: str = ""
+    error: Number = 0.0  # what the threshold is applied to
+
+
+@dataclass
+class DivergenceRecord(Schema):
+    KIND = "first divergence"
+
+    node: str
+    error: Number
+    inputs: list[str] = items()  # its compared inputs, all within the threshold
+
+
+@dataclass
+class Memory(Schema):
+    KIND = "memory"
+
+    peak_held_bytes: int = 0
+    spilled_bytes: int = 0
+    spilled_values: int = 0
+    peak_rss_bytes: int = 0
+
+
+@dataclass
+class NumericsInputs(Schema):
+    KIND = "inputs"
+
+    source: str
+    sizes: dict[str, int] = items(dict)
+
+
+@dataclass
+class NumericsResult(Schema):
+    KIND = "numerics result"
+    VERSIONED = True
+
+    ok: bool
+    error: Failure | None = optional()
+    cuda_available: bool | None = optional()
+    cuda_unavailable_reason: str | None = optional()
+    program: str | None = local_path(omit_none=True)
+    program_name: str | None = optional()
+    candidate: str | None = optional()
+    kind: str | None = optional()  # "core", "functional", "table", "bf16", "fp16", "cuda", "compile", "aoti", "script"
+    threshold: float | None = optional()
+    inputs: NumericsInputs | None = optional()
+    imported: list[str] | None = optional()
+    imports: list[dict[str, Any]] | None = optional()
+    candidate_program: str | None = local_path(omit_none=True)  # save_candidate: the decomposed .pt2
+    mapping: str | None = local_path(omit_none=True)  # and its node mapping
+    per_node: bool | None = optional()  # false: only the outputs could be compared
+    note: str | None = optional()
+    compared: int | None = optional()
+    not_compared: list[str] | None = optional()
+    first_divergence: DivergenceRecord | None = None
+    worst: list[NodeErrorRecord] | None = optional()
+    nodes: list[NodeErrorRecord] | None = optional()
+    memory: Memory | None = optional()
+    seconds: dict[str, float] | None = optional()
+    log: list[str] = items()
+
+
+__all__ = ["DivergenceRecord", "Memory", "NodeErrorRecord", "Number", "NumericsInputs", "NumericsRequest",
+           "NumericsResult"]
