@@ -170,7 +170,7 @@ def choose_worker(flag: str | None = None, environ: dict[str, str] | None = None
         text = env[WORKER_ENV].strip()
         return WorkerPython(text if text.startswith("ssh://") else os.path.expanduser(text), FROM_ENV)
     if env.get(WORKER_PYTHON_ENV, "").strip() or not _preferred:
-        return choose_worker_python(env)
+        return choose_worker_python(environ)
     return WorkerPython(_preferred, FROM_PREFERENCES)
 
 

@@ -62,7 +62,7 @@ def _touch(path):
 def probe(scratch):
     import platform
 
-    info = {"python": sys.executable, "python_version": platform.python_version(), "host": platform.node()}
+    info: dict = {"python": sys.executable, "python_version": platform.python_version(), "host": platform.node()}
     info["memory"] = _meminfo()
     info["scratch"] = scratch
     info["scratch_bytes"] = _tree_size(scratch)
@@ -259,6 +259,7 @@ class Supervisor:
         env["PT2V_EVENTS_FD"] = str(events_w)
         env[self.tree.MARKER_ENV] = self.marker
         env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONSAFEPATH"] = "1"  # as a local worker: the working directory is not on the import path
         tmp = os.path.join(self.job_dir, "tmp")
         os.makedirs(tmp, exist_ok=True)
         env["TMPDIR"] = tmp
@@ -267,14 +268,16 @@ class Supervisor:
         if self.spec.get("memory_limit_mb"):
             cmd += ["--max-memory-mb", str(int(self.spec["memory_limit_mb"]))]
         cwd = os.path.join(self.job_dir, self.spec["cwd"]) if self.spec.get("cwd") else None
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     pass_fds=(events_w,), env=env, cwd=cwd, start_new_session=True)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                pass_fds=(events_w,), env=env, cwd=cwd, start_new_session=True)
+        self.proc = proc
         os.close(events_w)
         import pt2_viewer
 
-        _say({"c": "hello", "pid": os.getpid(), "worker_pid": self.proc.pid, "marker": self.marker,
+        _say({"c": "hello", "pid": os.getpid(), "worker_pid": proc.pid, "marker": self.marker,
               "python": sys.executable, "code": os.path.dirname(pt2_viewer.__file__), "job_dir": self.job_dir})
-        return {events_r: "e", self.proc.stdout.fileno(): "o", self.proc.stderr.fileno(): "r"}
+        assert proc.stdout is not None and proc.stderr is not None
+        return {events_r: "e", proc.stdout.fileno(): "o", proc.stderr.fileno(): "r"}
 
     def kill(self, reason):
         if self.reason is None:
@@ -307,6 +310,8 @@ class Supervisor:
 
     def run(self):
         pipes = self.start()
+        proc = self.proc
+        assert proc is not None
         sel = selectors.DefaultSelector()
         for fd in pipes:
             os.set_blocking(fd, False)
@@ -339,7 +344,7 @@ class Supervisor:
                 next_check = now + MEMORY_CHECK_S
                 if self.tree.usage(self.marker).rss_bytes > tree_mb * 1024 * 1024:
                     self.kill("out_of_memory")
-            if self.proc.poll() is not None:
+            if proc.poll() is not None:
                 exited_at = exited_at or now
                 # a grandchild may hold a pipe open: what it wrote within a second is relayed, then it is killed
                 if not open_pipes or self.reason is not None or now - exited_at > 1.0:
@@ -349,7 +354,7 @@ class Supervisor:
         for fd in list(open_pipes):
             while self.relay(fd, pipes[fd]):
                 pass
-        _say({"c": "exit", "rc": self.proc.returncode, "reason": reason})
+        _say({"c": "exit", "rc": proc.returncode, "reason": reason})
         return 0
 
 

@@ -46,7 +46,7 @@ class RemoteProbe:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RemoteProbe:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "cuda_devices"}
-        devices = [CudaDevice(**{k: d.get(k) for k in ("name", "free", "total")})
+        devices = [CudaDevice(str(d.get("name", "")), d.get("free"), d.get("total"))
                    for d in data.get("cuda_devices") or [] if isinstance(d, dict)]
         return cls(**known, cuda_devices=devices)
 
