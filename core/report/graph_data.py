@@ -142,8 +142,8 @@ def graph_data(program: Program, service: LayoutService | None = None) -> GraphD
             data.nodes.append(entry)
     for host, rows in folding.rows.items():  # a host lists its rows; each row names its host (indices)
         data.nodes[node_index[host]]["rows"] = [node_index[r] for r in rows]
-        for r in rows:
-            data.nodes[node_index[r]]["host"] = node_index[host]
+        for weight in rows:
+            data.nodes[node_index[weight]]["host"] = node_index[host]
     seen: set[tuple[int, int]] = set()
     for e in graph.edges:
         if e.src in scene.index.hubs or e.src in folding.host:
