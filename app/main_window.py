@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the scrip
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
     from pt2_viewer.app.export.script_document import ScriptDocument
 
-OPENABLE = (".pt2", ".py")
+OPENABLE = (".pt2", ".pte", ".py")
 MAX_RECENT = 10
 
 
@@ -248,8 +248,10 @@ class MainWindow(QMainWindow):
     # -- opening -----------------------------------------------------------------------------------------------
     def open_dialog(self) -> None:
         start = str(Path(self.recent()[0]).parent) if self.recent() else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open", start, "PyTorch programs and model scripts (*.pt2 *.py);;"
-                                              "PyTorch export archives (*.pt2);;Python model scripts (*.py);;"
+        path, _ = QFileDialog.getOpenFileName(self, "Open", start,
+                                              "PyTorch programs and model scripts (*.pt2 *.pte *.py);;"
+                                              "PyTorch export archives (*.pt2);;ExecuTorch programs (*.pte);;"
+                                              "Python model scripts (*.py);;"
                                               "All files (*)")
         if path:
             self.open_path(path)

@@ -158,6 +158,10 @@ class DocumentWidget(DocumentTab):
         self.panel_widgets: dict[str, Panel] = {"Details": DetailsPanel(), "Signature": SignaturePanel(),
                                                 "Symbols": self.symbols_panel, "Code": CodePanel(),
                                                 "Summary": SummaryPanel()}
+        if model.archive.executorch is not None:  # an ExecuTorch .pte: its memory plan, delegates and data
+            from pt2_viewer.app.pipeline.pte_panel import PtePanel
+
+            self.panel_widgets["ExecuTorch"] = PtePanel()
         for title, panel in self.panel_widgets.items():
             self.panels.addTab(panel, title)
         self.run_panel = RunPanel(model.archive.path, model.program, interactive=interactive)

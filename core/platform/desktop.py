@@ -22,6 +22,8 @@ from pt2_viewer.core.util.files import write_atomically
 APP_ID = "pt2-viewer"
 DESKTOP_ID = f"{APP_ID}.desktop"
 MIME_TYPE = "application/x-pytorch-pt2"
+PTE_MIME_TYPE = "application/x-executorch-pte"  # an ExecuTorch program (core/pte), matched by its magic too
+MIME_TYPES = (MIME_TYPE, PTE_MIME_TYPE)
 ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256)
 TOOL_TIMEOUT_S = 60
 
@@ -225,14 +227,15 @@ def _refresh_databases(dirs: XdgDirs) -> list[ToolRun]:
 
 
 def remove_default_association(mimeapps: Path) -> bool:
-    """Drop pt2-viewer.desktop from every `application/x-pytorch-pt2=` line of a mimeapps.list; True if changed."""
+    """Drop pt2-viewer.desktop from every line of a mimeapps.list for one of our types (`application/x-pytorch-pt2=`,
+    `application/x-executorch-pte=`); True if changed."""
     if not mimeapps.is_file():
         return False
-    prefix = f"{MIME_TYPE}="
     original = mimeapps.read_text(encoding="utf-8").splitlines()
     kept: list[str] = []
     for line in original:
-        if line.startswith(prefix):
+        prefix = next((f"{t}=" for t in MIME_TYPES if line.startswith(f"{t}=")), "")
+        if prefix:
             apps = [a for a in line[len(prefix):].split(";") if a and a != DESKTOP_ID]
             if not apps:
                 continue
@@ -264,14 +267,14 @@ def install_desktop(dirs: XdgDirs | None = None, python: str | None = None) -> D
 
     report.tools += _refresh_databases(dirs)
     _check_mime_registered(dirs, report.tools[0])
-    report.tools.append(_run_tool(["xdg-mime", "default", DESKTOP_ID, MIME_TYPE], dirs))
+    report.tools.append(_run_tool(["xdg-mime", "default", DESKTOP_ID, *MIME_TYPES], dirs))
     return report
 
 
 def _check_mime_registered(dirs: XdgDirs, update_run: ToolRun) -> None:
     """update-mime-database exits 0 even when it cannot parse a package, so look at what it wrote."""
     types = dirs.data_home / "mime" / "types"
-    if update_run.returncode == 0 and MIME_TYPE not in types.read_text(encoding="utf-8").split():
+    if update_run.returncode == 0 and not set(MIME_TYPES) <= set(types.read_text(encoding="utf-8").split()):
         update_run.returncode = 1
         update_run.output = f"{MIME_TYPE} is missing from {types}; {update_run.output}".strip("; ")
 

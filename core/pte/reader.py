@@ -148,9 +148,9 @@ def _constants(pte: PteFile, segments: list[Segment], holds: dict[int, list[str]
         holds.setdefault(seg, []).append("mutable data")
     users: dict[int, list[str]] = {}
     for plan in pte.plans:
-        for i, ev in enumerate(plan.values):
+        for ev in plan.values:
             if ev.kind == "tensor" and ev.value.data_buffer_idx > 0 and ev.value.memory_id is None:
-                users.setdefault(ev.value.data_buffer_idx, []).append(ev.value.fqn or f"{plan.name}:v{i}")
+                users.setdefault(ev.value.data_buffer_idx, []).extend([ev.value.fqn] if ev.value.fqn else [])
     names = {idx: f"const_{idx}" for idx in users}
     constants = [ConstantData(idx, sizes[idx] if idx < len(sizes) else 0, tuple(dict.fromkeys(users.get(idx, []))))
                  for idx in range(1, len(sizes))]

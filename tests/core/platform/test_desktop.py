@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pt2_viewer.core.platform import desktop
-from pt2_viewer.core.platform.desktop import DESKTOP_ID, MIME_TYPE, XdgDirs
+from pt2_viewer.core.platform.desktop import DESKTOP_ID, MIME_TYPE, PTE_MIME_TYPE, XdgDirs
 from tests.programs import pt2_path  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -75,7 +75,7 @@ def test_install_registers_pt2_type_and_default_app_then_uninstall_removes_them(
     command, workdir = desktop.launch_command()  # `python -m pt2_viewer` from the checkout, or this venv's entry point
     assert f"Exec={' '.join(command)} %F" in lines
     assert (f"Path={workdir}" in lines) == (workdir is not None)
-    assert f"MimeType={MIME_TYPE};" in lines
+    assert f"MimeType={MIME_TYPE};{PTE_MIME_TYPE};" in lines
     # The menu's command really starts this install, from where the menu would start it.
     started = run(*command, "--help", cwd=workdir or Path("/"))
     assert started.returncode == 0 and "--install-desktop" in started.stdout, started.stderr
@@ -85,6 +85,12 @@ def test_install_registers_pt2_type_and_default_app_then_uninstall_removes_them(
 
     assert filetype(archive) == MIME_TYPE
     assert default_app(MIME_TYPE) == DESKTOP_ID
+    # an ExecuTorch program, by its extension and by its magic ('ET12' at byte 4) under another name
+    pte_head = b"\x1c\x00\x00\x00ET12" + bytes(56)
+    for name in ("model.pte", "model.bin"):
+        (tmp_path / name).write_bytes(pte_head)
+        assert filetype(tmp_path / name) == PTE_MIME_TYPE, name
+    assert default_app(PTE_MIME_TYPE) == DESKTOP_ID
     assert DESKTOP_ID in (xdg.data_home / "applications" / "mimeinfo.cache").read_text()
 
     done = run(sys.executable, "-m", "pt2_viewer", "--uninstall-desktop")

@@ -1,0 +1,95 @@
+"""A delegated `.pte` in the window: its execution plan as a graph (kernel calls, one block per delegate call naming
+its backend and payload), the ExecuTorch panel with the memory plan, delegates, constants and segments, and a click
+on a planned tensor selecting the instruction that writes it. Screenshots go to PT2V_SCREENSHOTS when it is set."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.main_window import MainWindow
+from tests.programs import ExportFailed
+
+TIMEOUT = 120_000
+
+
+@pytest.fixture(scope="module")
+def delegated() -> Path:
+    pytest.importorskip("executorch", reason="executorch builds the .pte test files (requirements-dev.txt)")
+    from tests.zoo.pipeline import pte_path
+
+    try:
+        return pte_path("nn_transformer", "xnnpack")
+    except ExportFailed as e:
+        pytest.skip(str(e))
+
+
+def _shot(widget, name: str) -> None:  # type: ignore[no-untyped-def]
+    folder = os.environ.get("PT2V_SCREENSHOTS")
+    if folder:
+        widget.grab().save(str(Path(folder) / name))
+
+
+def test_a_delegated_pte_opens_with_its_memory_plan(qtbot, window: MainWindow, delegated: Path,  # type: ignore[no-untyped-def]
+                                                    tmp_path: Path) -> None:
+    renamed = tmp_path / "transformer.bin"  # recognised by its magic, whatever its name
+    renamed.write_bytes(delegated.read_bytes())
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
+        window.open_path(str(renamed))
+    doc = blocker.args[0]
+    assert isinstance(doc, DocumentWidget)
+    program = doc.model.program
+    blocks = [n for n in program.graph.nodes if n.target == "delegate.XnnpackBackend"]
+    assert blocks and all(int(n.metadata["payload bytes"]) > 0 for n in blocks)
+    panel = doc.panel_widgets["ExecuTorch"]
+    doc.panels.setCurrentWidget(panel)
+    facts = {panel.facts.topLevelItem(i).text(0): panel.facts.topLevelItem(i).text(1)
+             for i in range(panel.facts.topLevelItemCount())}
+    assert "XnnpackBackend" in facts["delegate calls"] and "buffer" in facts["peak planned memory"]
+    assert panel.memory.topLevelItemCount() > 10 and panel.delegates.topLevelItemCount() == len(
+        doc.model.archive.executorch.method(program.name).delegates)
+    assert panel.data.topLevelItemCount() > 0
+    _shot(window, "pte_memory_plan.png")
+
+    # a planned tensor's row selects the instruction that writes it
+    row = next(panel.memory.topLevelItem(i) for i in range(panel.memory.topLevelItemCount())
+               if panel.memory.topLevelItem(i).data(0, 256))
+    with qtbot.waitSignal(panel.node_requested, timeout=TIMEOUT) as asked:
+        panel._clicked(row, 0)
+    assert asked.args[0] in {n.name for n in program.graph.nodes}
+
+    # a delegate block's details name its backend and payload
+    from pt2_viewer.core.graph.details import node_details
+
+    details = node_details(program, program.graph, blocks[0].name)
+    rows = {r.label: r.text for s in details.sections for r in s.rows}
+    assert rows["backend"] == "XnnpackBackend" and int(rows["payload bytes"]) > 0
+    doc.reveal(blocks[0].name)
+    qtbot.waitUntil(lambda: doc.model.selection is not None and not doc.laying_out, timeout=TIMEOUT)
+    _shot(window, "pte_delegate.png")
+
+
+def test_open_offers_pte_and_a_dropped_pte_opens(qtbot, window: MainWindow, delegated: Path,  # type: ignore[no-untyped-def]
+                                                 monkeypatch) -> None:
+    from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication, QFileDialog
+
+    offered: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (offered.append(a[3]), ("", ""))[1])
+    window.open_dialog()
+    assert "*.pte" in offered[0] and "ExecuTorch programs (*.pte)" in offered[0]
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(delegated))])
+    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
+        QApplication.sendEvent(window, drop)
+    assert blocker.args[0].model.archive.executorch is not None
