@@ -18,6 +18,7 @@ from pt2_viewer.app.graph.overlay_legend import OverlayLegend
 from pt2_viewer.app.graph.step_bar import StepBar
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.run.panel import CudaProbe
+from pt2_viewer.core.graph.details import node_tooltip
 from pt2_viewer.core.graph.history import History, Place, trail_of
 from pt2_viewer.core.graph.ids import group_of, node_of
 from pt2_viewer.core.graph.navigation import Hits, step
@@ -66,6 +67,7 @@ class GraphTools(QObject):
         for panel in doc.panel_widgets.values():
             panel.nodes_highlighted.connect(self.go_through_marked)
         view.background_clicked.connect(lambda: self.go_through([]))
+        view.describe = self.describe
         CudaProbe.shared().known.connect(self._cuda_known)
         self.group_values: dict[str, GroupValue] = {}  # the shown overlay's aggregate per collapsed group
         subscribe = getattr(doc.model, "subscribe", None)
@@ -149,6 +151,11 @@ class GraphTools(QObject):
         if node is not None:
             self.doc.reveal(node)
         return node is not None
+
+    def describe(self, node: str) -> str:
+        """A node's tooltip: target, module path, output types and users (core/graph/details.node_tooltip)."""
+        level = self.doc.model.level
+        return node_tooltip(self.doc.model.program, level.graph, node, level.index)
 
     def context_menu(self, item: str, pos: QPoint) -> None:
         if item and node_of(item) is not None:

@@ -16,7 +16,7 @@ from PySide6.QtGui import (
     QPainterPath,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.graph.group_titles import GroupTitles
@@ -66,6 +66,7 @@ class GraphView(QGraphicsView):
         # Ctrl+=/-/0 belong to the main window's View menu (one owner per shortcut, or Qt calls them ambiguous)
         self.horizontalScrollBar().valueChanged.connect(self.view_changed)
         self.verticalScrollBar().valueChanged.connect(self.view_changed)
+        self.describe: Callable[[str], str] | None = None  # a node's tooltip text, from the document (tools.py)
         self.titles = GroupTitles(self)  # sticky group titles and the breadcrumb, drawn in the foreground
         self.view_changed.connect(self.viewport().update)  # they move with the view: a scroll repaints them all
 
@@ -316,6 +317,25 @@ class GraphView(QGraphicsView):
                 i.state = s
             if self.edges is not None and hot is not None:
                 self.edges.hot = hot
+
+    def tooltip_text(self, item: QGraphicsItem) -> str:
+        """A node's tooltip: what `describe` (the document's, core/graph/details.node_tooltip) says about it (target,
+        module path, types, users), then the overlay's figure the item carries; other items keep their own."""
+        if isinstance(item, NodeItem) and self.describe is not None:
+            rich = self.describe(item.name)
+            if rich:
+                own = item.toolTip()
+                return rich + own[len(item.tip):] if own.startswith(item.tip) else rich
+        return item.toolTip()
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.ToolTip and self.describe is not None:
+            pos = event.pos()  # type: ignore[attr-defined]
+            item = self._item_at(pos)
+            if isinstance(item, NodeItem):
+                QToolTip.showText(event.globalPos(), self.tooltip_text(item), self.viewport())  # type: ignore[attr-defined]
+                return True
+        return super().viewportEvent(event)
 
     def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
         super().paintEvent(event)

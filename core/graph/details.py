@@ -18,6 +18,7 @@ from pt2_viewer.core.graph.readable import literal, type_text
 from pt2_viewer.core.model.metadata import user_frames_first
 from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
 from pt2_viewer.core.model.program import Graph, Node, NodeOp, Program, Ref, TensorMeta, Value
+from pt2_viewer.core.util.words import plural
 
 # Operand names of torch's higher-order ops, whose archive arguments have no schema names.
 HOP_ARG_NAMES: dict[str, tuple[str, ...]] = {
@@ -278,3 +279,36 @@ def measure_sections(measures: Mapping[str, Overlay], node: str) -> list[DetailS
         if rows:
             out.append(DetailSection(name, [DetailRow(label, text) for label, text in rows]))
     return out
+
+
+def node_tooltip(program: Program, graph: Graph, node_name: str, index: GraphIndex | None = None) -> str:
+    """What hovering a node says that its box does not print: the full target, the module path (with the module's
+    class), the output types, and who uses it. Empty for a name not in `graph`."""
+    node = graph.node_by_name.get(node_name)
+    if node is None:
+        return ""
+    if node.op is NodeOp.CALL_FUNCTION:
+        head = f"{node.name}  ·  {node.target.removeprefix('torch.ops.')}"
+    elif node.op is NodeOp.PLACEHOLDER and graph is program.graph:
+        spec = next((s for s in program.signature.inputs if s.name == node.name), None)
+        head = f"{node.name}  ·  {spec.kind.value.lower().replace('_', ' ') if spec else 'input'}" + (
+            f" {spec.target}" if spec is not None and spec.target and spec.target != node.name else "")
+    else:
+        head = f"{node.name}  ·  {node.op.value}"
+    lines = [head]
+    scopes = node.module_stack
+    if scopes and scopes[-1].path:
+        lines.append(f"module: {scopes[-1].path} ({scopes[-1].short_class})")
+    types = [_value_type(graph.values.get(o)) if o else "None" for o in node.outputs]
+    if types:
+        shown = ", ".join(t for t in types[:4] if t) + (f", … {len(types) - 4} more" if len(types) > 4 else "")
+        if shown:
+            lines.append(f"{'outputs' if len(types) > 1 else 'output'}: {shown}")
+    if index is not None:
+        users = index.users.get(node.name, [])
+        if users:
+            more = f", … {len(users) - 4} more" if len(users) > 4 else ""
+            lines.append(f"{plural(len(users), 'user')}: {', '.join(users[:4])}{more}")
+        elif node.op is not NodeOp.OUTPUT:
+            lines.append("no users")
+    return "\n".join(lines)

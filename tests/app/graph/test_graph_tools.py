@@ -276,3 +276,12 @@ def test_marks_go_away_and_never_reach_an_export(qtbot, window: MainWindow, pt2_
     summary._op_clicked("aten.relu.default")
     bar.close_button.click()
     assert doc.model.marked == [] and doc.view.nodes["relu"].state == HighlightState.NONE
+
+
+def test_node_tooltips_say_target_module_type_and_users(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    doc = open_and_wait(qtbot, window, pt2_path("dynamic_shapes"))
+    doc.tools.show_overlay("dtype")
+    text = doc.view.tooltip_text(doc.view.nodes["matmul"])
+    assert text.splitlines()[:3] == ["matmul  ·  aten.matmul.default", "output: f32[s77, s94]", "1 user: relu"]
+    assert text.splitlines()[-1] == "dtype: float32"  # the overlay's figure stays
+    assert "\nmatmul\n" not in f"\n{text}\n"  # not the label again on a line of its own

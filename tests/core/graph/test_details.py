@@ -157,3 +157,18 @@ def test_program_properties_match_what_torch_says(panels_program: PanelsProgram)
     symbols = {r.label: r.text for r in props.section("Symbols").rows}
     assert symbols == {str(s): range_text(int(v.lower), None if v.upper.is_infinite else int(v.upper))
                        for s, v in ep.range_constraints.items()}
+
+
+def test_tooltip_says_what_the_box_does_not(pt2_path) -> None:  # type: ignore[no-untyped-def]
+    from pt2_viewer.core.graph.details import node_tooltip
+    from pt2_viewer.core.pt2.reader import read_archive
+
+    program = read_archive(pt2_path("hf_tiny_bert")).program()
+    index = GraphIndex(program.graph)
+    linear = node_tooltip(program, program.graph, "linear", index)
+    assert linear.splitlines() == ["linear  ·  aten.linear.default",
+                                   "module: encoder.layer.0.attention.self.query (Linear)",
+                                   "output: f32[2, s53, 32]", "1 user: view"]
+    weight = node_tooltip(program, program.graph, "p_embeddings_word_embeddings_weight", index)
+    assert weight.startswith("p_embeddings_word_embeddings_weight  ·  parameter embeddings.word_embeddings.weight")
+    assert node_tooltip(program, program.graph, "no_such_node", index) == ""
