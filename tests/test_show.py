@@ -2,9 +2,11 @@
 (here with `screenshot=`, so the window draws the graph, saves it and exits)."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 SCRIPT = """
 import sys, torch, pt2_viewer
@@ -27,6 +29,12 @@ def test_show_saves_the_program_and_opens_the_viewer_on_it(tmp_path):
     name, *ops = done.stdout.strip().splitlines()[-1].split()
     assert name == "relu_add.pt2" and "torch.ops.aten.relu.default" in ops
     assert png.stat().st_size > 10_000  # the window drew the graph and saved it
+    # and described what it shows beside the picture: the input, the relu and the add, readable, on screen
+    described = json.loads(png.with_suffix(".json").read_text(encoding="utf-8"))
+    assert Path(described["tab"]).name == "relu_add.pt2" and described["zoom"] > 0
+    shown = {i["name"]: i for i in described["items"]}
+    assert {"x", "relu", "add"} <= set(shown)
+    assert all(shown[n]["kind"] == "node" and shown[n]["visible"] and shown[n]["label_px"] >= 9 for n in ("x", "relu"))
 
 
 def test_show_refuses_what_is_not_a_program():
