@@ -66,6 +66,9 @@ BUILTIN_NAMESPACES = frozenset(
      "_c10d_functional_autograd", "_test", "_export", "export"}
 )
 SAFE_TYPE_MODULES = ("builtins", "collections", "torch")
+# Modules torch's loader imports itself (not the viewer): the job stops first when one is missing.
+ENUM_REASON = "for an enum in a pytree context"
+FACTORY_REASON = "for a default factory in a pytree context"
 
 
 @dataclass(frozen=True)
@@ -297,9 +300,9 @@ def _context_modules(text: str, modules: dict[str, str]) -> None:
         v = stack.pop()
         if isinstance(v, dict):
             if "__enum__" in v and isinstance(v.get("fqn"), str):
-                _maybe_module(v["fqn"].partition(":")[0], "an enum in a pytree context", modules)
+                _maybe_module(v["fqn"].partition(":")[0], ENUM_REASON, modules)
             if isinstance(v.get("default_factory_module"), str):
-                _maybe_module(v["default_factory_module"], "a default factory in a pytree context", modules)
+                _maybe_module(v["default_factory_module"], FACTORY_REASON, modules)
             stack.extend(v.values())
         elif isinstance(v, list):
             stack.extend(v)

@@ -33,6 +33,8 @@ from typing import Any
 
 from pt2_viewer.core.jobs import import_policy
 from pt2_viewer.core.jobs.archive_check import (
+    ENUM_REASON,
+    FACTORY_REASON,
     MAX_PICKLE_BYTES,
     TRUST_HINT,
     ArchiveCheck,
@@ -312,6 +314,11 @@ def load_program(path: str | Path, program: str | None = None, preload: str | Pa
         imported += [d.module for d in done]
         check_deferred(scan, pin, trusted)
         check_registered(scan, model, preload_path, broken, missing)
+        by_torch = sorted(m for m, why in missing.items() if why in (ENUM_REASON, FACTORY_REASON))
+        if by_torch:  # an enum's or a default factory's module: torch would import it itself
+            raise JobFailure("missing_module", f"This program needs the package that defines {', '.join(by_torch)}: "
+                             f"pip install {' '.join(sorted({import_policy.pip_name(m) for m in by_torch}))}.",
+                             "Install it in the Python that runs the jobs, then try again.")
 
         if scan.has_aoti:
             log.append("the archive's AOTInductor part was not loaded: only its programs are")
@@ -319,6 +326,8 @@ def load_program(path: str | Path, program: str | None = None, preload: str | Pa
             with captured_torch_logs(log), ExitStack() as guards:
                 if not trusted:
                     guards.enter_context(_weights_only_unpickling())
+                # torch imports an enum's module itself: never from the working directory or the file's folder
+                guards.enter_context(import_policy.safe_sys_path(import_policy.unsafe_dirs(path.parent)))
                 programs = _load_programs(pin.reader)
         except Exception as e:
             raise JobFailure("load", f"torch could not load '{path.name}': {first_line(e)}",

@@ -571,3 +571,16 @@ def test_trust_options_read_the_three_kinds_from_a_request() -> None:
     assert trust_options({}) == {"trusted": False, "allow_imports": [], "allow_native": False}
     assert trust_options({"trust": "yes", "allow_imports": ["a", 3], "allow_native": 1}) == {
         "trusted": False, "allow_imports": ["a"], "allow_native": False}
+
+
+def test_an_enum_module_only_in_the_working_directory_is_never_imported(pt2_path, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    from pt2_viewer.core.jobs.errors import JobFailure
+
+    p = hostile.Payload.make(tmp_path / "payload")  # its module is in no folder on the import path
+    path = hostile.build("enum_context", pt2_path(BASE), tmp_path / "archives", p)
+    monkeypatch.chdir(p.path)
+    monkeypatch.setattr(sys, "path", ["", *sys.path])  # as `python -c` starts: the working directory first
+    with pytest.raises(JobFailure) as refused:  # torch would import the enum's module itself: it stops first
+        load_program(path)
+    assert refused.value.failure.kind == "missing_module" and "pip install" in refused.value.failure.message
+    assert not p.marker.exists() and p.module not in sys.modules

@@ -1,8 +1,12 @@
 """core/jobs/loading.py: a trusted program whose pytree type lives in an installed module that fails to import (as
 transformers' CLIP module does on a CPU build of torch without torchvision's ops) is refused with that module's own
-error in the message, not only "types not registered"."""
+error in the message, not only "types not registered"; programs that name modules of the allowed libraries (Mamba's
+output type, DeepSeek's transformers:: ops, PT2E's quantized_decomposed::, torchao's int8 weights, a HuggingFace
+model's outputs) run, decompose and get a numerics comparison with no flag."""
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -25,3 +29,88 @@ def test_a_module_that_fails_to_import_is_named_with_its_error(pt2_path, tmp_pat
     assert failure.value.failure.kind == "missing_type"
     assert (f"'{payload.module}' is installed but failed to import (RuntimeError: operator torchvision::nms does "
             "not exist)") in failure.value.failure.message
+
+
+# --- programs that name their own libraries: no flag, no prompt (core/jobs/import_policy.py) ----------------------
+
+NO_FLAG = {  # zoo program -> a module the import policy must import for it, from an allowed distribution
+    "mamba": ("transformers.models.mamba.modeling_mamba", "transformers"),
+    "deepseek_moe": ("transformers.integrations.moe", "transformers"),
+    "pt2e_cnn": ("torch.ao.quantization.fx._decomposed", "torch"),
+    "torchao_int8": ("torchao.quantization", "torchao"),
+}
+
+
+@pytest.fixture
+def working_torchvision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This machine's torchvision wheel is built for a CUDA torch and does not import on the CPU one, and every
+    `transformers.models.*` module imports it; a user's matching torchvision imports. The zoo's shim stands in for
+    one: here, and in the workers through a `sitecustomize` (PYTHONPATH is the user's own, not the file's)."""
+    from tests.programs import REPO_ROOT
+    from tests.zoo.torchvision_shim import install
+
+    install()
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(
+        f"import sys\nsys.path.append({str(REPO_ROOT)!r})\nfrom tests.zoo.torchvision_shim import install\n"
+        "install()\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")])))
+
+
+def _cli_json(*argv: str) -> dict:  # type: ignore[type-arg]
+    from tests.core.jobs.test_hostile import cli_streams
+
+    rc, out, err = cli_streams(*argv, "--json", "-q")
+    assert "Traceback" not in err, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("program_id", sorted(NO_FLAG))
+def test_programs_naming_their_libraries_run_decompose_and_compare_with_no_flag(
+        program_id: str, tmp_path: Path, working_torchvision: None) -> None:
+    from pt2_viewer.core.jobs.client import run_job
+    from tests.zoo.cache import program_by_id, zoo_path
+
+    path = str(zoo_path(program_by_id(program_id)))
+    module, distribution = NO_FLAG[program_id]
+    _, outcome = run_job("run_program", {"program": path, "runs": 1, "warmup": 0}, tmp_path / "worker",
+                         timeout_s=600)  # a fresh worker: it imports the module itself, and says so
+    result = outcome.result or {}
+    assert result.get("ok"), (outcome.message, result.get("error"))
+    details = {d["module"]: d for d in result["imports"]}
+    assert details[module]["distribution"] == distribution and details[module]["status"] == "allowed"
+    assert details[module]["version"] and details[module]["reason"].startswith("for ")
+    assert sum(line.startswith(f"imported {module} ({distribution} ") for line in result["log"]) == 1
+
+    assert _cli_json("run", path, "--runs", "1", "--warmup", "0")["ok"]
+    decomposed = _cli_json("decompose", path, "--to", "core", "-o", str(tmp_path / "core.pt2"))
+    assert decomposed["ok"], decomposed.get("error")
+    numerics = _cli_json("numerics", path, "--candidate", "core")
+    assert numerics["ok"], numerics.get("error")
+    assert numerics["per_node"], "numerics compared no node"
+
+
+def test_a_huggingface_program_runs_decomposes_and_compares_from_the_command_line_with_no_flag(
+        pt2_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """In fresh processes, as a user types them: each command imports the output type's module itself."""
+    import subprocess
+    import sys
+
+    import transformers
+
+    from tests.programs import REPO_ROOT
+
+    path = str(pt2_path("hf_tiny_bert"))
+    expected = {"module": "transformers.modeling_outputs", "distribution": "transformers",
+                "version": transformers.__version__, "reason": "for BaseModelOutputWithPoolingAndCrossAttentions",
+                "status": "allowed"}
+    for argv in (["run", path, "--runs", "1", "--warmup", "0"],
+                 ["decompose", path, "--to", "core", "-o", str(tmp_path / "core.pt2")],
+                 ["numerics", path, "--candidate", "core"]):
+        done = subprocess.run([sys.executable, "-m", "pt2_viewer", *argv, "--json", "-q"], cwd=tmp_path,
+                              env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)},
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (argv[0], done.stderr[-2000:])
+        result = json.loads(done.stdout)
+        assert result["ok"] and result["imports"] == [expected], (argv[0], result.get("imports"))
