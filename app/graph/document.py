@@ -168,6 +168,9 @@ class DocumentWidget(DocumentTab):
         self.panels.addTab(self.run_panel, "Run")
         self.numerics_panel = NumericsPanel(model.archive.path, model.program, interactive=interactive)
         self.panels.addTab(self.numerics_panel, "Numerics")
+        # wide enough for every tab's title whole (a script's tab is narrow: "De…, Sig…, Sy…" said nothing)
+        bar = self.panels.tabBar()
+        self.panels.setMinimumWidth(sum(bar.tabSizeHint(i).width() for i in range(bar.count())) + 8)
 
         split = splitter(Qt.Orientation.Horizontal, left, self.panels, sizes=(860, 540), stretch=(3, 1),
                          remember="document")

@@ -285,3 +285,18 @@ def test_node_tooltips_say_target_module_type_and_users(qtbot, window: MainWindo
     assert text.splitlines()[:3] == ["matmul  ·  aten.matmul.default", "output: f32[s77, s94]", "1 user: relu"]
     assert text.splitlines()[-1] == "dtype: float32"  # the overlay's figure stays
     assert "\nmatmul\n" not in f"\n{text}\n"  # not the label again on a line of its own
+
+
+def test_panel_tabs_keep_their_titles_whole_in_a_narrow_tab(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    """A script's tab gives the program's panels a narrow column and elides tab titles that do not fit
+    (app/widgets/common.fit_tabs): the column is kept wide enough that none has to."""
+    from pt2_viewer.app.widgets.common import fit_tabs
+
+    doc = open_and_wait(qtbot, window, pt2_path("dynamic_shapes"))
+    fit_tabs(doc.panels)
+    window.resize(1000, 800)
+    qtbot.waitUntil(lambda: window.width() <= 1000)
+    bar = doc.panels.tabBar()
+    qtbot.waitUntil(lambda: bar.tabRect(bar.count() - 1).right() > 0)
+    assert all(bar.tabRect(i).width() >= bar.tabSizeHint(i).width() for i in range(bar.count()))
+    assert bar.tabText(0) == "Details"
