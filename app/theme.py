@@ -1,15 +1,12 @@
-"""Colours for node kinds, following the system's light or dark palette."""
+"""Colours for node kinds, following the system's light or dark palette. The kinds' and overlays' colours are core's
+(core/graph/palette.py, which the HTML report reads too); this module makes them Qt colours and the dark variants."""
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
-_LIGHT = {
-    "user_input": "#cfe8cf", "parameter": "#e6e0f5", "buffer": "#ede3d0", "constant": "#e8e8e8", "token": "#e8e8e8",
-    "output": "#cfe1f5", "subgraph": "#f2f2f2", "matmul": "#f6c9a8", "conv": "#f3b6a0", "norm": "#cde7ec",
-    "activation": "#f8e3a6", "reduction": "#d9d0ee", "view": "#eeeeee", "elementwise": "#dfeaf6",
-    "creation": "#e3f0d8", "hop": "#f7c8dd", "custom": "#ffd37a", "symbolic": "#f0f0e0", "assert": "#f5dede",
-    "other": "#e0e0e0",
-}
+from pt2_viewer.core.graph import palette
+
+_LIGHT = palette.KIND_COLOURS
 _DARK = {k: QColor(v).darker(240).name() for k, v in _LIGHT.items()}
 
 
@@ -110,12 +107,9 @@ def overlay_missing(dark: bool | None = None) -> QColor:
     return _c("#eeeeee", "#2c2e33", dark)
 
 
-# An overlay's scale runs from cool to hot (viridis-like ends kept apart from the selection's orange); categories
-# take distinct colours in order (Tableau 10, readable on light and dark).
-_SCALE_LIGHT = ("#fff5eb", "#fdd0a2", "#fd8d3c", "#d94801", "#7f2704")
-_SCALE_DARK = ("#3b2a1e", "#7a3c12", "#c2560f", "#f08a3e", "#ffd2a8")
-_CATEGORIES = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-               "#bab0ac", "#86bcb6", "#d37295")
+_SCALE_LIGHT = palette.OVERLAY_SCALE_LIGHT
+_SCALE_DARK = palette.OVERLAY_SCALE_DARK
+_CATEGORIES = palette.OVERLAY_CATEGORIES
 
 
 def overlay_scale_color(level: float, dark: bool | None = None) -> QColor:

@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.compare.mapping import write_mapping
-from pt2_viewer.core.decompose.op_stats import non_core_ops, op_counts, op_diff
+from pt2_viewer.core.decompose.op_stats import non_core_ops
 from pt2_viewer.core.decompose.provenance import provenance_mapping
+from pt2_viewer.core.graph.op_stats import program_diff
 from pt2_viewer.core.jobs.errors import JobFailure, failed_result, first_line
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
+from pt2_viewer.core.jobs.schemas.decompose import OpChange
 from pt2_viewer.core.util.files import save_program
 
 TARGETS = ("functional", "core", "table")
@@ -70,6 +72,21 @@ def _format(e: BaseException) -> str:
     return "".join(traceback.format_exception(type(e), e, e.__traceback__))
 
 
+def counted_diff(src: Path, program_name: str, output: Path) -> list[OpChange]:
+    """The op diff counted on the two archives as the viewer reads them (core/graph/op_stats.py: the one place that
+    counts ops), not on torch's FX graphs, so the job, the compare view and the report give the same numbers."""
+    from pt2_viewer.core.pt2.errors import ArchiveError
+    from pt2_viewer.core.pt2.reader import read_archive
+
+    try:
+        before = read_archive(src).program(program_name)
+        after = read_archive(output).program()
+    except (ArchiveError, KeyError) as e:
+        raise JobFailure("save", f"The decomposed program was saved but cannot be read back: {e}",
+                         "Please report it with the file.") from e
+    return program_diff(before, after)
+
+
 def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     log: list[str] = []
@@ -114,7 +131,6 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, seconds: dict[str, floa
     progress(emit, "map", 0.7, "Mapping nodes and counting ops")
     mapping = provenance_mapping(loaded.ep.graph, after.graph, before_label=f"{src.name} / {loaded.name}",
                                  after_label=f"{output.name} / model")
-    before_counts, after_counts = op_counts(loaded.ep.graph_module), op_counts(after.graph_module)
     seconds["map"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -123,6 +139,7 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, seconds: dict[str, floa
         save_program(after, output)
     mapping_file = mapping_path_for(output)
     write_mapping(mapping, mapping_file)
+    diff = counted_diff(src, loaded.name, output)  # counted as the compare view and the report count
     seconds["save"] = time.perf_counter() - t
     progress(emit, "done", 1.0, f"Wrote {output.name} and {mapping_file.name}")
 
@@ -136,7 +153,7 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, seconds: dict[str, floa
         "mapping": str(mapping_file),
         "nodes_before": len(mapping.before_nodes),
         "nodes_after": len(mapping.after_nodes),
-        "op_diff": [row.to_json() for row in op_diff(before_counts, after_counts)],
+        "op_diff": [row.to_json() for row in diff],
         "non_core_ops": non_core_ops(after.graph_module),
         "mapping_methods": mapping.method_counts(),
         "unmapped_before": mapping.unmapped_before,

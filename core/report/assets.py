@@ -7,6 +7,7 @@ the mouse, zoom with the wheel, search with a regex, click a node for its detail
 collapse it. `#selftest=TERM` in the address runs search and expand once and writes what happened into
 `<pre id="selftest-result">` (read by tests with headless Chromium's --dump-dom).
 """
+from pt2_viewer.core.graph import palette
 
 CSS = r"""
 *{box-sizing:border-box}body{margin:0;font:13px system-ui,sans-serif;color:#222;display:flex;flex-direction:column;height:100vh}
@@ -27,13 +28,7 @@ th{background:#fafafa}code,pre{font:12px ui-monospace,monospace;white-space:pre-
 .node.row.sel rect,.node.row.hit rect{stroke-width:2}.node.row.sel rect{stroke:#06c}.node.row.hit rect{stroke:#e80}
 """
 
-KIND_COLOURS = {
-    "user_input": "#cfe8ff", "parameter": "#e8e0ff", "buffer": "#f0e6ff", "constant": "#eee", "token": "#eee",
-    "output": "#d8f5d0", "subgraph": "#eee", "matmul": "#ffd8b0", "conv": "#ffc8a0", "norm": "#d6f0ee",
-    "activation": "#fff2b0", "reduction": "#f8d0e0", "view": "#f0f0f0", "elementwise": "#fafafa",
-    "creation": "#e8f4e0", "hop": "#ffb8b8", "custom": "#ffd0ff", "symbolic": "#e0e0f8", "assert": "#ffe0e0",
-    "other": "#f4f4f4",
-}
+KIND_COLOURS = palette.KIND_COLOURS  # the window's (core/graph/palette.py)
 
 JS = r"""
 "use strict";
@@ -103,7 +98,7 @@ function drawItems(a, ox, oy, out) {
       rects["n" + ni] = [x, y, p.w, p.h];
       const ov = overlayFill(n.name);
       const cls = "node" + (selected === ni ? " sel" : "") + (hitNodes.has(ni) ? " hit" : "") + (ov ? " ov" : "");
-      nodesOut.push(`<g class="${cls}" data-n="${ni}"><rect x="${x}" y="${y}" width="${p.w}" height="${p.h}" fill="${ov || COLOURS[n.kind] || "#f4f4f4"}"></rect>` +
+      nodesOut.push(`<g class="${cls}" data-n="${ni}"><rect x="${x}" y="${y}" width="${p.w}" height="${p.h}" fill="${ov || COLOURS[n.kind] || COLOURS.other}"></rect>` +
         `<text x="${x + 8}" y="${y + 15}">${esc(n.label)}</text><text class="sub" x="${x + 8}" y="${y + 30}">${esc(n.sub)}</text></g>`);
       (n.rows || []).forEach((ri, k) => drawRow(ri, x + 3, y + NODE_H + k * ROW_H, p.w - 6));
     }
@@ -116,16 +111,23 @@ function drawRow(ri, x, y, w) {
   rects["n" + ri] = [x, y, w, ROW_H];
   const ov = overlayFill(r.name);
   const cls = "node row" + (selected === ri ? " sel" : "") + (hitNodes.has(ri) ? " hit" : "") + (ov ? " ov" : "");
-  nodesOut.push(`<g class="${cls}" data-n="${ri}"><rect x="${x}" y="${y}" width="${w}" height="${ROW_H}" fill="${ov || COLOURS[r.kind] || "#eee"}"></rect>` +
+  nodesOut.push(`<g class="${cls}" data-n="${ri}"><rect x="${x}" y="${y}" width="${w}" height="${ROW_H}" fill="${ov || COLOURS[r.kind] || COLOURS.other}"></rect>` +
     `<text x="${x + 4}" y="${y + 12}"><tspan class="badge">${BADGE[r.kind] || "?"}</tspan> ${esc(r.row)}</text>` +
     `<text class="sub" x="${x + w - 4}" y="${y + 12}" text-anchor="end">${esc(r.sub)}</text></g>`);
 }
-const PALETTE = ["#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"];
-// An overlay (numerics errors, the user's values) colours the nodes it covers: a scale from blue (low) to red (high).
+// An overlay (numerics errors, the user's values) colours the nodes it covers, as the window does: its scale from
+// cool (low) to hot (high), its categories in order (SCALE, CATEGORIES: core/graph/palette.py).
+function mix(a, b, f) {
+  const c = (h, i) => parseInt(h.slice(1 + 2 * i, 3 + 2 * i), 16);
+  return "#" + [0, 1, 2].map((i) => Math.round(c(a, i) + (c(b, i) - c(a, i)) * f).toString(16).padStart(2, "0")).join("");
+}
 function overlayFill(name) {
   const o = P.overlay; if (!o) return null;
-  if (name in o.levels) return `hsl(${Math.round(240 - 240 * o.levels[name])}, 75%, 72%)`;
-  if (name in o.categories) return PALETTE[o.categories[name] % PALETTE.length];
+  if (name in o.levels) {
+    const t = Math.max(0, Math.min(1, o.levels[name])) * (SCALE.length - 1), i = Math.min(Math.floor(t), SCALE.length - 2);
+    return mix(SCALE[i], SCALE[i + 1], t - i);
+  }
+  if (name in o.categories) return CATEGORIES[o.categories[name] % CATEGORIES.length];
   return null;
 }
 let nodesOut = [], nodeIndex = {}, hitNodes = new Set(), hitGroups = new Set();

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from pt2_viewer.core.graph import palette
 from pt2_viewer.core.report.assets import CSS, ERROR_TRAP, JS, KIND_COLOURS
 
 
@@ -60,7 +61,8 @@ collapse it; drag to pan, wheel to zoom.</p></div><div id="tab-signature" class=
 <div id="tab-symbols" class="tab"></div><div id="tab-extra" class="tab"></div></div></div>
 <script type="application/json" id="report-data">{_json_for_script(data)}</script>
 <script>{ERROR_TRAP}</script>
-<script>const COLOURS = {json.dumps(KIND_COLOURS)};
+<script>const COLOURS = {json.dumps(KIND_COLOURS)}, SCALE = {json.dumps(palette.OVERLAY_SCALE_LIGHT)},
+CATEGORIES = {json.dumps(palette.OVERLAY_CATEGORIES)};
 {JS}</script>
 </body></html>
 """

@@ -7,10 +7,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.graph.op_stats import op_counts
 from pt2_viewer.core.graph.summary import signature_rows
 from pt2_viewer.core.layout.service import LayoutService
 from pt2_viewer.core.model.expr import range_text
-from pt2_viewer.core.model.program import Archive, NodeOp, Program
+from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.report.graph_data import graph_data
 from pt2_viewer.core.report.overlay import overlay_data, read_overlay
 from pt2_viewer.core.report.page import ReportPage
@@ -27,10 +28,6 @@ def program_section(program: Program, service: LayoutService | None = None, name
                 for k, (lo, hi) in program.range_constraints.items() if k not in known]
     return {"name": name or program.name, "graph": graph_data(program, service).as_json(), "signature": sig,
             "symbols": symbols, "guards": list(program.guards_code)}
-
-
-def archive_page(archive: Archive, service: LayoutService | None = None) -> ReportPage:
-    return archives_page([archive], service)
 
 
 def archives_page(archives: list[Archive], service: LayoutService | None = None,
@@ -61,9 +58,9 @@ def archives_page(archives: list[Archive], service: LayoutService | None = None,
 
 
 def op_compare_html(archives: list[Archive]) -> str:
-    """Each op's count in each archive (all its programs), ops that differ first."""
-    counts = [Counter(n.target.removeprefix("torch.ops.") for p in a.programs for _, g in p.all_graphs()
-                      for n in g.nodes if n.op is NodeOp.CALL_FUNCTION) for a in archives]
+    """Each op's count in each archive (all its programs, counted as the compare view counts: core/graph/op_stats.py),
+    ops that differ first."""
+    counts = [sum((op_counts(p) for p in a.programs), Counter[str]()) for a in archives]
     ops = sorted(set().union(*counts), key=lambda op: (len({c[op] for c in counts}) == 1, op))
     head = "".join(f"<th>{html.escape(Path(a.path).name)}</th>" for a in archives)
     rows = "".join(f"<tr{'' if len({c[op] for c in counts}) == 1 else ' class=bad'}><td><code>{html.escape(op)}"
