@@ -48,6 +48,7 @@ from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import fixed_font
 from pt2_viewer.app.widgets.common import fit_tabs, splitter
 from pt2_viewer.app.widgets.source_view import open_source
+from pt2_viewer.core.export.dim_names import dim_names
 from pt2_viewer.core.export.guards import GuardLog
 from pt2_viewer.core.export.script_session import (
     FAILED,
@@ -458,6 +459,7 @@ class ScriptDocument(DocumentTab):
         doc.layout_failed.connect(lambda msg: self.status.emit(f"Layout failed: {msg}"))
         doc.graph_ready.connect(lambda d=doc: self._graph_ready(d))
         fit_tabs(doc.panels)  # the program's panels share this tab's width with the Exports column
+        doc.symbols_panel.set_dim_names(dim_names(entry.spec))  # s77 (batch): the script's own Dim names
         self.program_document = doc
         self.document_entry = entry
         self.program_stack.addWidget(doc)

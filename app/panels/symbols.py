@@ -23,6 +23,8 @@ class SymbolsPanel(Panel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[SymbolRow] = []
+        self.dim_names: dict[str, str] = {}  # "x.shape[0]" -> "batch": the script's own Dim names (set_dim_names)
+        self.context: ProgramContext | None = None
         self.empty = QLabel("This program has no symbolic dimensions: every shape is static.")
         self.empty.setWordWrap(True)
         self.tree = make_table(COLUMNS, stretch_column=5)
@@ -33,14 +35,27 @@ class SymbolsPanel(Panel):
         layout.addWidget(self.empty)
         layout.addWidget(self.tree, 1)
 
+    def set_dim_names(self, names: dict[str, str]) -> None:
+        """The names a script gave its dims (core/export/dim_names.py), shown beside the symbols they became."""
+        self.dim_names = dict(names)
+        if self.context is not None:
+            self.set_context(self.context)
+
+    def named(self, row: SymbolRow) -> str:
+        """`s77 (batch)` where the script named the dim the symbol stands for, else `s77`."""
+        names = list(dict.fromkeys(self.dim_names[s] for s in row.sources if s in self.dim_names))
+        return f"{row.name} ({', '.join(names)})" if names else row.name
+
     def set_context(self, context: ProgramContext) -> None:
+        self.context = context
         program, index = context.program, context.index
         self.rows = symbol_rows(program, index)
         self.tree.clear()
         mono = fixed_font()
         for row in self.rows:
             item = QTreeWidgetItem([
-                row.name, row.range_text, "unbacked" if row.unbacked else "backed", ", ".join(row.sources) or "—",
+                self.named(row), row.range_text, "unbacked" if row.unbacked else "backed",
+                ", ".join(row.sources) or "—",
                 "" if row.hint is None else str(row.hint), "; ".join(row.asserts), str(len(row.nodes)),
             ])
             item.setData(0, ROW_ROLE, row)
