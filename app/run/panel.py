@@ -45,6 +45,7 @@ from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code,
 from pt2_viewer.app.jobs.preferences_dialog import worker_probes
 from pt2_viewer.app.panels import fit_rows
 from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.import_policy import import_lines
 from pt2_viewer.core.jobs.python_env import choose_worker
 from pt2_viewer.core.jobs.remote.probe import RemoteProbe
 from pt2_viewer.core.model.program import Program
@@ -376,7 +377,7 @@ class RunPanel(QScrollArea):
         else:
             where = result.get("device", "cpu")
             source = (result.get("inputs") or {}).get("source", "")
-            self.stage.setText(f"Ran on {where} with {source} inputs.")
+            self.stage.setText("\n".join([f"Ran on {where} with {source} inputs.", *import_lines(result)]))
         if "latency" in result:
             self.latency.setText(f"<b>Latency</b>: {latency_text(result['latency'])}")
         self.comparisons.setText("\n".join(comparison_lines(result)))

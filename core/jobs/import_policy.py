@@ -297,3 +297,14 @@ def import_module(decision: ImportDecision, exclude: set[Path]) -> None:
     """Import a module the policy allowed, with the unsafe folders off the import path."""
     with safe_sys_path(exclude):
         importlib.import_module(decision.module)
+
+
+def import_lines(result: dict[str, object]) -> list[str]:
+    """What a job's result says it imported, one line each, as its log says it ("imported transformers.modeling_outputs
+    (transformers 5.24.0) for SequenceClassifierOutput"), for the window to show."""
+    lines = []
+    for d in result.get("imports") or []:  # type: ignore[attr-defined]
+        if isinstance(d, dict) and isinstance(d.get("module"), str):
+            source = f" ({d.get('distribution')} {d.get('version')})" if d.get("distribution") else ""
+            lines.append(f"imported {d['module']}{source} {d.get('reason') or ''}".rstrip())
+    return lines
