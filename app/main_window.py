@@ -28,6 +28,8 @@ from pt2_viewer.app.graph.shortcuts_dialog import show_shortcuts
 from pt2_viewer.app.graph.tab import DocumentTab, TextTab
 from pt2_viewer.app.graph.tools import fill_overlay_menu
 from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
+from pt2_viewer.app.pipeline.aoti_tab import AotiTab
+from pt2_viewer.app.pipeline.pte_panel import pipeline_panels
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
 from pt2_viewer.app.start_page import StartPage
 from pt2_viewer.core.compare.decomposition import Decomposition
@@ -268,7 +270,8 @@ class MainWindow(QMainWindow):
     def _archive_loaded(self, path: str, archive: Archive) -> None:
         self._remember(path)
         if not archive.programs:
-            tab = TextTab(path, aoti_text(archive))
+            tab: DocumentTab = (AotiTab(path, archive) if archive.aoti is not None
+                                else TextTab(path, aoti_text(archive)))
             self._own_pending_copy(path, tab)
             self.add_tab(tab, Path(path).name, path)
             tab.status.emit(f"{Path(path).name}: AOTInductor package, no program graph")
@@ -293,14 +296,17 @@ class MainWindow(QMainWindow):
         self.loader.build(path, archive, name)
 
     def _model_built(self, path: str, model: DocumentModel) -> None:
-        doc = DocumentWidget(model, self.layouts, interactive=self.interactive)
+        doc = DocumentWidget(model, self.layouts, interactive=self.interactive,
+                             extra_panels=pipeline_panels(model.archive))
         doc.layout_failed.connect(lambda msg: self._warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
         doc.numerics_panel.compare_requested.connect(lambda result, node, d=doc: self.numerics_compare(d, result, node))
         several = len(model.archive.programs) > 1
         title = Path(path).name + (f" [{model.program.name}]" if several else "")
-        copy = self._own_pending_copy(path, doc)
-        self.add_tab(doc, title, path if not copy else f"{path}\n(a copy kept while this tab is open; "
+        # an AOTInductor package that holds its program too: the compiled models' tab, the graph beside them
+        tab: DocumentTab = AotiTab(path, model.archive, program=doc) if model.archive.aoti is not None else doc
+        copy = self._own_pending_copy(path, tab)
+        self.add_tab(tab, title, path if not copy else f"{path}\n(a copy kept while this tab is open; "
                      "File > Save Program As… to keep it)")
         self.setWindowTitle(f"{title} — PT2 Viewer")
 

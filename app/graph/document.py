@@ -92,7 +92,7 @@ class DocumentWidget(DocumentTab):
     layout_failed = Signal(str)
 
     def __init__(self, model: DocumentModel, layouts: LayoutClient, *, interactive: bool = True,
-                 parent: QWidget | None = None) -> None:
+                 extra_panels: dict[str, Panel] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
@@ -158,10 +158,7 @@ class DocumentWidget(DocumentTab):
         self.panel_widgets: dict[str, Panel] = {"Details": DetailsPanel(), "Signature": SignaturePanel(),
                                                 "Symbols": self.symbols_panel, "Code": CodePanel(),
                                                 "Summary": SummaryPanel()}
-        if model.archive.executorch is not None:  # an ExecuTorch .pte: its memory plan, delegates and data
-            from pt2_viewer.app.pipeline.pte_panel import PtePanel
-
-            self.panel_widgets["ExecuTorch"] = PtePanel()
+        self.panel_widgets.update(extra_panels or {})  # what a kind of file adds (an ExecuTorch .pte's panel)
         for title, panel in self.panel_widgets.items():
             self.panels.addTab(panel, title)
         self.run_panel = RunPanel(model.archive.path, model.program, interactive=interactive)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from pygments.lexer import Lexer
 from pygments.lexers.python import PythonLexer
 from pygments.token import Comment, Keyword, Name, Number, Operator, String, _TokenType
 from PySide6.QtGui import QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
@@ -39,7 +40,7 @@ def _style(token: _TokenType) -> str | None:
     return next((style for kind, style in _STYLES if token in kind), None)
 
 
-def python_spans(text: str) -> tuple[list[list[Span]], list[bool]]:
+def python_spans(text: str, lexer: Lexer | None = None) -> tuple[list[list[Span]], list[bool]]:
     """Per line of `text`: the styled spans, and whether the line ends inside a token that goes on to the next (its
     newline is styled: Pygments makes the newline inside a triple-quoted string a string token of its own)."""
     lines = text.split("\n")
@@ -49,7 +50,7 @@ def python_spans(text: str) -> tuple[list[list[Span]], list[bool]]:
     spans: list[list[Span]] = [[] for _ in lines]
     runs_on = [False] * len(lines)
     line = 0
-    lexer = PythonLexer(stripnl=False, ensurenl=False)
+    lexer = lexer or PythonLexer(stripnl=False, ensurenl=False)  # another language's (the C++ of an AOTI package)
     for pos, token, value in lexer.get_tokens_unprocessed(text):
         style = _style(token)
         end = pos + len(value)
@@ -71,8 +72,9 @@ def python_spans(text: str) -> tuple[list[list[Span]], list[bool]]:
 
 
 class PythonHighlighter(QSyntaxHighlighter):
-    def __init__(self, document: QTextDocument, dark: bool | None = None) -> None:
+    def __init__(self, document: QTextDocument, dark: bool | None = None, lexer: Lexer | None = None) -> None:
         super().__init__(document)
+        self.lexer = lexer
         self.formats: dict[str, QTextCharFormat] = {}
         for style in theme.CODE_STYLES:
             fmt = QTextCharFormat()
@@ -106,4 +108,4 @@ class PythonHighlighter(QSyntaxHighlighter):
         document = self.document()
         text = document.toPlainText() if document is not None else ""
         self._lines = text.split("\n")
-        self._spans, self._runs_on = python_spans(text)
+        self._spans, self._runs_on = python_spans(text, self.lexer)

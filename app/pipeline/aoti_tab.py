@@ -1,0 +1,159 @@
+"""An AOTInductor package as a tab: per compiled model its device, constants, compile flags and the generated wrapper
+and kernel sources (read only, highlighted, searchable); beside them, the program's graph when the archive holds
+the ExportedProgram too (`package_pt2` with both). Nothing here loads the compiled library: running it is the Run
+job's, after its own consent (`--allow-native`). What the files say comes from core/pt2/aoti.py."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.graph.tab import DocumentTab
+from pt2_viewer.app.panels import make_table
+from pt2_viewer.app.pipeline.code_view import CodeView
+from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.pt2.aoti import AotiFile, AotiModel, aoti_models, read_aoti_source
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pte.tables import size_text
+
+PAGE_ROLE = Qt.ItemDataRole.UserRole
+
+
+class AotiTab(DocumentTab):
+    """`program` is the graph of the archive's ExportedProgram, made by the window, when it holds one."""
+
+    def __init__(self, path: str, archive: Archive, program: DocumentWidget | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.path = path
+        self.archive = archive
+        self.program = program
+        try:
+            self.models: list[AotiModel] = aoti_models(archive)
+            problem = ""
+        except ArchiveError as e:
+            self.models, problem = [], str(e)
+        self.header = QLabel()
+        self.header.setWordWrap(True)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.outline = QTreeWidget()
+        self.outline.setHeaderHidden(True)
+        self.table = make_table(["", "", "", ""], stretch_column=3)
+        self.code = CodeView()
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.table)
+        self.pages.addWidget(self.code)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.outline)
+        split.addWidget(self.pages)
+        if program is not None:
+            program.status.connect(self.status.emit)
+            split.addWidget(program)
+            split.setSizes([200, 700, 500])
+        else:
+            split.setSizes([240, 1100])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.header)
+        layout.addWidget(split, 1)
+        self._fill(problem)
+        self.outline.currentItemChanged.connect(lambda item, _old: self._show(item))
+        first = self.outline.topLevelItem(0)
+        if first is not None and first.childCount():
+            self.outline.setCurrentItem(first.child(0))
+
+    # -- the outline ---------------------------------------------------------------------------------------------
+    def _fill(self, problem: str) -> None:
+        name = Path(self.path).name
+        models = ", ".join(f"{m.name} ({m.device})" for m in self.models) or "none readable"
+        extra = (" It also holds the ExportedProgram, drawn on the right." if self.program is not None
+                 else " It holds compiled code and no program graph.")
+        self.header.setText(f"<b>{name}</b>: an AOTInductor package. Compiled models: {models}.{extra} "
+                            "Its library is loaded only by Run, after you allow native code."
+                            + (f"<br><span style='color:#b3261e'>{problem}</span>" if problem else ""))
+        for m in self.models:
+            top = QTreeWidgetItem([f"{m.name} — {m.device}"])
+            self.outline.addTopLevelItem(top)
+            for title, page in (("Overview", ("overview", m.name)),
+                                (f"Constants ({len(m.constants)}, {size_text(m.constant_bytes)})",
+                                 ("constants", m.name)),
+                                (f"Compile flags ({len(m.compile_flags)})", ("flags", m.name)),
+                                (f"Files ({len(m.files)})", ("files", m.name))):
+                item = QTreeWidgetItem([title])
+                item.setData(0, PAGE_ROLE, page)
+                top.addChild(item)
+            sources = QTreeWidgetItem([f"Sources ({len(m.sources)})"])
+            top.addChild(sources)
+            for f in m.sources:
+                item = QTreeWidgetItem([f"{f.role}: {f.name}"])
+                item.setToolTip(0, f"{f.entry} ({size_text(f.nbytes)})")
+                item.setData(0, PAGE_ROLE, ("source", m.name, f.entry))
+                sources.addChild(item)
+            top.setExpanded(True)
+            sources.setExpanded(True)
+
+    def _model(self, name: str) -> AotiModel:
+        return next(m for m in self.models if m.name == name)
+
+    def _show(self, item: QTreeWidgetItem | None) -> None:
+        page = item.data(0, PAGE_ROLE) if item is not None else None
+        if not page:
+            return
+        kind, model = page[0], self._model(page[1])
+        if kind == "source":
+            self.show_source(model, next(f for f in model.files if f.entry == page[2]))
+            return
+        self.table.clear()
+        if kind == "overview":
+            self._rows(["", ""], [("device", model.device), ("inputs", ", ".join(model.inputs)),
+                                  ("outputs", ", ".join(model.outputs)),
+                                  ("constants", f"{len(model.constants)} ({size_text(model.constant_bytes)})")]
+                       + sorted(model.metadata.items()))
+        elif kind == "constants":
+            self._rows(["name", "shape", "bytes", "dtype / kind / fqn"],
+                       [(c.name, str(list(c.shape)), f"{c.nbytes:,}", f"{c.dtype}  {c.kind}  {c.fqn}")
+                        for c in model.constants])
+        elif kind == "flags":
+            self._rows(["flag"], [(f,) for f in model.compile_flags]
+                       + [(f"command: {c}",) for c in model.compile_commands])
+        else:
+            self._rows(["file", "role", "bytes", "entry"], [(f.name, f.role, f"{f.nbytes:,}", f.entry)
+                                                           for f in model.files])
+        self.pages.setCurrentWidget(self.table)
+
+    def _rows(self, headers: list[str], rows: list[tuple[str, ...]]) -> None:
+        self.table.setHeaderLabels(headers)
+        self.table.setColumnCount(len(headers))
+        for row in rows:
+            self.table.addTopLevelItem(QTreeWidgetItem(list(row)))
+
+    def show_source(self, model: AotiModel, f: AotiFile) -> None:
+        try:
+            text = read_aoti_source(self.archive, f.entry)
+        except ArchiveError as e:
+            text = str(e)
+        self.code.show_text(f"<b>{model.name}</b> / {f.name} &nbsp; <span style='color:gray'>{f.role}, "
+                            f"{size_text(f.nbytes)}, read only</span>", text, f.language)
+        self.pages.setCurrentWidget(self.code)
+
+    # -- the window's contract (app/graph/tab.py) ------------------------------------------------------------------
+    def source_file(self) -> str | None:
+        return self.path
+
+    def current_program(self) -> DocumentWidget | None:
+        return self.program
+
+    def graphs(self) -> list[DocumentWidget]:
+        return [self.program] if self.program is not None else []
+
+    def can_save_program(self) -> bool:
+        return True
+
+    def program_file(self) -> str | None:
+        return self.path if Path(self.path).is_file() else None
+
+    def release(self) -> None:
+        if self.program is not None:
+            self.program.release()

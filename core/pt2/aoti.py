@@ -1,0 +1,174 @@
+"""What each compiled model of an AOTInductor package holds, read from its files as text (no code is loaded).
+
+A package (`torch._inductor.aoti_compile_and_package`, or `package_pt2` with programs too) keeps, per model, under
+`data/aotinductor/MODEL/`: the generated C++ wrapper (`*.wrapper.cpp`) and kernels (`*.kernel.cpp`, or Triton/CUDA
+sources on GPU), their metadata JSON (device, platform, CPU ISA), the compiled library (`*.so`), sometimes the
+weights apart (`*.bin`) and the compile and link flags (`*_compile_flags.json`, `*_linker_flags.json`). The
+wrapper's own code names each constant it embeds (`constants_info_[i].name`, `.shape`, `.data_size`,
+`.original_fqn`) and the model's inputs and outputs; those lines are read as text, and the `// Compile cmd` comment
+stands in for the flags when no flags file was packaged.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.pt2 import archive as zipfiles
+from pt2_viewer.core.pt2.errors import ArchiveError
+
+MAX_SOURCE_BYTES = 64 * 1024 * 1024  # a big model's wrapper is a few MB
+SOURCE_LANGUAGES = {".cpp": "cpp", ".h": "cpp", ".hpp": "cpp", ".cu": "cpp", ".py": "python", ".json": "json",
+                    ".txt": "text", ".ptx": "text", ".cubin": "binary", ".so": "binary", ".o": "binary",
+                    ".bin": "binary", ".spv": "binary"}
+_CONSTANT = re.compile(r"constants_info_\[(\d+)\]\.(\w+)\s*=\s*(.+?);\s*$")
+_IO_NAME = re.compile(r"(inputs|outputs)_info_\[(\d+)\]\.name\s*=\s*\"([^\"]*)\"")
+_DTYPE = re.compile(r"cached_torch_dtype_(\w+)")
+_COMMANDS = ("// g++ ", "// clang++ ", "// c++ ", "// nvcc ", "// hipcc ")
+
+
+@dataclass(frozen=True)
+class AotiConstant:
+    name: str
+    fqn: str
+    dtype: str
+    shape: tuple[int, ...]
+    nbytes: int
+    kind: str  # Parameter, Buffer, TensorConstant ...
+
+
+@dataclass(frozen=True)
+class AotiFile:
+    entry: str  # the archive entry, from its root
+    role: str  # "wrapper", "kernel", "library", "weights", "metadata", "flags", "other"
+    language: str  # "cpp", "python", "json", "text", "binary"
+    nbytes: int
+
+    @property
+    def name(self) -> str:
+        return PurePosixPath(self.entry).name
+
+    @property
+    def readable(self) -> bool:
+        return self.language != "binary"
+
+
+@dataclass
+class AotiModel:
+    name: str
+    device: str
+    metadata: dict[str, str]
+    constants: list[AotiConstant]
+    compile_flags: list[str]
+    files: list[AotiFile]
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    compile_commands: list[str] = field(default_factory=list)  # from the wrapper's `// Compile cmd` comment
+
+    @property
+    def sources(self) -> list[AotiFile]:
+        return [f for f in self.files if f.readable and f.role in ("wrapper", "kernel", "other", "flags")]
+
+    @property
+    def constant_bytes(self) -> int:
+        return sum(c.nbytes for c in self.constants)
+
+
+def _role(name: str) -> str:
+    if name.endswith(("_compile_flags.json", "_linker_flags.json")):
+        return "flags"
+    if name.endswith("_metadata.json"):
+        return "metadata"
+    if name.endswith((".so", ".dll", ".dylib")):
+        return "library"
+    if ".wrapper." in name or name.endswith("wrapper.cpp"):
+        return "wrapper"
+    if ".kernel." in name or name.endswith((".cu", ".ptx", ".cubin", ".spv")) or "triton" in name:
+        return "kernel"
+    if name.endswith((".bin", ".o")):
+        return "weights" if name.endswith(".bin") else "library"
+    return "other"
+
+
+def aoti_models(archive: Archive) -> list[AotiModel]:
+    """Every compiled model of the package, with what its text files say. Raises ArchiveError when the file
+    cannot be read again."""
+    if archive.aoti is None:
+        return []
+    files = zipfiles.open_archive(archive.path)
+    try:
+        return [_model(files, name) for name in archive.aoti.models]
+    finally:
+        files.close()
+
+
+def _model(files: zipfiles.ArchiveFiles, name: str) -> AotiModel:
+    prefix = f"{zipfiles.AOTI_DIR}{name}/"
+    entries = [files.entries[n] for n in files.names_under(prefix)]
+    listed = [AotiFile(e.name, _role(e.name), SOURCE_LANGUAGES.get(PurePosixPath(e.name).suffix, "text"), e.size)
+              for e in entries]
+    metadata: dict[str, str] = {}
+    flags: list[str] = []
+    for f in listed:
+        if f.role in ("metadata", "flags"):
+            try:
+                data = files.read_json(f.entry, zipfiles.MAX_SMALL_BYTES)
+            except ArchiveError:
+                continue
+            if f.role == "metadata" and isinstance(data, dict):
+                metadata.update({str(k): str(v) for k, v in data.items()})
+            elif isinstance(data, dict):
+                flags += [f"{k}={json.dumps(v)}" for k, v in data.items()]
+            elif isinstance(data, list):
+                flags += [str(x) for x in data]
+    constants: list[AotiConstant] = []
+    inputs: list[str] = []
+    outputs: list[str] = []
+    commands: list[str] = []
+    for f in listed:
+        if f.role != "wrapper" or f.language != "cpp":
+            continue
+        try:
+            text = files.read_bytes(f.entry, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+        except ArchiveError:
+            continue
+        constants += _constants(text)
+        for kind, _i, io_name in _IO_NAME.findall(text):
+            (inputs if kind == "inputs" else outputs).append(io_name)
+        commands += [line[3:].strip() for line in text.splitlines() if line.startswith(_COMMANDS)]
+    if not flags:  # the flags of the compile commands, each once, in order
+        flags = list(dict.fromkeys(t for c in commands for t in c.split() if t.startswith("-") and len(t) > 1))
+    return AotiModel(name, metadata.get("AOTI_DEVICE_KEY", "unknown"), metadata, constants, flags, listed,
+                     inputs, outputs, commands)
+
+
+def _constants(text: str) -> list[AotiConstant]:
+    fields: dict[int, dict[str, str]] = {}
+    for line in text.splitlines():
+        if "constants_info_[" not in line:
+            continue
+        m = _CONSTANT.search(line)
+        if m:
+            fields.setdefault(int(m.group(1)), {})[m.group(2)] = m.group(3).strip()
+    out = []
+    for i in sorted(fields):
+        d = fields[i]
+        dtype = _DTYPE.search(d.get("dtype", ""))
+        kind = re.search(r"ConstantType::(\w+)", d.get("type", ""))
+        shape = tuple(int(x) for x in re.findall(r"-?\d+", d.get("shape", "")))
+        size = re.search(r"\d+", d.get("data_size", ""))
+        out.append(AotiConstant(d.get("name", f"constant {i}").strip('"'), d.get("original_fqn", "").strip('"'),
+                                dtype.group(1) if dtype else "?", shape, int(size.group()) if size else 0,
+                                kind.group(1) if kind else ""))
+    return out
+
+
+def read_aoti_source(archive: Archive, entry: str) -> str:
+    """The text of one of the package's files (read only, never run)."""
+    files = zipfiles.open_archive(archive.path)
+    try:
+        return files.read_bytes(entry, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+    finally:
+        files.close()

@@ -1,0 +1,80 @@
+"""An AOTInductor package as a real tab: each compiled model's device, constants, compile flags and generated
+sources (read only, highlighted, searchable); beside them the program's graph when the package holds it too. Made
+from the zoo pipeline's packages (tests/zoo/pipeline.py). Screenshots go to PT2V_SCREENSHOTS when it is set."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.app.pipeline.aoti_tab import AotiTab
+from tests.programs import ExportFailed
+
+TIMEOUT = 120_000
+
+
+def _package(with_program: bool) -> Path:
+    from tests.zoo.pipeline import aoti_path
+
+    try:
+        return aoti_path(with_program)
+    except ExportFailed as e:
+        pytest.skip(str(e))
+
+
+def _pages(tab: AotiTab) -> dict[str, object]:
+    out = {}
+    top = tab.outline.topLevelItem(0)
+    for i in range(top.childCount()):
+        child = top.child(i)
+        out[child.text(0)] = child
+        for k in range(child.childCount()):
+            out[child.child(k).text(0)] = child.child(k)
+    return out
+
+
+def test_a_compiled_package_shows_its_model(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    path = _package(with_program=False)
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+        window.open_path(str(path))
+    tab = window.current_tab()
+    assert isinstance(tab, AotiTab) and tab.current_program() is None and tab.source_file() == str(path)
+    model = tab.models[0]
+    assert model.device == "cpu" and model.inputs and model.outputs
+    assert [(c.fqn, c.shape, c.nbytes) for c in model.constants] == [("linear.weight", (4, 8), 128)]
+    assert "-O1" in model.compile_flags or any(f.startswith("-O") for f in model.compile_flags)
+    pages = _pages(tab)
+    constants = next(item for text, item in pages.items() if text.startswith("Constants (1"))
+    tab.outline.setCurrentItem(constants)
+    assert tab.table.topLevelItem(0).text(0) == model.constants[0].name
+    wrapper = next(item for text, item in pages.items() if text.startswith("wrapper: "))
+    tab.outline.setCurrentItem(wrapper)
+    assert tab.pages.currentWidget() is tab.code and tab.code.editor.isReadOnly()
+    assert tab.code.highlighter is not None and "AOTInductorModel" in tab.code.editor.toPlainText()
+    tab.code.find.setText("constants_info_")
+    assert tab.code.matches() >= 5 and tab.code.step()
+    folder = os.environ.get("PT2V_SCREENSHOTS")
+    if folder:
+        window.grab().save(str(Path(folder) / "aoti_tab.png"))
+
+
+def test_a_package_with_its_program_shows_the_graph_beside(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    path = _package(with_program=True)
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as ready:
+        window.open_path(str(path))
+    tab = window.current_tab()
+    assert isinstance(tab, AotiTab)
+    doc = tab.current_program()
+    assert isinstance(doc, DocumentWidget) and ready.args[0] is doc and tab.graphs() == [doc]
+    assert any(n.target == "torch.ops.aten.linear.default" for n in doc.model.program.graph.nodes)
+    assert tab.models[0].constants
+    kernel = next(item for text, item in _pages(tab).items() if text.startswith("kernel: "))
+    tab.outline.setCurrentItem(kernel)
+    tab.code.find.setText("cpp_fused")
+    assert tab.code.matches() >= 1
+    folder = os.environ.get("PT2V_SCREENSHOTS")
+    if folder:
+        window.grab().save(str(Path(folder) / "aoti_tab_program.png"))
