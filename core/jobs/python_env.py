@@ -30,6 +30,7 @@ from typing import Any
 from pt2_viewer.core.platform import install
 
 WORKER_PYTHON_ENV = "PT2V_WORKER_PYTHON"
+SAFE_PATH_ENV = "PYTHONSAFEPATH"  # `python -P`: no working directory on sys.path (Python 3.11 and later)
 WORKER_ENV = "PT2V_WORKER"  # a local Python or an ssh:// worker; --worker wins over it
 FROM_FLAG = "flag"
 FROM_ENV = "environment"
@@ -45,7 +46,8 @@ _preferred_scratch: str | None = None  # the scratch folder on the server chosen
 # Runs in the probed Python: stdlib only until torch, one JSON object on the last line of stdout.
 PROBE_SCRIPT = r"""
 import json, platform, sys
-info = {"python": sys.executable, "python_version": platform.python_version()}
+info = {"python": sys.executable, "python_version": platform.python_version(),
+        "safe_path": bool(getattr(sys.flags, "safe_path", False))}
 try:
     import torch
 except BaseException as e:
@@ -98,6 +100,7 @@ class PythonProbe:
     cuda_devices: list[str] = field(default_factory=list)
     transformers_version: str | None = None
     transformers_error: str | None = None
+    safe_path: bool | None = None  # PYTHONSAFEPATH honoured (3.11+): the working directory is off sys.path
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -117,7 +120,11 @@ class PythonProbe:
         hf = (f"transformers {self.transformers_version}" if self.transformers_version
               else f"transformers does not import ({self.transformers_error or 'not installed'}): programs "
                    "exported from HuggingFace models will not load")
-        return [f"Python {self.python_version}", f"torch {self.torch_version}", cuda, hf]
+        lines = [f"Python {self.python_version}", f"torch {self.torch_version}", cuda, hf]
+        if self.safe_path is False:
+            lines.append("Python older than 3.11: the working directory stays on the import path (PYTHONSAFEPATH is "
+                         "not honoured); the viewer still never imports a program's modules from it")
+        return lines
 
 
 def set_preferred(path: str | None, scratch: str | None = None) -> None:
@@ -192,6 +199,9 @@ def worker_environment(base: dict[str, str] | None = None) -> dict[str, str]:
         if original:
             env["LD_LIBRARY_PATH"] = original
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
+    # The working directory (and with it a folder named like a library beside a downloaded .pt2) is not on the
+    # worker's import path: Python 3.11+ reads this; core/jobs/import_policy.py also never searches it.
+    env[SAFE_PATH_ENV] = "1"
     return env
 
 

@@ -584,3 +584,18 @@ def test_an_enum_module_only_in_the_working_directory_is_never_imported(pt2_path
         load_program(path)
     assert refused.value.failure.kind == "missing_module" and "pip install" in refused.value.failure.message
     assert not p.marker.exists() and p.module not in sys.modules
+
+
+def test_the_worker_starts_without_the_working_directory_on_its_import_path(tmp_path):  # type: ignore[no-untyped-def]
+    from pt2_viewer.core.jobs import python_env
+
+    (tmp_path / "pt2v_cwd_module.py").write_text("", encoding="utf-8")
+    code = "import importlib.util, sys; print(sys.flags.safe_path, importlib.util.find_spec('pt2v_cwd_module') is None)"
+
+    def answer(env: dict[str, str]) -> list[str]:
+        return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=60, check=True).stdout.split()
+
+    plain = {k: v for k, v in os.environ.items() if k != python_env.SAFE_PATH_ENV}
+    assert answer(plain) == ["False", "False"]  # a plain `python -c` finds the folder's module: the test can fail
+    assert answer(python_env.worker_environment(plain)) == ["True", "True"]
