@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.model.program import Archive, Graph, Node, Program
+from pt2_viewer.core.pt2.aoti import aoti_models
+from pt2_viewer.core.pt2.errors import ArchiveError
 
 
 def _node_entry(n: Node) -> dict[str, str]:
@@ -70,6 +72,7 @@ def summary_text(a: Archive) -> str:
                      f"{', '.join(a.aoti.devices) or 'an unknown device'} ({len(a.aoti.files)} files). "
                      "It holds compiled code, not a program graph." if not a.programs else
                      f"  Also holds AOTInductor code for {', '.join(a.aoti.devices) or '?'}.")
+        lines += aoti_model_lines(a)
     for p in a.programs:
         ops = Counter(n.target for n in p.graph.nodes if n.op.value == "call_function")
         lines.append(f"\nprogram '{p.name}' ({p.dialect}): {p.node_count} nodes, {len(ops)} distinct ops, "
@@ -112,6 +115,23 @@ def aoti_text(archive: Archive) -> str:
     for name, meta in aoti.metadata.items():
         lines += ["", f"{name}:"] + [f"  {k}: {v}" for k, v in meta.items()]
     return "\n".join(lines)
+
+
+def aoti_model_lines(a: Archive) -> list[str]:
+    """One line per compiled model of an AOTInductor package: device, platform, constants, sources and flags."""
+    try:
+        models = aoti_models(a)
+    except ArchiveError as e:
+        return [f"    (its compiled models could not be read: {e})"]
+    out = []
+    for m in models:
+        where = " ".join(v for v in (m.metadata.get("AOTI_PLATFORM", ""), m.metadata.get("AOTI_MACHINE", ""),
+                                     m.metadata.get("AOTI_CPU_ISA", "")) if v)
+        out.append(f"    {m.name}: {m.device}{f' ({where})' if where else ''}, {len(m.constants)} constant(s) "
+                   f"({_bytes(m.constant_bytes)}), inputs {', '.join(m.inputs) or '?'}, outputs "
+                   f"{', '.join(m.outputs) or '?'}, {len(m.sources)} source file(s), {len(m.compile_flags)} compile "
+                   "flag(s)")
+    return out
 
 
 # -- ExecuTorch .pte ------------------------------------------------------------------------------------------------
