@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
-from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row, job_failure_text
+from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
 from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.schemas.base import SchemaError
@@ -199,7 +199,7 @@ class DecomposeDialog(QDialog):
         self.cancel_button.setText("Close")
         self.start_button.setEnabled(True)
         self.progress.setVisible(False)
-        failure = job_failure_text(outcome)
+        failure = outcome.failure_text()
         if failure is not None:
             self._fail(*failure)
             return

@@ -70,13 +70,8 @@ class GraphTools(QObject):
         view.describe = self.describe
         CudaProbe.shared().known.connect(self._cuda_known)
         self.group_values: dict[str, GroupValue] = {}  # the shown overlay's aggregate per collapsed group
-        subscribe = getattr(doc.model, "subscribe", None)
-        if subscribe is not None:  # the model announces selection and level changes
-            end = subscribe(lambda _change: self.record())
-            doc.destroyed.connect(lambda _o=None: end())
-        else:
-            for signal in (view.node_clicked, view.hub_clicked, view.background_clicked, view.scene_shown):
-                signal.connect(lambda *_a: self.record())
+        end = doc.model.subscribe(lambda _change: self.record())  # the model announces selection and level changes
+        doc.destroyed.connect(lambda _o=None: end())
 
     # -- history -----------------------------------------------------------------------------------------------
     def place(self) -> Place:

@@ -32,10 +32,11 @@ from PySide6.QtWidgets import QWidget
 
 from pt2_viewer.app.platform.trust_dialog import confirm_imports, confirm_program
 from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.job import Job
 from pt2_viewer.core.jobs.python_env import choose_worker
-from pt2_viewer.core.jobs.remote.any_worker import AnyWorkerJob, worker_job
+from pt2_viewer.core.jobs.remote.any_worker import worker_job
 from pt2_viewer.core.jobs.remote.target import is_remote
-from pt2_viewer.core.jobs.warm import AnyJob, WarmPool
+from pt2_viewer.core.jobs.warm import WarmPool
 from pt2_viewer.core.platform.trust import TrustStore
 
 POLL_INTERVAL_MS = 30
@@ -67,7 +68,7 @@ class WorkerDriver(QObject):
 
     def __init__(self, parent: QObject | None = None, warm: str | None = None, hold: bool = False) -> None:
         super().__init__(parent)
-        self.job: AnyJob | AnyWorkerJob | None = None
+        self.job: Job | None = None
         self.warm = warm  # the program whose warm worker runs this driver's jobs
         if warm and hold:
             token = object()  # outlives the driver in the slot below, unlike `self`
@@ -93,7 +94,7 @@ class WorkerDriver(QObject):
         if self.warm and not is_remote(choose_worker().path):  # a worker over SSH has no warm worker (yet)
             warm_pool().prewarm(self.warm)
 
-    def start(self, job: str, request: dict[str, Any], out_dir: str | Path, **options: Any) -> AnyJob | AnyWorkerJob:
+    def start(self, job: str, request: dict[str, Any], out_dir: str | Path, **options: Any) -> Job:
         """Start a job (`options` go to WorkerJob: timeout_s, memory_limit_mb, env ...). Never blocks."""
         if self.running:
             raise RuntimeError("a job is already running; cancel it or wait for `finished` first")
@@ -203,7 +204,7 @@ class WorkerDriver(QObject):
         return widget is not None
 
 
-def _orphaned(job: AnyJob | AnyWorkerJob) -> None:
+def _orphaned(job: Job) -> None:
     """The driver is gone (its tab or dialog closed): end the job without calling back into the dead driver."""
     job.on_event = job.on_output = job.on_finished = None
     job.cancel()

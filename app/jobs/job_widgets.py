@@ -7,7 +7,6 @@ from pathlib import Path
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from pt2_viewer.app.platform.trust_dialog import confirm_run
-from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.platform.trust import TrustStore
 
 PY_FILTER = "Python files (*.py);;All files (*)"
@@ -19,19 +18,6 @@ def confirm_code(parent: QWidget, path: Path, trust: TrustStore, interactive: bo
         return None
     return (f"Not run: {what} '{path.name}' is Python code and has not been trusted. Confirm it in the window "
             "(PT2 Viewer asks again whenever the file changes).")
-
-
-def job_failure_text(outcome: JobOutcome) -> tuple[str, str] | None:
-    """(message, detail) when a job did not do its work: the worker crashed or was stopped, or the job reported a
-    failure (`ok` false in its result). None when it succeeded."""
-    if not outcome.ok:
-        return outcome.message, outcome.error_traceback or ""
-    result = outcome.result or {}
-    if result.get("ok", False):
-        return None
-    error = result.get("error") or {}
-    message = " ".join(p for p in (error.get("message", "The job failed."), error.get("hint", "")) if p)
-    return message, "\n".join(p for p in (str(error.get("detail", "")), *result.get("log", [])) if p)
 
 
 def file_row(edit: QLineEdit, button: QPushButton) -> QWidget:

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.jobs.driver import WorkerDriver
-from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row, job_failure_text
+from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
@@ -248,7 +248,7 @@ class NumericsPanel(QScrollArea):
     def _finished(self, outcome: JobOutcome) -> None:
         self.progress.setVisible(False)
         self._set_running(False)
-        failed = job_failure_text(outcome)
+        failed = outcome.failure_text()
         self.result = outcome.result if outcome.ok else None
         if failed is not None:
             self._learn_cuda(self.result or {})

@@ -17,10 +17,5 @@ class ProgramContext:
     index: GraphIndex  # of `graph`
     archive: Archive | None = None
 
-    @property
-    def at_top(self) -> bool:
-        """Whether the graph shown is the program's own (not a HOP's subgraph)."""
-        return self.graph is self.program.graph
-
 
 __all__ = ["ProgramContext"]

@@ -269,9 +269,6 @@ class SceneModel:
             for g in self.group_chain.get(name, []):
                 self.expanded.add(g.path)
 
-    def is_visible_group(self, g: ModuleGroup) -> bool:
-        return all(a.path in self.expanded for a in g.ancestors())
-
     def visible_item(self, node: str) -> str:
         """The visible item that shows `node`: the node itself (a weight's row too, while its host shows) or its
         outermost collapsed group. A leaf module is never collapsed: its box is its op's."""

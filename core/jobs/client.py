@@ -27,6 +27,7 @@ from typing import Any
 from pt2_viewer.core.jobs import process_tree, protocol
 from pt2_viewer.core.jobs.protocol import describe_exit, write_json_atomic
 from pt2_viewer.core.jobs.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
+from pt2_viewer.core.jobs.schemas.failure import Failure
 
 STDOUT = "stdout"
 STDERR = "stderr"
@@ -65,6 +66,19 @@ class JobOutcome:
     @property
     def ok(self) -> bool:
         return self.status == protocol.OK
+
+    def failure_text(self) -> tuple[str, str] | None:
+        """(message, detail) when the job did not do its work: the worker crashed or was stopped, or the job reported
+        a failure (`ok` false: its message and hint, `Failure.text`); the detail is torch's and the job's log. None
+        when it succeeded. The one way the window says why a job failed."""
+        if not self.ok:
+            return self.message, self.error_traceback or ""
+        failure = Failure.of_result(self.result or {})
+        if failure is None:
+            return None
+        log = (self.result or {}).get("log")
+        lines = [str(x) for x in log] if isinstance(log, list) else []
+        return failure.text(), "\n".join(p for p in (failure.detail, *lines) if p)
 
 
 @dataclass

@@ -1,11 +1,12 @@
 """Warm workers: one long-lived worker process per open program, so a second job on it does not load it again.
 
-`WarmPool.job(job, request, out_dir, **options)` returns something with `WorkerJob`'s interface (start, fds, poll,
-cancel, wait, outcome, events, stdout_lines, stderr_lines): a `WarmJob` that runs in the warm worker for the request's
-program (`python -m pt2_viewer.core.worker serve`, started on first use or by `prewarm`), or a plain one-shot
-`WorkerJob` when the job cannot go warm. Goes warm: a job other than `export_script` whose request names a `program`,
-when that program's worker is alive and idle (or none exists yet). Otherwise one-shot: a busy worker (a run while a
-decompose runs), `PT2V_WARM=0`, or no program in the request. The command lines never use the pool: one-shot.
+`WarmPool.job(job, request, out_dir, **options)` returns a job with the one interface of core/jobs/job.py (`Job`:
+start, fds, poll, cancel, wait, outcome, events, stdout_lines, stderr_lines; the type checker checks it): a
+`WarmJob` that runs in the warm worker for the request's program (`python -m pt2_viewer.core.worker serve`, started
+on first use or by `prewarm`), or a plain one-shot `WorkerJob` when the job cannot go warm. Goes warm: a job other
+than `export_script` whose request names a `program`, when that program's worker is alive and idle (or none exists
+yet). Otherwise one-shot: a busy worker (a run while a decompose runs), `PT2V_WARM=0`, or no program in the request.
+The command lines never use the pool: one-shot.
 
 The worker keeps the loaded `ExportedProgram` (core/jobs/program_cache.py): every job still passes the archive's
 safety check with its own `trust`; each gets its own copy of the graph; a job that changed the weights drops them.
@@ -361,7 +362,7 @@ class WarmJob:
             self.on_finished(self.outcome)
 
 
-AnyJob = WorkerJob | WarmJob
+AnyJob = WorkerJob | WarmJob  # both keep core/jobs/job.py's `Job`
 
 
 class WarmPool:

@@ -171,9 +171,3 @@ def summary_text(result: dict[str, Any] | None) -> str:
     return " ".join(parts)
 
 
-def failure_text(result: dict[str, Any] | None) -> tuple[str, str] | None:
-    """(message and hint, detail) of a failed job, or None when it ran."""
-    if result is None or result.get("ok"):
-        return None
-    e = result.get("error") or {}
-    return (f"{e.get('message', 'The comparison failed.')} {e.get('hint', '')}".strip(), str(e.get("detail", "")))

@@ -3,9 +3,11 @@ code, `message` and `hint` for people, `detail` (torch's traceback, log lines) f
 `core/jobs/errors.py` raises it (`JobFailure`), the worker writes it, the window and the command line read it."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from pt2_viewer.core.jobs.schemas.base import Schema, items
+from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError, items
 
 
 @dataclass
@@ -26,6 +28,17 @@ class Failure(Schema):
     def text(self) -> str:
         """The message and the hint as one paragraph for a terminal or a dialog: the one way a failure is said."""
         return f"{self.message} {self.hint}".strip()
+
+    @classmethod
+    def of_result(cls, result: Mapping[str, Any] | None) -> Failure | None:
+        """The failure a job's result reports (`ok` false), or None when the job did its work. An `error` that does
+        not read as one is still a failure, said in general words."""
+        if result is None or result.get("ok") is True:
+            return None
+        try:
+            return cls.from_json(result.get("error") or {}, "the job's error")
+        except SchemaError:
+            return cls("unknown", "The job failed.", "Its result gives no readable reason; the log may say more.")
 
 
 __all__ = ["Failure"]

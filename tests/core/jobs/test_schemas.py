@@ -18,6 +18,7 @@ from pt2_viewer.core.jobs.remote.paths import JOB_PATHS
 from pt2_viewer.core.jobs.schemas.base import SchemaError
 from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest, DecomposeResult
 from pt2_viewer.core.jobs.schemas.events import JobFailed, Progress
+from pt2_viewer.core.jobs.schemas.failure import Failure
 from pt2_viewer.core.jobs.schemas.jobs import JOB_SCHEMAS, local_path_fields
 from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.jobs.schemas.run import RunResult
@@ -116,6 +117,12 @@ def test_the_worker_turns_a_malformed_request_into_a_request_failure(pt2_path: C
     assert "run request.runs: expected a whole number, got a string" in result.error.message
     assert any(e["type"] == "job_failed" for e in job.events)
     assert json.loads((tmp_path / "result.json").read_text())["version"] == 1
+    # the one way a failure is said: message and hint, from the result
+    said = outcome.failure_text()
+    assert said is not None and said[0] == result.error.text() and said[0].endswith("docs/jobs.md describes.")
+    assert Failure.of_result({"ok": False, "error": "not an object"}) == Failure(
+        "unknown", "The job failed.", "Its result gives no readable reason; the log may say more.")
+    assert Failure.of_result({"ok": True}) is None
 
 
 def test_local_path_fields_are_what_the_remote_worker_carries() -> None:
