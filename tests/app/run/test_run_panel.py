@@ -91,6 +91,9 @@ def test_run_on_cpu_shows_outputs_latency_and_heat(qtbot, window: MainWindow, ml
     assert doc.view.nodes["x"].heat is None  # a placeholder was not timed
     assert panel.hot.count() == min(10, len(result["node_times"]))
     assert panel.hot.item(0).text().startswith(hottest)
+    assert panel.hot.height() >= panel.hot.count() * panel.hot.sizeHintForRow(0)  # every hottest node on screen
+    low, high = doc.tools.legend.overlay.legend  # the run-time legend gives the times
+    assert low.label.startswith("fastest ") and high.label.startswith("slowest ") and high.label[-1] == "s"
     qtbot.mouseClick(panel.hot.viewport(), Qt.MouseButton.LeftButton,
                      pos=panel.hot.visualItemRect(panel.hot.item(0)).center())
     assert doc.model.selection == hottest
