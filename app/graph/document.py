@@ -343,26 +343,29 @@ class DocumentWidget(DocumentTab):
         self.model.set_weights_as_nodes(on)  # announces DRAWING: laid out again (_model_changed)
 
     # -- user intent -------------------------------------------------------------------------------------------
+    def _lay_out_again(self, keep_view: bool) -> None:
+        """The user changed what is drawn: lay it out, keeping the view or not; the first view's (or Fit's)
+        stepping up to a level that fits is over."""
+        self._keep_view = keep_view
+        self._settling = ""
+        self.relayout()
+
     def toggle_group(self, path: str) -> None:
         scene = self.model.level.scene
         scene.set_expanded(path, path not in scene.expanded)
-        self._keep_view = True
-        self.relayout()
+        self._lay_out_again(keep_view=True)
 
     def expand_all(self) -> None:
         self.model.level.scene.expand_all()
-        self._keep_view = False
-        self.relayout()
+        self._lay_out_again(keep_view=False)
 
     def collapse_all(self) -> None:
         self.model.level.scene.collapse_all()
-        self._keep_view = False
-        self.relayout()
+        self._lay_out_again(keep_view=False)
 
     def expand_to_depth(self, depth: int) -> None:
         self.model.level.scene.expand_to_depth(depth)
-        self._keep_view = False
-        self.relayout()
+        self._lay_out_again(keep_view=False)
 
     def show_run_panel(self) -> None:
         self.panels.setVisible(True)
@@ -413,9 +416,8 @@ class DocumentWidget(DocumentTab):
         scene = self.model.level.scene
         if scene.visible_item(node) != node:
             scene.reveal(node)
-            self._keep_view = True
             self.model.select(node)
-            self.relayout()
+            self._lay_out_again(keep_view=True)
             if not self.ready or self.laying_out:
                 self.graph_ready.connect(lambda: self._center(node), Qt.ConnectionType.SingleShotConnection)
                 return
@@ -441,8 +443,7 @@ class DocumentWidget(DocumentTab):
         if change is DocumentChange.LEVEL:
             self._show_level()
         elif change is DocumentChange.DRAWING:
-            self._keep_view = True
-            self.relayout()
+            self._lay_out_again(keep_view=True)
         else:
             self._apply_highlight()
 
