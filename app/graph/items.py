@@ -262,7 +262,7 @@ class GroupItem(QGraphicsItem):
         else:
             self.fill = theme.graph_color("group_box")
             self.overview_fill = theme.graph_color("group_box_overview")
-            self.own_fills = (self.fill, self.overview_fill)  # set_overlay paints over these and brings them back
+            self.own_fills = (self.fill, self.overview_fill, self.title_color)  # set_overlay paints over these
             self.pen = QPen(self.fill.darker(150), 1.2)
             self.state_pen = QPen(theme.HIGHLIGHT, 3)
             self.stack_pen = QPen(self.fill.darker(170), 1)
@@ -274,7 +274,11 @@ class GroupItem(QGraphicsItem):
         """A collapsed group in an overlay's colour for its aggregate (app/graph/view.py); None: its own colours."""
         if self.box.expanded:
             return
-        self.fill, self.overview_fill = (fill, fill) if fill is not None else self.own_fills
+        if fill is None:
+            self.fill, self.overview_fill, self.title_color = self.own_fills
+        else:  # the title and count stay readable on the overlay's colour
+            self.fill = self.overview_fill = fill
+            self.title_color = theme.overlay_text_color(fill)
         self.overview_text = theme.overlay_text_color(self.overview_fill)
         self.setToolTip(self.tip + (f"\n{text}" if text else ""))
         self.update()

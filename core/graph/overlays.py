@@ -48,6 +48,8 @@ class Overlay:
     fmt: Callable[[float], str] | None = None  # a number in words ("3.0 KB"), for group aggregates
     log: bool = False  # levels on a log scale (values spanning orders of magnitude)
     rows: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # node -> Details rows (label, text)
+    owners: set[str] = field(default_factory=set)  # nodes that own their values (the weights): a group holding
+    # any sums only those, so an op and the weight it reads are not counted twice
 
     @property
     def is_scale(self) -> bool:
@@ -88,6 +90,9 @@ def group_values(overlay: Overlay, members: Mapping[str, list[str]]) -> dict[str
     agg: dict[str, tuple[float, int, str]] = {}
     for group, nodes in members.items():
         vals = [(overlay.values[n], n) for n in nodes if n in overlay.values]
+        owned = [(v, n) for v, n in vals if n in overlay.owners]
+        if owned and overlay.aggregate == "sum":
+            vals = owned
         if not vals:
             continue
         if overlay.aggregate == "max":
@@ -233,10 +238,11 @@ def parameter_bytes(program: Program, graph: Graph) -> dict[str, int]:
 
 
 def parameter_bytes_overlay(program: Program, graph: Graph) -> Overlay:
-    """Bytes per node; a collapsed group sums its ops' (the weights are placeholders outside every module group, and
-    the ops inside a group carry the bytes of the weights they read)."""
+    """Bytes per node; a collapsed group sums the weights inside it (drawn as rows of their ops, they are in their
+    ops' groups), else, when its weights are drawn outside it, the bytes its ops read."""
     o = scale_overlay("Parameter bytes", parameter_bytes(program, graph), fmt=human_size, log=True)
     o.aggregate = "sum"
+    o.owners = {n.name for n in graph.nodes if n.op is NodeOp.PLACEHOLDER and n.name in o.values}
     return o
 
 

@@ -71,6 +71,20 @@ def test_collapsed_groups_sum_bytes_and_time_and_take_the_largest_error() -> Non
     assert group_values(dtype_overlay_of({"a": "float32"}), {"g": ["a"]}) == {}  # categories do not aggregate
 
 
+def test_a_group_sums_its_weights_once(pt2_path) -> None:  # type: ignore[no-untyped-def]
+    """With the weights inside the group (rows of their ops) a group sums the weights, not also the ops reading them;
+    without them, the bytes its ops read."""
+    program = read_archive(pt2_path("attention_blocks")).program()
+    sizes = parameter_bytes_overlay(program, program.graph)
+    weights = [n for n in sizes.owners if n.startswith("p_blocks_0_")]
+    ops = [n for n in sizes.values if n not in sizes.owners]
+    total = sum(sizes.values[w] for w in weights)
+    both = group_values(sizes, {"blocks.0": weights + ops})["blocks.0"]
+    assert both.value == total and both.count == len(weights)
+    only_ops = group_values(sizes, {"g": ops[:1]})["g"]
+    assert only_ops.value == sizes.values[ops[0]]
+
+
 def dtype_overlay_of(values: dict[str, str]) -> Overlay:
     from pt2_viewer.core.graph.overlays import category_overlay
 
