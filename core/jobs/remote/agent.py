@@ -8,7 +8,8 @@ so nothing is installed there but torch. Its commands:
   put SCRATCH KIND HASH SIZE    SIZE bytes on stdin into the cache (a file, checked against its hash; or the worker
                                 code's zip, unpacked into SCRATCH/code/HASH)
   run SCRATCH SPEC              the supervisor: one job (below)
-  pull SCRATCH JOB              a tar of the job's outputs on stdout; the job's folder is removed afterwards
+  pull SCRATCH JOB CAP DIR...   a tar of the job's outputs on stdout; the job's folder is removed afterwards, and
+                                the cache trimmed as gc does
   gc SCRATCH CAP_BYTES          oldest cached files and code first out until the cache fits the cap
   empty SCRATCH                 everything removed
 
@@ -169,7 +170,7 @@ def put(scratch, kind, digest, size):
     return 0
 
 
-def gc(scratch, cap):
+def gc(scratch, cap, quiet=False):
     """Oldest first out (by last use: `have` and `run` touch what they use) until files and code fit in `cap`."""
     d = _dirs(scratch)
     now = time.time()
@@ -201,7 +202,8 @@ def gc(scratch, cap):
             os.unlink(path)
         total -= size
         removed += 1
-    _say({"bytes": total, "removed": removed})
+    if not quiet:
+        _say({"bytes": total, "removed": removed})
     return 0
 
 
@@ -384,8 +386,9 @@ def run(scratch, spec_json):
         raise
 
 
-def pull(scratch, job_id, folders):
-    """The job's output folders as one tar stream on stdout, then its folder is removed."""
+def pull(scratch, job_id, cap, folders):
+    """The job's output folders as one tar stream on stdout, then its folder is removed and the cache trimmed to
+    `cap` bytes (one round trip fewer per job than a separate gc)."""
     job_dir = os.path.join(_dirs(scratch)["jobs"], job_id)
     with tarfile.open(fileobj=sys.stdout.buffer, mode="w|") as tar:
         for folder in folders:
@@ -394,7 +397,7 @@ def pull(scratch, job_id, folders):
                 tar.add(path, arcname=folder)
     sys.stdout.buffer.flush()
     shutil.rmtree(job_dir, ignore_errors=True)
-    return 0
+    return gc(scratch, cap, quiet=True)
 
 
 def main(argv):
@@ -408,7 +411,7 @@ def main(argv):
     if command == "run":
         return run(scratch, args[0])
     if command == "pull":
-        return pull(scratch, args[0], args[1:])
+        return pull(scratch, args[0], int(args[1]), args[2:])
     if command == "gc":
         return gc(scratch, int(args[0]))
     if command == "empty":

@@ -7,7 +7,7 @@ What a job does there, in one background thread (so `poll()` never blocks; the c
 2. runs the job under the agent's supervisor (core/jobs/remote/agent.py): its events, stdout and stderr come back
    multiplexed on ssh's one stdout and are delivered as a local job's are, remote paths turned back into local ones;
 3. pulls the job's outputs into the same local folders a local job writes (`out_dir`, and the folders of output
-   fields such as decompose's `output`), then trims the server's cache to its cap.
+   fields such as decompose's `output`); the server then trims its cache to its cap, oldest first out.
 
 Cancel tells the supervisor, which kills the job's whole process tree on the server; if the connection is gone the
 supervisor sees its stdin close and does the same. A connection lost mid-job ends with status `disconnected` and a
@@ -419,8 +419,7 @@ class RemoteJob:
             return status, stopped_message(status, self.timeout_s, self.tree_memory_mb), {"returncode": rc}
         assert paths is not None
         self._progress("fetch", f"Copying the results from {self.worker.host}")
-        self._pull(job_plan, paths)
-        self._trim_cache()
+        self._pull(job_plan, paths)  # and the server's cache trimmed to its cap
         host = f" (on {self.worker.host})"
         if final.get("type") == protocol.DONE and rc == 0:
             return protocol.OK, "Finished.", {"returncode": rc, "result": load_result(self.out_dir)}
@@ -431,7 +430,7 @@ class RemoteJob:
 
     def _pull(self, job_plan: Plan, paths: PathMap) -> None:
         """The job's output folders, as a tar stream, into the local folders they stand for."""
-        proc = self._popen("pull", self.worker.scratch, self.id, *job_plan.pulled())
+        proc = self._popen("pull", self.worker.scratch, self.id, str(cache_cap_bytes()), *job_plan.pulled())
         assert proc.stdout is not None and proc.stdin is not None
         proc.stdin.close()
         written: list[Path] = []
@@ -466,9 +465,3 @@ class RemoteJob:
                 except (OSError, ValueError):
                     continue
                 write_json_atomic(path, paths.data(data))
-
-    def _trim_cache(self) -> None:
-        try:
-            self.ssh.run("gc", self.worker.scratch, str(cache_cap_bytes()), timeout_s=60)
-        except RemoteError:
-            pass  # the cache is trimmed after the next job

@@ -294,3 +294,26 @@ def test_the_command_lines_take_worker_and_pt2v_worker(ssh_server: SshServer, pt
     assert done.returncode != 0 and "/nonexistent/flag/python" in done.stderr
     done = _cli(ssh_server, tmp_path, "run", str(src), "-q", "--worker", "ssh://host-without-path")
     assert done.returncode != 0 and "absolute path" in done.stderr
+
+
+def test_the_server_cache_keeps_to_its_cap_oldest_first_and_a_big_script_folder_is_refused(ssh_server: SshServer,
+                                                                                           tmp_path):
+    scratch = tmp_path / "scratch"  # not the other tests' cache
+    files = scratch / "files"
+    files.mkdir(parents=True, exist_ok=True)
+    for age, name in enumerate(("newest", "middle", "oldest")):
+        (files / name).write_bytes(b"x" * 1000)
+        os.utime(files / name, (time.time() - 1000 * age, time.time() - 1000 * age))
+    ssh = SshCommand.for_target(parse_worker_url(ssh_server.url), ssh_server.environ())
+    answer = json.loads(ssh.run("gc", str(scratch), "2500").stdout)
+    assert answer["removed"] >= 1 and not (files / "oldest").exists() and (files / "newest").exists()
+
+    from pt2_viewer.core.jobs.remote.content import FolderTooBig, folder_files
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "model.py").write_text("print('hi')\n")
+    (project / "weights.bin").write_bytes(b"0" * 5000)
+    assert len(folder_files(project / "model.py", cap_bytes=10_000)) == 2
+    with pytest.raises(FolderTooBig, match="Move the script into a folder of its own"):
+        folder_files(project / "model.py", cap_bytes=1000)
