@@ -66,6 +66,13 @@ def test_a_missing_worker_python_fails_in_one_line(pt2_path: Callable[[str], Pat
         assert done.stderr.startswith(f"error: Could not start the worker's Python {missing} (set by "
                                       "PT2V_WORKER_PYTHON)"), done.stderr
         assert "Traceback" not in done.stderr and done.stdout == ""
+    # the command line's own Python imports no torch: the worker does
+    timed = subprocess.run([sys.executable, "-X", "importtime", "-m", "pt2_viewer", "run",
+                            str(pt2_path("batchnorm_train"))], capture_output=True, text=True, timeout=TIMEOUT_S,
+                           cwd=REPO_ROOT, env={**os.environ, "PT2V_WORKER_PYTHON": str(missing)})
+    imported = {line.rsplit("|", 1)[-1].strip() for line in timed.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "pt2_viewer.core.cli.jobs" in imported and "torch" not in imported
 
 
 def test_numerics_json_comes_from_the_worker_and_timeout_stops_a_job(pt2_path: Callable[[str], Path],  # noqa: F811
