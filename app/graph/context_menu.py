@@ -51,6 +51,8 @@ def item_menu(doc: DocumentWidget, item: str, parent: QWidget | None = None) -> 
     find = menu.addAction(f"Find Users ({len(users)})", lambda: doc.tools.find_users(node.name))
     find.setEnabled(bool(users))
     group = enclosing_group(level.index, node.name)
+    if group is not None and group.path in level.scene.leaves:  # a module of one op is that op's box: the one
+        group = group.parent if group.parent is not None and group.parent.path else None  # around it collapses
     if group is not None:
         menu.addAction(f"Collapse Group '{group.title}'", lambda: doc.toggle_group(group.path))
     if doc.model.subgraphs_of(node.name):

@@ -124,3 +124,15 @@ def test_fit_shows_the_module_overview_rather_than_a_hairline(qtbot, window: Mai
     assert scene.expanded_depth() < max(g.depth for g in scene.groups.values()) + 1
     assert len(doc.view.nodes) < everything and doc.view.groups, "the module overview: collapsed groups"
     assert all(not g.box.expanded for g in doc.view.groups.values() if g.box.depth == scene.expanded_depth())
+
+
+def test_a_leaf_modules_menu_collapses_the_module_around_it(qtbot, window: MainWindow, resnet18: Path) -> None:  # type: ignore[no-untyped-def]
+    from pt2_viewer.app.graph.context_menu import item_menu
+
+    doc = open_and_wait(qtbot, window, resnet18)
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        doc.expand_all()
+    leaf = doc.view.nodes["conv2d_1"]  # layer1.0.conv1, drawn as its op's box
+    assert leaf.box.module == "layer1.0.conv1" and leaf.title == "conv1: Conv2d"
+    texts = [a.text() for a in item_menu(doc, "conv2d_1").actions()]
+    assert "Collapse Group '0: BasicBlock'" in texts, texts
