@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
+from pt2_viewer.app.qt import application
 from pt2_viewer.core.platform import install
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def run_gui(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 1
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app = application()
     app.setApplicationName("PT2 Viewer")
     app.setOrganizationName("pt2-viewer")
     app.setDesktopFileName("pt2-viewer")
@@ -63,7 +64,7 @@ def run_gui(args: argparse.Namespace) -> int:
     return app.exec()
 
 
-def _open_many(window, paths: list[str], program: str | None = None) -> None:  # type: ignore[no-untyped-def]
+def _open_many(window: MainWindow, paths: list[str], program: str | None = None) -> None:
     for p in paths:
         window.open_path(p, program=program)
     window.raise_()

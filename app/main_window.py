@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
     QInputDialog,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QStackedWidget,
     QTabWidget,
@@ -31,6 +32,7 @@ from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
 from pt2_viewer.app.pipeline.aoti_tab import AotiTab
 from pt2_viewer.app.pipeline.pte_panel import pipeline_panels
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
+from pt2_viewer.app.qt import application
 from pt2_viewer.app.start_page import StartPage
 from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.graph.document import DocumentModel
@@ -49,6 +51,7 @@ if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the scrip
 
 OPENABLE = (".pt2", ".pte", ".py")
 MAX_RECENT = 10
+Shortcut = QKeySequence.StandardKey | str | list[QKeySequence.StandardKey | str] | None
 
 
 class MainWindow(QMainWindow):
@@ -69,7 +72,7 @@ class MainWindow(QMainWindow):
         self.remember_recent = remember_recent  # False for --screenshot: a script's files never crowd Open Recent
         self.trust_store = TrustStore.default()
         self.settings = QSettings("pt2-viewer", "PT2 Viewer")
-        theme.apply_link_colors(QApplication.instance())  # links readable on a dark palette too
+        theme.apply_link_colors(application())  # links readable on a dark palette too
         self.layouts = layouts or LayoutClient(parent=self)
         self.loader = ArchiveLoader(self)
         self.loader.loaded.connect(self._archive_loaded)
@@ -164,7 +167,7 @@ class MainWindow(QMainWindow):
         for minimap in self.findChildren(MiniMap):
             minimap.set_wanted(on)
 
-    def _add(self, menu, text, shortcut, slot) -> QAction:  # type: ignore[no-untyped-def]
+    def _add(self, menu: QMenu, text: str, shortcut: Shortcut, slot: Callable[..., object]) -> QAction:
         action = QAction(text, self)
         if isinstance(shortcut, list):
             action.setShortcuts([QKeySequence(k) for k in shortcut])
@@ -174,12 +177,12 @@ class MainWindow(QMainWindow):
         menu.addAction(action)
         return action
 
-    def _doc_call(self, fn) -> None:  # type: ignore[no-untyped-def]
+    def _doc_call(self, fn: Callable[[DocumentWidget], object]) -> None:
         doc = self.current_document()
         if doc is not None:
             fn(doc)
 
-    def _view_call(self, fn) -> None:  # type: ignore[no-untyped-def]
+    def _view_call(self, fn: Callable[[DocumentWidget], object]) -> None:
         doc = self.view_document()
         if doc is not None:
             fn(doc)
@@ -191,7 +194,7 @@ class MainWindow(QMainWindow):
         graphs = tab.graphs() if tab is not None else []
         focus = QApplication.focusWidget()
         focused = [g for g in graphs if focus is not None and (g is focus or g.isAncestorOf(focus))]
-        return (focused or graphs or [None])[0]
+        return (focused or graphs)[0] if focused or graphs else None
 
     def _update_actions(self) -> None:
         """Menu entries that need a program are enabled only when the current tab shows one."""
@@ -580,7 +583,7 @@ class MainWindow(QMainWindow):
         QMessageBox.about(self, "About PT2 Viewer",
                           "PT2 Viewer: look inside torch.export programs.\nReads .pt2 archives without torch.")
 
-    def closeEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
         for i in range(self.tabs.count()):
             self._release(self.tabs.widget(i))

@@ -78,7 +78,7 @@ def kind_overview_color(kind: str, dark: bool | None = None) -> QColor:
     """A node's fill when zoomed out to a plain box: the kind colour, saturated so it stays a colour at a few
     pixels (the pastel fill washes out to grey at overview scale)."""
     c = kind_color(kind, dark)
-    h, s, v, _ = c.getHsvF()
+    h, s, v = c.hsvHueF(), c.hsvSaturationF(), c.valueF()  # typed floats (the stubs type getHsvF's tuple loosely)
     if s < 0.08:  # greys stay grey, a shade darker than the pale fill
         return c.darker(115) if not (is_dark() if dark is None else dark) else c.lighter(140)
     if is_dark() if dark is None else dark:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QPlainTextEdit
 
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.items import GroupItem
-from pt2_viewer.app.graph.tab import TextTab
+from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.main import take_screenshot
 from pt2_viewer.app.main_window import MainWindow
 from tests.aoti_package import aoti_package  # noqa: F401  (a fixture)
@@ -199,10 +199,10 @@ def test_aoti_package_opens_as_a_tab_that_keeps_the_contract(qtbot, window: Main
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
         window.open_path(str(aoti_package))
     assert blocker.args[0] is None  # no graph to draw
-    tab = window.current_tab()
-    assert isinstance(tab, TextTab) and window.stack.currentWidget() is window.tabs
+    tab = window.current_tab()  # the package's own tab (app/pipeline/aoti_tab.py), through the one contract
+    assert isinstance(tab, DocumentTab) and not isinstance(tab, DocumentWidget)
+    assert window.stack.currentWidget() is window.tabs and tab.source_file() == str(aoti_package)
     assert window.tabs.tabText(1) == aoti_package.name and window.shown_file() == str(aoti_package)
-    assert "AOTInductor" in tab.text.toPlainText()
     # the Program and View menus have nothing to act on; Save Program As… copies the package
     assert window.current_document() is None and window.view_document() is None
     assert not window.program_actions[0].isEnabled() and window.save_action.isEnabled()
