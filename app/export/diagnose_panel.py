@@ -1,19 +1,26 @@
 """The script tab's Problems view: Diagnose runs the script once more with the export doctor on (torch's draft export
 beside each call, core/export/doctor.py) and lists every problem of every call in one pass: its kind and count, the
 user's source line as a link, torch's suggestion, and the fix (a `torch._check` to add at that line, or a changed
-`dynamic_shapes`) as a diff. The job and the findings are core's; this view only shows them and sends clicks back.
+`dynamic_shapes`) as a diff. Only verified fixes have a diff (the worker re-exported a patched copy); each has an
+"Apply to file" link, which shows the diff and writes it to the user's file only when the user confirms
+(`confirm_apply`), keeping the original as NAME.py.orig, then asks for a re-export (`file_changed`). A problem
+without a verified fix shows the reason in words, and the fixes that were tried with their failure.
+The job and the findings are core's; this view only shows them and sends clicks back.
 """
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
+from pt2_viewer.app.export.apply_dialog import ApplyDialog
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.core.export.doctor import Diagnosis
 from pt2_viewer.core.export.failures import SourceLine
+from pt2_viewer.core.export.fixes.apply import PatchError, apply_to_files, undo
 from pt2_viewer.core.export.report import REPORT_FILE, ExportReport, read_report
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import JobOutcome
@@ -27,6 +34,8 @@ class DiagnosePanel(QWidget):
 
     source_requested = Signal(str, int)
     finished = Signal(object)  # the ExportReport read back, or None when the job failed
+    file_changed = Signal(str)  # "Apply to file" wrote a verified fix to the script: re-export it
+    draft_requested = Signal(str)  # the draft program's .pt2, to open as a tab
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -43,7 +52,11 @@ class DiagnosePanel(QWidget):
         self.driver.finished.connect(self._finished)
         self._out: Path | None = None
         self._lines: list[SourceLine] = []
+        self._diffs: list[str] = []
+        self.applied: list[Path] = []  # files the last "Apply to file" changed (their NAME.orig kept beside)
         self.report: ExportReport | None = None
+        # asks the user to confirm a diff before it is written; tests replace it (the window never writes unasked)
+        self.confirm_apply: Callable[[str, str], bool] = self._ask
 
     @property
     def running(self) -> bool:
@@ -76,7 +89,7 @@ class DiagnosePanel(QWidget):
         self.finished.emit(self.report)
 
     def show_report(self, report: ExportReport) -> None:
-        self._lines = []
+        self._lines, self._diffs = [], []
         found = [(c, c.problems) for c in report.calls if c.problems is not None]
         total = sum(len(d.items) for _, d in found)
         self.status.setText(f"{plural(total, 'problem')} in {plural(len(report.calls), 'export call')}."
@@ -95,13 +108,22 @@ class DiagnosePanel(QWidget):
             parts.append(f"<p><b>{html.escape(p.kind)}</b> ×{p.count} at {where}<br>{html.escape(p.message)}")
             if p.suggestion:
                 parts.append(f"<br>torch suggests: {html.escape(p.suggestion)}")
-            if p.fix:
-                parts.append(f"<br>fix: <code>{html.escape(p.fix)}</code>")
+            if p.diff:
+                self._diffs.append(p.diff)
+                parts.append(f"<br><b>Verified fix</b> ({html.escape(p.fix_kind)}): with it the call exports."
+                             + (f" Note: {html.escape(p.narrows)}." if p.narrows else "")
+                             + f" <a href='apply:{len(self._diffs) - 1}'>Apply to file…</a>")
+            if p.reason:
+                parts.append(f"<br><i>{html.escape(p.reason)}</i>")
+            for t in p.tried:
+                parts.append(f"<br>tried <code>{html.escape(str(t.get('fix', '')))}</code>: it still fails: "
+                             f"{html.escape(str(t.get('failure', '')))}")
             parts.append("</p>")
             if p.diff:
                 parts.append(f"<pre>{html.escape(p.diff)}</pre>")
         if d.pt2:
-            parts.append(f"<p>The program draft export produced anyway: {html.escape(d.pt2)}</p>")
+            parts.append(f"<p>The program draft export produced anyway: <a href='draft:{html.escape(d.pt2)}'>"
+                         f"open {html.escape(d.pt2)} as a tab</a></p>")
         return "".join(parts)
 
     def _anchor(self, line: SourceLine) -> str:
@@ -110,8 +132,43 @@ class DiagnosePanel(QWidget):
         code = f" <code>{html.escape(line.code)}</code>" if line.code else ""
         return f"<a href='line:{len(self._lines) - 1}'>{html.escape(text)}</a>{code}"
 
+    def apply_diff(self, index: int) -> bool:
+        """Show the verified diff; on the user's yes write it to the script (NAME.py.orig kept) and ask for a
+        re-export. True when the file was changed."""
+        if self.report is None or not 0 <= index < len(self._diffs):
+            return False
+        diff, script = self._diffs[index], Path(self.report.script)
+        if not self.confirm_apply(script.name, diff):
+            self.status.setText("Nothing was written: the fix was not applied.")
+            return False
+        try:
+            self.applied = apply_to_files(diff, script.parent)
+        except (PatchError, OSError) as e:
+            self.status.setText(f"The fix was not applied: {e}")
+            return False
+        names = ", ".join(p.name for p in self.applied)
+        self.status.setText(f"Applied the fix to {names} (the original is kept as {self.applied[0].name}.orig; "
+                            "Undo puts it back). Exporting again…")
+        self.file_changed.emit(str(script))
+        return True
+
+    def undo_apply(self) -> None:
+        undo(self.applied)
+        self.applied = []
+
+    def _ask(self, name: str, diff: str) -> bool:
+        narrows = next((p.narrows for c in (self.report.calls if self.report else []) if c.problems
+                        for p in c.problems.items if p.diff == diff), "")
+        return ApplyDialog(name, diff, narrows, self).exec() == ApplyDialog.DialogCode.Accepted
+
     def _link(self, url: QUrl) -> None:
         text = url.toString()
+        if text.startswith("draft:") and self._out is not None:
+            self.draft_requested.emit(str(self._out / Path(text[6:]).name))
+            return
+        if text.startswith("apply:"):
+            self.apply_diff(int(text[6:]))
+            return
         if text.startswith("line:"):
             line = self._lines[int(text[5:])]
             self.source_requested.emit(line.file, line.line)

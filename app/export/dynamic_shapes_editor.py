@@ -53,6 +53,7 @@ class DynamicShapesEditor(QWidget):
         self.rows: list[DimRow] = []
         self.inputs: list[str] = []
         self.ranks: dict[str, int] = {}
+        self.shapes: dict[str, list[int]] = {}  # the example inputs' shapes, shown beside each dimension
         self._spec: dict[str, Any] | None = None
         self._filling = False
         self.note = QLabel()
@@ -74,9 +75,12 @@ class DynamicShapesEditor(QWidget):
         layout.addLayout(self.rank_form)
 
     # -- filling -----------------------------------------------------------------------------------------------
-    def set_spec(self, spec: dict[str, Any] | None, inputs: list[str], ranks: dict[str, int]) -> None:
-        """Show `spec` (None: the script's spec cannot be expressed) for the inputs, with the ranks known."""
+    def set_spec(self, spec: dict[str, Any] | None, inputs: list[str], ranks: dict[str, int],
+                 shapes: dict[str, list[int]] | None = None) -> None:
+        """Show `spec` (None: the script's spec cannot be expressed) for the inputs, with the ranks known and the
+        example inputs' `shapes` (each row says its example size)."""
         self._spec = spec
+        self.shapes = dict(shapes or {})
         self.inputs = list(inputs)
         self.ranks = {name: ranks[name] for name in inputs if name in ranks}
         self.rows = spec_to_rows(spec, self.ranks) if spec is not None else []
@@ -119,9 +123,15 @@ class DynamicShapesEditor(QWidget):
     def _fill_table(self) -> None:
         self._filling = True
         self.table.setRowCount(len(self.rows))
+        widest = COLUMN_WIDTHS[0]
         for i, row in enumerate(self.rows):
-            label = QLabel(row.label + (f" = {row.size}" if row.size is not None else "") + _derived_text(row))
+            example = self.shapes.get(row.input, [])
+            size = f" ({example[row.axis]})" if row.axis < len(example) else ""
+            label = QLabel(row.label + (f" = {row.size}" if row.size is not None else "") + _derived_text(row) + size)
+            if size:
+                label.setToolTip(f"The example input's {row.label} is {example[row.axis]}.")
             self.table.setCellWidget(i, 0, label)
+            widest = max(widest, label.sizeHint().width() + 12)
             kind = QComboBox()
             for k in DIM_KINDS:
                 kind.addItem(KIND_TEXT[k], k)
@@ -140,6 +150,7 @@ class DynamicShapesEditor(QWidget):
                 box.valueChanged.connect(lambda v, i=i, attr=attr: self._edit(i, **{attr: None if v < 0 else v}))
                 self.table.setCellWidget(i, col, box)
             self._enable_row(i)
+        self.table.setColumnWidth(0, widest)  # the label with its example size, whole
         self._filling = False
 
     def _enable_row(self, i: int) -> None:

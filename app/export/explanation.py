@@ -19,12 +19,15 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.panels import fixed_font
-from pt2_viewer.core.export.failures import SourceLine
+from pt2_viewer.core.export.failures import SourceLine, plain_sentence
 from pt2_viewer.core.export.script_session import (
     ExportEntry,
     fix_lines,
     program_facts,
 )
+
+TRACEBACK_SHOW, TRACEBACK_HIDE = "Show full traceback", "Hide full traceback"
+MESSAGE_SHOW, MESSAGE_HIDE = "Show torch's message", "Hide torch's message"
 
 
 def _link(line: SourceLine) -> str:
@@ -42,8 +45,11 @@ class Explanation(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._line: SourceLine | None = None
+        self._labels = (TRACEBACK_SHOW, TRACEBACK_HIDE)
         self.title = QLabel()
         self.title.setWordWrap(True)
+        self.sentence = QLabel()  # a failure's one plain sentence, before its line and torch's message
+        self.sentence.setWordWrap(True)
         self.where = QLabel()
         self.where.setTextFormat(Qt.TextFormat.RichText)
         self.where.linkActivated.connect(self._open_line)
@@ -56,13 +62,13 @@ class Explanation(QWidget):
         self.fix = QLabel()
         self.fix.setFont(fixed_font())
         self.fix.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.apply_fix = QPushButton("Apply this change and re-export")
+        self.apply_fix = QPushButton("Try it: re-export with this change (the file stays as it is)")
         self.apply_fix.clicked.connect(self.apply_fix_requested)
-        self.show_traceback = QToolButton(text="Show full traceback", checkable=True)
+        self.show_traceback = QToolButton(text=TRACEBACK_SHOW, checkable=True)
         self.show_traceback.toggled.connect(self._toggle_traceback)
         self.traceback = QPlainTextEdit(readOnly=True)
         self.traceback.setFont(fixed_font())
-        self.traceback.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.traceback.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.traceback.setVisible(False)
         self.fix_box = QGroupBox("Suggested change to dynamic_shapes")
         fix_layout = QVBoxLayout(self.fix_box)
@@ -70,7 +76,7 @@ class Explanation(QWidget):
         fix_layout.addWidget(self.apply_fix, 0, Qt.AlignmentFlag.AlignLeft)
         body = QWidget()
         layout = QVBoxLayout(body)
-        for w in (self.title, self.where, self.message, self.hint, self.fix_box):
+        for w in (self.title, self.sentence, self.where, self.message, self.hint, self.fix_box):
             layout.addWidget(w)
         layout.addWidget(self.show_traceback, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.traceback, 1)
@@ -86,7 +92,9 @@ class Explanation(QWidget):
     def show_text(self, title: str, message: str = "", hint: str = "", line: SourceLine | None = None,
                   traceback: str = "") -> None:
         self._line = line
+        self._labels = (TRACEBACK_SHOW, TRACEBACK_HIDE)
         self.title.setText(f"<b>{html.escape(title)}</b>")
+        self.sentence.setVisible(False)
         self.where.setText(f"Your line: {_link(line)}" if line else "")
         self.where.setVisible(line is not None)
         self.message.setText(message)
@@ -110,8 +118,14 @@ class Explanation(QWidget):
             else:
                 self.show_text(f"{entry.title}: {entry.summary}", entry.message, line=entry.line)
             return
-        self.show_text(f"{entry.title} failed ({mode}): {failure.title}", failure.message, failure.hint,
-                       failure.user_line or entry.line, failure.traceback)
+        # one plain sentence and the user's line lead; torch's message (with its TORCH_LOGS / TORCHDYNAMO_* hints
+        # and links) and the traceback wait behind "Show torch's message"
+        self.show_text(f"{entry.title} failed ({mode}): {failure.title}", "", failure.hint,
+                       failure.user_line or entry.line, failure.traceback or failure.message)
+        self._labels = (MESSAGE_SHOW, MESSAGE_HIDE)
+        self.show_traceback.setText(MESSAGE_SHOW)
+        self.sentence.setText(plain_sentence(failure))
+        self.sentence.setVisible(True)
         if failure.suggested_fixes_text or fixed is not None:
             self.fix.setText("\n".join(fix_lines(failure.suggested_fixes_text, entry.spec, fixed)))
             self.apply_fix.setEnabled(fixed is not None)
@@ -123,4 +137,4 @@ class Explanation(QWidget):
 
     def _toggle_traceback(self, on: bool) -> None:
         self.traceback.setVisible(on)
-        self.show_traceback.setText("Hide full traceback" if on else "Show full traceback")
+        self.show_traceback.setText(self._labels[1] if on else self._labels[0])

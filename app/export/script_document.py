@@ -182,6 +182,8 @@ class ScriptDocument(DocumentTab):
         self.views.addTab(self.guards, "Guards")
         self.problems = DiagnosePanel()
         self.problems.source_requested.connect(self.open_source)
+        self.problems.file_changed.connect(lambda _path: self.start())  # "Apply to file": export the fixed script
+        self.problems.draft_requested.connect(self.open_in_new_tab)
         self.views.addTab(self.problems, "Problems")
         self.views.addTab(self.log_view, "Log")
 
@@ -359,7 +361,7 @@ class ScriptDocument(DocumentTab):
         else:
             # no spec in the report although the script passed one: it cannot be expressed (nested inputs)
             spec = entry.spec if entry.spec is not None or entry.dynamic_shapes else {"dims": {}, "inputs": {}}
-            self.editor.set_spec(spec, entry.inputs, input_ranks(entry))
+            self.editor.set_spec(spec, entry.inputs, input_ranks(entry), entry.input_shapes)
         self.reexport_button.setEnabled(entry is not None and not self.driver.running)
         self.new_tab_button.setEnabled(entry is not None and entry.ok and entry.pt2 is not None)
 
@@ -385,7 +387,7 @@ class ScriptDocument(DocumentTab):
         fixed = self.session.fixed_spec(entry) if entry is not None else None
         if entry is None or fixed is None:
             return
-        self.editor.set_spec(fixed, entry.inputs, input_ranks(entry))
+        self.editor.set_spec(fixed, entry.inputs, input_ranks(entry), entry.input_shapes)
         self.start(Rerun(entry.call_id, strict=entry.strict, dynamic_shapes=fixed))
 
     # -- programs ----------------------------------------------------------------------------------------------

@@ -202,6 +202,7 @@ def propose(diagnosis: Diagnosis, script: str, call: Any) -> dict[int, Candidate
         p.fix_kind, p.fix, p.diff = "", "", ""
         found = _candidates(p, parsed, script, call, failure)
         p.reason = found.reason
+        p.message = found.message or p.message
         if found.fixes:
             out[i] = found
     return out

@@ -231,9 +231,14 @@ def plain_sentence(failure: Failure) -> str:
         return SENTENCES[failure.kind]
     text = failure.message.split(": ", 1)[-1] if failure.message.startswith(failure.exception_type.rsplit(".", 1)[-1]
                                                                             ) else failure.message
+    return f"Export failed: {first_sentence(text)}"
+
+
+def first_sentence(text: str) -> str:
+    """The first whole sentence of a message (its first line when that has no sentence end): never cut mid-way."""
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     m = re.match(r"(.+?[.!?])(\s|$)", first)
-    return f"Export failed: {m.group(1) if m else first}"
+    return m.group(1) if m else first
 
 
 def key_message(kind: str, chain: list[ChainLink]) -> str:

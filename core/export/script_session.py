@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.export.failures import Failure, SourceLine, apply_changes
+from pt2_viewer.core.export.failures import Failure, SourceLine, apply_changes, first_sentence
 from pt2_viewer.core.export.guards import GuardLog
 from pt2_viewer.core.export.report import (
     CONVENTION,
@@ -215,7 +215,8 @@ class ScriptSession:
                     "`example_args` to export. Call torch.export.export in the script, or define those names.")
         if self.script_error is not None:
             where = f" at line {self.script_error.line.line}" if self.script_error.line else ""
-            text += f" The script stopped{where}: {self.script_error.type}: {self.script_error.message}"
+            text += (f" The script stopped{where}: {self.script_error.type.rsplit('.', 1)[-1]}: "
+                     f"{first_sentence(self.script_error.message)}")
         return text
 
     def _read_report(self) -> ExportReport | None:

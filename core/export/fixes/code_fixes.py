@@ -26,6 +26,7 @@ class Candidates:
 
     fixes: list[Fix] = field(default_factory=list)
     reason: str = ""
+    message: str = ""  # the problem said in the user's words, when the fixer could ("" keeps torch's)
 
 
 def check_text(expr: str, holds: bool, names: dict[str, str]) -> str:
@@ -69,8 +70,14 @@ def data_dependent(script: Script, line: int, expr: str, result: str | None, nam
     if stmt is None:
         out.reason = f"torch could not decide `{expr}`, but the line it names is not in the script."
         return out
+    if test is not None:
+        example = f"; it was {result} for the example inputs" if result in ("True", "False") else ""
+        out.message = (f"export could not decide `{script.segment(test)}` while tracing: it depends on tensor data "
+                       f"(torch's guard `{expr}`{example})")
     if isinstance(stmt, ast.If) and test is not None and re.fullmatch(r"Eq\(u\d+, 1\)", expr) and unmapped:
-        return tensor_branch(script, stmt, test)  # `if y.sum() > 0`: the implicit .item() of a tensor's truth
+        branch = tensor_branch(script, stmt, test)  # `if y.sum() > 0`: the implicit .item() of a tensor's truth
+        branch.message = out.message
+        return branch
     if unmapped and test is not None and isinstance(test, ast.Compare) and result in ("True", "False", None):
         # torch's symbols have no variable (a .tolist() element); the user's own test says the same. Without
         # torch's result (its draft export failed) the test is taken to hold, as a bounds check does.

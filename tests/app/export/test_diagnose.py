@@ -22,6 +22,9 @@ def test_diagnose_lists_every_problem_with_its_fix_and_line(qtbot, window: MainW
         window.open_path(str(script))
     doc = window.tabs.currentWidget()
     assert isinstance(doc, ScriptDocument)
+    doc.select(0)  # a failed call: Export options shows its real input dims, from the example inputs
+    assert doc.editor.rank_boxes == {} and doc.editor.ranks == {"x": 0, "y": 1}
+    assert doc.editor.table.cellWidget(0, 0).text() == "y.shape[0] (4)"  # x is 0-d: y's row is the first
     with qtbot.waitSignal(doc.problems.finished, timeout=TIMEOUT) as done:
         doc.diagnose_button.click()
     assert doc.views.currentWidget() is doc.problems
@@ -30,12 +33,34 @@ def test_diagnose_lists_every_problem_with_its_fix_and_line(qtbot, window: MainW
     text = doc.problems.browser.toPlainText()
     assert doc.problems.status.text().startswith("2 problems in 3 export calls")
     assert "data_dependent_error ×1 at data_dependent.py:" in text
-    assert "fix: torch._check(a // 2 >= 5)" in text and "+        torch._check(a // 2 >= 5)" in text
+    assert "Verified fix (torch_check): with it the call exports." in text
+    assert "+        torch._check(a // 2 >= 5)" in text and "reject inputs where a // 2 < 5" in text
     assert "torch's draft export could not diagnose this call" in text  # the fallback, said
     line = script.read_text().splitlines().index("        if a // 2 >= 5:") + 1
     with qtbot.waitSignal(doc.problems.source_requested) as clicked:
         doc.problems.browser.anchorClicked.emit(QUrl("line:0"))
     assert clicked.args == [str(script), line]
+    # "Apply to file": shown, written only on the user's yes, original kept, exported again at once
+    original = script.read_text()
+    doc.problems.confirm_apply = lambda name, diff: False
+    doc.problems.browser.anchorClicked.emit(QUrl("apply:0"))
+    assert script.read_text() == original and "Nothing was written" in doc.problems.status.text()
+    shown: list[str] = []
+    doc.problems.confirm_apply = lambda name, diff: bool(shown.append(diff)) or True
+    with qtbot.waitSignal(doc.problems.file_changed, timeout=TIMEOUT):
+        doc.problems.browser.anchorClicked.emit(QUrl("apply:0"))
+    assert shown and "+        torch._check(a // 2 >= 5)" in shown[0]
+    assert "        torch._check(a // 2 >= 5)\n        if a // 2 >= 5:" in script.read_text()
+    assert (tmp_path / "data_dependent.py.orig").read_text() == original
+    assert doc.running  # re-exporting the fixed script
+    qtbot.waitUntil(lambda: not doc.running, timeout=TIMEOUT)
+    assert [e.ok for e in doc.session.entries] == [True, True, True]
+    doc.problems.undo_apply()
+    assert script.read_text() == original and not (tmp_path / "data_dependent.py.orig").exists()
+    draft = report.calls[0].problems.pt2  # the draft program opens as a tab from its link
+    with qtbot.waitSignal(doc.open_in_new_tab) as opened:
+        doc.problems.browser.anchorClicked.emit(QUrl(f"draft:{draft}"))
+    assert Path(opened.args[0]).name == draft and Path(opened.args[0]).is_file()
 
 
 def test_export_report_of_the_script_tab_writes_one_html_file(qtbot, window: MainWindow, tmp_path: Path) -> None:
@@ -70,3 +95,13 @@ def test_export_report_of_a_program_tab(qtbot, window: MainWindow, pt2_path, tmp
     with qtbot.waitSignal(writer.finished, timeout=TIMEOUT) as done:
         writer.write(source, out)
     assert done.args[1] and '"name":"model"' in out.read_text(encoding="utf-8")
+
+
+def test_the_apply_dialog_shows_the_whole_diff_and_what_it_narrows(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from pt2_viewer.app.export.apply_dialog import ApplyDialog
+
+    diff = "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,3 @@\n a = 1\n+torch._check(m > 10)\n if m > 10:\n"
+    dialog = ApplyDialog("m.py", diff, "the exported program will reject inputs where m <= 10")
+    qtbot.addWidget(dialog)
+    assert dialog.diff.toPlainText() == diff and dialog.write.text() == "Write to file"
+    assert "reject inputs where m &lt;= 10" in dialog.text.text() and "m.py.orig" in dialog.text.text()

@@ -21,7 +21,13 @@ from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.panels.symbols import ROW_ROLE, SymbolsPanel
 from pt2_viewer.app.platform.trust_dialog import TITLE as TRUST_TITLE
 from pt2_viewer.app.widgets.source_view import SourceView
-from pt2_viewer.core.export.failures import CONSTRAINT_VIOLATION, DATA_DEPENDENT_GUARD, GRAPH_BREAK, SPECIALIZED_VALUE
+from pt2_viewer.core.export.failures import (
+    CONSTRAINT_VIOLATION,
+    DATA_DEPENDENT_GUARD,
+    GRAPH_BREAK,
+    SPECIALIZED_VALUE,
+    plain_sentence,
+)
 from pt2_viewer.core.export.script_session import NAMED, OK
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.core.export.test_failures import line_in
@@ -96,10 +102,17 @@ def test_exports_fill_in_order_and_a_program_opens_in_the_scripts_tab(qtbot, win
         assert failure.title in shown.explanation.title.text()
         assert f"several_exports.py:{line_in(str(SEVERAL), marker)}" in shown.explanation.where.text()
         assert shown.explanation.hint.isVisibleTo(shown) and not shown.explanation.traceback.isVisibleTo(shown)
+        # one plain sentence leads; torch's message waits behind "Show torch's message"
+        assert shown.explanation.sentence.text() == plain_sentence(failure)
+        assert shown.explanation.sentence.isVisibleTo(shown) and not shown.explanation.message.isVisibleTo(shown)
+        assert shown.explanation.show_traceback.text() == "Show torch's message"
     assert "d1 = 4" in shown.explanation.fix.text() and shown.explanation.fix_box.isVisibleTo(shown)
+    assert shown.explanation.apply_fix.text().startswith("Try it")
     shown.explanation.show_traceback.click()
     assert shown.explanation.traceback.isVisibleTo(shown)
-    assert "Traceback" in shown.explanation.traceback.toPlainText()
+    assert shown.explanation.show_traceback.text() == "Hide torch's message"
+    full = shown.explanation.traceback.toPlainText()
+    assert "Traceback" in full and 'TORCH_LOGS="+dynamic"' in full and "Suggested fixes:" in full
     shown.explanation.where.linkActivated.emit("source")  # a click on the user line opens the source there
     source = shown.findChild(SourceView)
     assert source is not None and source.file == str(SEVERAL) and source.line == line_in(str(SEVERAL), "w = x + y")
