@@ -26,13 +26,15 @@ from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
 
 CANDIDATE_HELP = ("core or functional ATen, a decomposition table TABLE.py, bf16 or fp16 (casts inputs, parameters and "
-                  "buffers down), cuda (the same program on the GPU), compile or aoti (outputs only)")
+                  "buffers down), cuda (the same program on the GPU), compile or aoti (outputs only), or what the "
+                  "program became: FILE.pte (ExecuTorch) or an AOTInductor FILE.pt2 (outputs only; a package needs "
+                  "--allow-native)")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, help="the .pt2 program (the reference); or a model script (.py, in the "
                         "convention of docs/worker.md): its eager model is the reference for its exported program")
-    parser.add_argument("--candidate", metavar="core|functional|TABLE.py|bf16|fp16|cuda|compile|aoti",
+    parser.add_argument("--candidate", metavar="core|functional|TABLE.py|bf16|fp16|cuda|compile|aoti|FILE.pte",
                         help=CANDIDATE_HELP + "; required for a .pt2")
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                         help=f"relative error max|ref-cand|/max|ref| past which a node diverges "

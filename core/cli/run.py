@@ -21,7 +21,9 @@ from pt2_viewer.core.cli.jobs import (
     table,
     trust_fields,
 )
+from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunRequest
+from pt2_viewer.core.run.pipeline import run_job_for
 
 
 def _dim(text: str) -> tuple[str, int]:
@@ -32,7 +34,7 @@ def _dim(text: str) -> tuple[str, int]:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="the .pt2 program to run")
+    parser.add_argument("file", type=Path, help="the .pt2 program, ExecuTorch .pte or AOTInductor package to run")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     parser.add_argument("--inputs", choices=("auto", "sample", "generated"), default="auto",
@@ -47,6 +49,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compile", action="store_true", help="also compare with torch.compile (slow on CPU)")
     parser.add_argument("--aoti", type=Path, metavar="PACKAGE.pt2",
                         help="also build an AOTInductor package here, run it and compare")
+    parser.add_argument("--source", type=Path, metavar="SOURCE.pt2",
+                        help="a .pte or AOTInductor package: run it on this program's inputs (its sample, or "
+                        "generated)")
+    parser.add_argument("--compiled", action="store_true",
+                        help="a package holding its program and AOTInductor code: run the compiled code "
+                        "(needs --allow-native)")
     add_program_arguments(parser)
     add_worker_arguments(parser, "the run")
 
@@ -59,8 +67,12 @@ def main(args: argparse.Namespace) -> int:
         warmup=args.warmup, runs=args.runs, node_times=args.node_times, compile=args.compile,
         aoti=args.aoti is not None, aoti_package=str(args.aoti) if args.aoti else None, program_name=args.program,
         preload=str(args.preload) if args.preload else None, **trust_fields(args))
+    job = run_job_for(args.file, args.compiled)
+    if job != "run_program":  # an ExecuTorch .pte or AOTInductor code (core/run/pte_job.py, aoti_job.py)
+        fields = {k: v for k, v in request.to_json().items() if k not in ("version",)}
+        request = PipelineRunRequest.from_json({**fields, "source": str(args.source) if args.source else None})
     with tempfile.TemporaryDirectory(prefix="pt2v-run-") as out:
-        result = run_in_worker("run_program", request, Path(out), args)
+        result = run_in_worker(job, request, Path(out), args)
     return finish(result, args.json, readable)
 
 

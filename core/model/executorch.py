@@ -59,6 +59,7 @@ class IoSpec:
     value: str
     dtype: str  # "float32"; for a non-tensor input its kind ("int", "bool", ...)
     shape: tuple[int, ...] | None  # None for a non-tensor
+    default: int | float | bool | str | None = None  # a non-tensor input's value as the file holds it
 
 
 @dataclass

@@ -41,15 +41,17 @@ from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError, compa
 from pt2_viewer.core.numerics.store import MemoryUse, ReferenceStore
 from pt2_viewer.core.run.inputs import Inputs, check_inputs
 from pt2_viewer.core.run.job import _inputs, cuda_status  # the same inputs Run uses
+from pt2_viewer.core.run.pipeline import candidate_outputs
 from pt2_viewer.core.run.tensor_stats import flat_outputs
 from pt2_viewer.core.run.timing import lifted_args
 
 Emit = Callable[[dict[str, Any]], None]
 PRECISIONS = ("bf16", "fp16")
 DECOMPOSITIONS = ("core", "functional")
-OUTPUTS_ONLY = ("compile", "aoti")
-CANDIDATES = (*DECOMPOSITIONS, *PRECISIONS, "cuda", *OUTPUTS_ONLY)
-OUTPUTS_ONLY_NOTE = "torch.compile and AOTInductor give no intermediate values: only the outputs are compared."
+OUTPUTS_ONLY = ("compile", "aoti", "pte", "package")  # pte, package: a FILE.pte or an AOTInductor FILE.pt2
+CANDIDATES = (*DECOMPOSITIONS, *PRECISIONS, "cuda", "compile", "aoti")
+OUTPUTS_ONLY_NOTE = ("torch.compile, AOTInductor and ExecuTorch give no intermediate values: only the outputs are "
+                     "compared.")
 
 
 def progress(emit: Emit, stage: str, fraction: float, message: str) -> None:
@@ -66,6 +68,8 @@ def candidate_kind(candidate: str) -> str:
     """'table' for a .py file, else the candidate itself if known; `JobFailure` otherwise."""
     if candidate.endswith(".py"):
         return "table"
+    if candidate.endswith((".pte", ".pt2")):  # what the program became (core/run/pipeline.candidate_outputs)
+        return "pte" if candidate.endswith(".pte") else "package"
     if candidate not in CANDIDATES:
         raise JobFailure("request", f"Unknown candidate '{candidate}'.",
                          f"Choose one of {', '.join(CANDIDATES)}, or name a decomposition table .py file.")
@@ -142,7 +146,7 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     t = time.perf_counter()
     with torch.no_grad():
         if kind in OUTPUTS_ONLY:
-            errors = _outputs_only(kind, ep, inputs, out, emit, report)
+            errors = _outputs_only(kind, ep, inputs, out, emit, report, candidate, request)
             order, ins = list(errors), {}
         elif kind in (*PRECISIONS, "cuda"):
             errors = _lockstep(kind, ep, flat_user, emit, report)
@@ -276,8 +280,8 @@ def _guarded_steps(what: str, it: Any) -> Any:
         yield item
 
 
-def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, report: dict[str, Any]
-                  ) -> dict[str, NodeError]:
+def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, report: dict[str, Any],
+                  candidate: str = "", request: dict[str, Any] | None = None) -> dict[str, NodeError]:
     import torch
 
     module = ep.module()
@@ -288,6 +292,10 @@ def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, rep
         compiled = torch.compile(module)
         with captured_torch_logs(report["log"]):
             result = _guarded("the torch.compile build", lambda: compiled(*inputs.args, **inputs.kwargs))
+    elif kind in ("pte", "package"):
+        progress(emit, "candidate", 0.3, f"Running {Path(candidate).name}")
+        result = _guarded(Path(candidate).name, lambda: candidate_outputs(kind, candidate, inputs.args, inputs.kwargs,
+                                                                          request or {}, report["log"]))
     else:
         from pt2_viewer.core.util.files import write_atomically
 

@@ -200,4 +200,4 @@ def _io(plan: PtePlan, i: int, names: list[str]) -> IoSpec:
     ev = plan.values[i]
     if ev.kind == "tensor":
         return IoSpec(names[i], ev.value.dtype, tuple(ev.value.sizes))
-    return IoSpec(names[i], ev.kind, None)
+    return IoSpec(names[i], ev.kind, None, ev.value if isinstance(ev.value, (int, float, bool, str)) else None)

@@ -46,6 +46,8 @@ JOBS: dict[str, str] = {
     "decompose": "pt2_viewer.core.decompose.job",
     "run_program": "pt2_viewer.core.run.job",
     "numerics": "pt2_viewer.core.numerics.job",
+    "run_pte": "pt2_viewer.core.run.pte_job",  # an ExecuTorch .pte, with executorch.runtime
+    "run_aoti": "pt2_viewer.core.run.aoti_job",  # an AOTInductor package, after --allow-native
 }
 
 

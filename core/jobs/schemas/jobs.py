@@ -7,6 +7,7 @@ from pt2_viewer.core.jobs.schemas.base import Schema
 from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest, DecomposeResult
 from pt2_viewer.core.jobs.schemas.export import ExportDone, ExportRequest
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
+from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunRequest, RunResult
 
 
@@ -22,6 +23,8 @@ JOB_SCHEMAS: dict[str, JobSchema] = {
     "decompose": JobSchema(DecomposeRequest, DecomposeResult),
     "run_program": JobSchema(RunRequest, RunResult),
     "numerics": JobSchema(NumericsRequest, NumericsResult),
+    "run_pte": JobSchema(PipelineRunRequest, RunResult),
+    "run_aoti": JobSchema(PipelineRunRequest, RunResult),
 }
 
 

@@ -1,0 +1,105 @@
+"""What the `.pte` and AOTInductor run jobs share: the inputs to run (the source program's, or made from the file's
+own metadata), the outputs' summaries, the timing, and the report in the run job's shape (`RunResult`)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pt2_viewer.core.jobs.errors import JobFailure, first_line
+from pt2_viewer.core.jobs.loading import load_program, trust_options
+from pt2_viewer.core.run.inputs import generate_inputs
+from pt2_viewer.core.run.job import progress
+from pt2_viewer.core.run.tensor_stats import flat_outputs, summarise
+from pt2_viewer.core.run.timing import measure
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def source_inputs(request: dict[str, Any], report: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any],
+                                                                          str] | None:
+    """The source program's inputs (its saved sample, or generated from its signature), when a source is named."""
+    source = request.get("source")
+    if not source:
+        return None
+    loaded = load_program(source, request.get("program_name"), request.get("preload"), **trust_options(request))
+    report["log"] += loaded.log
+    if request.get("inputs", "auto") in ("auto", "sample") and loaded.sample_inputs is not None:
+        args, kwargs = loaded.sample_inputs
+        return tuple(args), dict(kwargs), "sample"
+    made = generate_inputs(loaded.ep, request.get("dims"), int(request.get("seed", 0)))
+    return made.args, made.kwargs, "generated"
+
+
+def timed_run(call: Callable[[], Any], request: dict[str, Any], emit: Emit, what: str, report: dict[str, Any]
+              ) -> Any:
+    """Run `call` with warm-up and timed runs; the outputs' summaries and the latency go into `report`."""
+    warmup, runs = int(request.get("warmup", 3)), int(request.get("runs", 10))
+    progress(emit, "run", 0.3, f"Running {what} ({warmup} warm-up, {runs} timed runs)")
+    try:
+        latency, outputs = measure(call, "cpu", warmup, runs)
+    except JobFailure:
+        raise
+    except Exception as e:
+        raise JobFailure("run", f"Running {what} raised {type(e).__name__}: {first_line(e)}",
+                         "Check the inputs against the file's inputs (pt2-viewer info FILE).") from e
+    preview = int(request.get("preview", 8))
+    report["outputs"] = [summarise(n, v, preview) for n, v in flat_outputs(outputs)]
+    report["latency"] = latency.to_json()
+    progress(emit, "done", 1.0, "Done")
+    return outputs
+
+
+def input_report(flat: list[Any], source: str, preview: int) -> dict[str, Any]:
+    return {"source": source, "sizes": {}, "values": [summarise(f"input_{i}", v, preview) for i, v in
+                                                      enumerate(flat)]}
+
+
+def device_cpu(request: dict[str, Any], what: str) -> str:
+    device = str(request.get("device", "cpu"))
+    if device != "cpu":
+        raise JobFailure("request", f"{what} runs on CPU here; '{device}' was asked for.", "Use --device cpu.")
+    return device
+
+
+def path_of(request: dict[str, Any], what: str) -> Path:
+    if not request.get("program"):
+        raise JobFailure("request", f"The request names no {what}.", f"Pass the {what}'s path as 'program'.")
+    return Path(str(request["program"]))
+
+
+def run_job_for(path: str | Path, compiled: bool = False) -> str:
+    """Which job runs `path`: `run_pte` for an ExecuTorch program (by its magic), `run_aoti` for an AOTInductor
+    package of compiled code alone (or, `compiled`, for the compiled part of a package that holds its program too),
+    else `run_program`."""
+    from pt2_viewer.core.pt2.errors import ArchiveError
+    from pt2_viewer.core.pt2.reader import read_archive
+    from pt2_viewer.core.pte.reader import is_pte
+
+    if is_pte(path):
+        return "run_pte"
+    try:
+        archive = read_archive(path)
+    except ArchiveError:
+        return "run_program"  # the run job says what is wrong with the file
+    if archive.aoti is not None and (compiled or not archive.programs):
+        return "run_aoti"
+    return "run_program"
+
+
+def candidate_outputs(kind: str, candidate: str | Path, args: tuple[Any, ...], kwargs: dict[str, Any],
+                      request: dict[str, Any], log: list[str]) -> Any:
+    """What a `.pte` (`kind` "pte": its first method, on the flattened inputs) or an AOTInductor package (after
+    --allow-native) returns on the inputs the numerics job gave its reference."""
+    import torch.utils._pytree as pytree
+
+    path = Path(candidate)
+    if kind == "pte":
+        from pt2_viewer.core.run.pte_job import load_method, method_names
+
+        names = method_names(path)
+        method = load_method(path, str(request.get("method") or (names[0] if names else "forward")), log)
+        return method.execute(pytree.tree_leaves((args, kwargs)))
+    from pt2_viewer.core.run.aoti_job import load_package
+
+    return load_package(path, request)(*args, **kwargs)

@@ -1,0 +1,109 @@
+"""The `run_pte` job: run an ExecuTorch `.pte` with ExecuTorch's own runtime (`executorch.runtime`), on the user's
+Python, and report as the run job does (outputs' summaries, latency).
+
+Its inputs come from the source program when one is named (`source`: its saved sample, or inputs generated from
+its signature, as Run makes them), else they are made from the method's own input metadata (core/pte: dtype and
+shape; a non-tensor input gets the value the file holds). Without executorch installed it says which to install.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
+from pt2_viewer.core.pte.errors import PteError
+from pt2_viewer.core.pte.reader import read_pte
+from pt2_viewer.core.pte.schema import SCHEMA_SOURCE
+from pt2_viewer.core.run.job import cuda_status, progress
+from pt2_viewer.core.run.pipeline import Emit, device_cpu, input_report, path_of, source_inputs, timed_run
+
+INSTALL_HINT = ("pip install executorch (a release that reads this file's schema: the viewer reads "
+                f"{SCHEMA_SOURCE}, and was tested with executorch 1.5.1)")
+
+
+def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
+    cuda_ok, why = cuda_status()
+    report: dict[str, Any] = {"cuda_available": cuda_ok, "cuda_unavailable_reason": why, "log": []}
+    return report_failures(_run, request, out, emit, report)
+
+
+def runtime() -> Any:
+    """ExecuTorch's runtime, or a failure saying how to get it."""
+    try:
+        from executorch.runtime import Runtime
+    except ImportError as e:
+        raise JobFailure("missing_module", f"Running a .pte needs ExecuTorch's runtime, which this Python does not "
+                         f"have ({first_line(e)}).", INSTALL_HINT) from None
+    return Runtime.get()
+
+
+def made_inputs(path: Path, method: str, seed: int) -> list[Any]:
+    """Inputs made from the method's own metadata: random tensors of its dtypes and shapes."""
+    import torch
+
+    try:
+        archive = read_pte(path)
+    except PteError as e:
+        raise JobFailure("load", str(e), "Lower the model again, or copy the file again.") from None
+    assert archive.executorch is not None
+    spec = archive.executorch.method(method)
+    gen = torch.Generator().manual_seed(seed)
+    flat: list[Any] = []
+    for io in spec.inputs:
+        if io.shape is None:
+            flat.append(io.default)
+            continue
+        dtype = getattr(torch, io.dtype, None)
+        if not isinstance(dtype, torch.dtype):
+            raise JobFailure("input", f"Cannot make an input of dtype {io.dtype}.",
+                             "Name the source program (--source) to run its inputs.")
+        if dtype == torch.bool:
+            flat.append(torch.randint(0, 2, io.shape, generator=gen).bool())
+        elif dtype.is_floating_point:
+            flat.append(torch.randn(io.shape, generator=gen).to(dtype))
+        else:
+            flat.append(torch.randint(0, 16, io.shape, generator=gen).to(dtype))
+    return flat
+
+
+def method_names(path: Path) -> list[str]:
+    try:
+        archive = read_pte(path)
+    except PteError as e:
+        raise JobFailure("load", str(e), "Lower the model again, or copy the file again.") from None
+    return [p.name for p in archive.programs]
+
+
+def load_method(path: Path, method: str, log: list[str]) -> Any:
+    rt = runtime()
+    try:
+        program = rt.load_program(path)
+        return program.load_method(method)
+    except Exception as e:
+        raise JobFailure("load", f"ExecuTorch could not load '{path.name}' ({method}): {first_line(e)}",
+                         "A delegate (XNNPACK...) missing from this runtime, or a newer file than the runtime, are "
+                         "the usual causes; " + INSTALL_HINT) from e
+
+
+def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
+    import torch.utils._pytree as pytree
+
+    path = path_of(request, ".pte")
+    device = device_cpu(request, "An ExecuTorch program")
+    names = method_names(path)
+    method_name = request.get("method") or (names[0] if names else "forward")
+    if method_name not in names:
+        raise JobFailure("request", f"'{path.name}' has no method '{method_name}'.", f"It has: {', '.join(names)}.")
+    progress(emit, "load", 0.0, f"Loading {path.name} with ExecuTorch's runtime")
+    method = load_method(path, method_name, report["log"])
+    given = source_inputs(request, report)
+    if given is not None:
+        args, kwargs, source = given
+        flat = pytree.tree_leaves((args, kwargs))
+    else:
+        flat, source = made_inputs(path, method_name, int(request.get("seed", 0))), "generated"
+    report.update(program=str(path), program_name=method_name, device=device,
+                  inputs=input_report(flat, source, int(request.get("preview", 8))))
+    outputs = timed_run(lambda: method.execute(flat), request, emit, f"{path.name} ({method_name})", report)
+    del outputs
+    return {"ok": True, **report}
