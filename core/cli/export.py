@@ -17,6 +17,7 @@ from pt2_viewer.core.cli.jobs import add_worker_arguments, signals_interrupt
 from pt2_viewer.core.export.report import REPORT_FILE
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.remote.any_worker import worker_job
+from pt2_viewer.core.jobs.schemas.export import ExportRequest, Rerun
 
 EXIT_SCRIPT_ERROR = 1
 EXIT_WORKER_FAILED = 2
@@ -39,13 +40,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="do not echo the script's own output")
 
 
-def build_request(args: argparse.Namespace) -> dict[str, Any]:
+def build_request(args: argparse.Namespace) -> ExportRequest:
     script = Path(args.script).expanduser()
     if not script.is_file():
         raise SystemExit(f"pt2-viewer export: {script} does not exist or is not a file")
-    request: dict[str, Any] = {"script": str(script.resolve())}
-    if getattr(args, "diagnose", False):
-        request["diagnose"] = True
+    request = ExportRequest(script=str(script.resolve()), diagnose=True if getattr(args, "diagnose", False) else None)
     if args.rerun is None:
         if args.strict is not None or args.dynamic_shapes is not None:
             raise SystemExit("pt2-viewer export: --strict/--non-strict/--dynamic-shapes need --rerun CALL "
@@ -58,7 +57,7 @@ def build_request(args: argparse.Namespace) -> dict[str, Any]:
         except ValueError:
             raise SystemExit(
                 f"pt2-viewer export: --rerun takes a call index or 'convention', not {args.rerun!r}") from None
-    request["rerun"] = {"call": call, "strict": args.strict, "dynamic_shapes": _load_spec(args.dynamic_shapes)}
+    request.rerun = Rerun(call=call, strict=args.strict, dynamic_shapes=_load_spec(args.dynamic_shapes))
     return request
 
 
@@ -81,7 +80,7 @@ def _load_spec(value: str | None) -> dict[str, Any] | None:
 
 
 def main(args: argparse.Namespace) -> int:
-    request = build_request(args)
+    request = build_request(args).to_json()
     out = Path(args.out).expanduser().resolve()
 
     def echo(stream: str, line: str) -> None:
