@@ -78,9 +78,10 @@ def _export_script(script: Path, args: argparse.Namespace) -> Path | int:
     """Run the script in the worker (quietly); the folder holding report.json, or an exit code."""
     from pt2_viewer.core.jobs import protocol
     from pt2_viewer.core.jobs.remote.any_worker import worker_job
+    from pt2_viewer.core.jobs.schemas.export import ExportRequest
 
     out = Path(args.export_dir).expanduser().resolve() if args.export_dir else temp_dirs.new_dir("report")
-    request = {"script": str(script.resolve()), "diagnose": bool(args.diagnose)}
+    request = ExportRequest(script=str(script.resolve()), diagnose=bool(args.diagnose)).to_json()
     job = worker_job("export_script", request, out, args.worker, timeout_s=args.timeout)
     try:
         outcome = job.wait()
