@@ -4,10 +4,10 @@ The client runs `PYTHON -c "<this file, compressed>" COMMAND SCRATCH ...` on the
 so nothing is installed there but torch. Its commands:
 
   probe SCRATCH                 one JSON line: Python, torch, CUDA devices with free memory, the machine's memory
-  have SCRATCH CODE HASH...     which of the worker code (by hash) and the files (by SHA-256) are missing
   put SCRATCH KIND HASH SIZE    SIZE bytes on stdin into the cache (a file, checked against its hash; or the worker
                                 code's zip, unpacked into SCRATCH/code/HASH)
-  run SCRATCH SPEC              the supervisor: one job (below)
+  run SCRATCH SPEC              the supervisor: one job (below); first, if the cache lacks the worker code or a file
+                                the job needs, it only says which (`{"c": "missing"}`) and the client copies them
   pull SCRATCH JOB CAP DIR...   a tar of the job's outputs on stdout; the job's folder is removed afterwards, and
                                 the cache trimmed as gc does
   gc SCRATCH CAP_BYTES          oldest cached files and code first out until the cache fits the cap
@@ -111,23 +111,6 @@ def _tree_size(root):
 
 
 # --- the cache -----------------------------------------------------------------------------------------------------
-def have(scratch, code, hashes):
-    d = _dirs(scratch)
-    code_dir = os.path.join(d["code"], code)
-    code_ok = os.path.exists(os.path.join(code_dir, ".complete"))
-    if code_ok:
-        _touch(code_dir)
-    missing = []
-    for h in hashes:
-        path = os.path.join(d["files"], h)
-        if os.path.isfile(path):
-            _touch(path)
-        else:
-            missing.append(h)
-    _say({"code": code_ok, "missing": missing})
-    return 0
-
-
 def put(scratch, kind, digest, size):
     d = _dirs(scratch)
     for folder in d.values():
@@ -171,7 +154,7 @@ def put(scratch, kind, digest, size):
 
 
 def gc(scratch, cap, quiet=False):
-    """Oldest first out (by last use: `have` and `run` touch what they use) until files and code fit in `cap`."""
+    """Oldest first out (by last use: `run` touches what it uses) until files and code fit in `cap`."""
     d = _dirs(scratch)
     now = time.time()
     entries = []
@@ -223,10 +206,7 @@ class Supervisor:
         self.spec = spec
         self.job_dir = os.path.join(self.d["jobs"], spec["id"])
         self.code_dir = os.path.join(self.d["code"], spec["code"])
-        sys.path.insert(0, self.code_dir)
-        from pt2_viewer.core.jobs import process_tree
-
-        self.tree = process_tree
+        self.tree = None  # core/jobs/process_tree.py from the cached worker code, once it is known to be there
         self.marker = uuid.uuid4().hex
         self.proc = None
         self.reason = None
@@ -254,6 +234,10 @@ class Supervisor:
         return out, request
 
     def start(self):
+        sys.path.insert(0, self.code_dir)
+        from pt2_viewer.core.jobs import process_tree
+
+        self.tree = process_tree
         out, request = self.prepare()
         events_r, events_w = os.pipe()
         env = dict(os.environ)
@@ -284,6 +268,8 @@ class Supervisor:
     def kill(self, reason):
         if self.reason is None:
             self.reason = reason
+        if self.tree is None:
+            return
         if self.proc is not None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -310,7 +296,18 @@ class Supervisor:
             del buf[: nl + 1]
         return bool(chunk)
 
+    def missing(self):
+        """What the job needs that the cache lacks (the client copies it and asks again), or None."""
+        code = os.path.exists(os.path.join(self.code_dir, ".complete"))
+        files = sorted({link["hash"] for link in self.spec.get("links", [])
+                        if not os.path.isfile(os.path.join(self.d["files"], link["hash"]))})
+        return None if code and not files else {"c": "missing", "code": code, "missing": files}
+
     def run(self):
+        lacking = self.missing()
+        if lacking is not None:  # nothing started: the client copies these and runs the job again
+            _say(lacking)
+            return 0
         pipes = self.start()
         proc = self.proc
         assert proc is not None
@@ -404,8 +401,6 @@ def main(argv):
     command, scratch, args = argv[0], os.path.expanduser(argv[1]), argv[2:]
     if command == "probe":
         return probe(scratch)
-    if command == "have":
-        return have(scratch, args[0], args[1:])
     if command == "put":
         return put(scratch, args[0], args[1], int(args[2]))
     if command == "run":

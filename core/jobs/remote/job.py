@@ -2,8 +2,9 @@
 
 What a job does there, in one background thread (so `poll()` never blocks; the caller's thread gets the callbacks):
 
-1. asks the server (one ssh command, through the shared connection) which of the worker code and the job's files
-   its cache lacks; copies only those, by hash (`put`), with `transfer` and `progress` events (bytes, rate);
+1. asks the server to run the job (one ssh command, through the shared connection); if its cache lacks the worker
+   code or one of the job's files, the server says which, and only those are copied, by hash (`put`), with
+   `transfer` and `progress` events (bytes, rate), before asking again;
 2. runs the job under the agent's supervisor (core/jobs/remote/agent.py): its events, stdout and stderr come back
    multiplexed on ssh's one stdout and are delivered as a local job's are, remote paths turned back into local ones;
 3. pulls the job's outputs into the same local folders a local job writes (`out_dir`, and the folders of output
@@ -286,15 +287,18 @@ class RemoteJob:
         job_plan = plan(self.job, self.request, self.out_dir,
                         int(folder_cap) * 2**20 if folder_cap.isdigit() else None, hashing)
         self._check_cancel()
-        digests = sorted({link.digest for link in job_plan.links})
-        answer = _last_json(self.ssh.run("have", self.worker.scratch, code.digest, *digests).stdout)
-        missing = set(answer.get("missing", digests))
-        if not answer.get("code"):
-            self._upload("code", code.digest, len(code.data), "the worker code", data=code.data)
-        for link in {link.digest: link for link in job_plan.links if link.digest in missing}.values():
-            self._upload("file", link.digest, link.size, link.local.name, link=link)
-        self._check_cancel()
-        return self._execute(job_plan)
+        for _attempt in range(3):  # run at once; copy what the server says it lacks, and run again
+            done = self._execute(job_plan)
+            if not isinstance(done, dict):
+                return done
+            if not done.get("code"):
+                self._upload("code", code.digest, len(code.data), "the worker code", data=code.data)
+            lacking = set(done.get("missing") or [])
+            for link in {link.digest: link for link in job_plan.links if link.digest in lacking}.values():
+                self._upload("file", link.digest, link.size, link.local.name, link=link)
+            self._check_cancel()
+        raise RemoteError(f"The server {self.worker.destination} keeps losing the files copied to it (is its scratch "
+                          f"folder {self.worker.scratch} full, or emptied meanwhile?).", retry=True)
 
     def _upload(self, kind: str, digest: str, size: int, label: str, data: bytes | None = None,
                 link: Link | None = None) -> None:
@@ -356,7 +360,8 @@ class RemoteJob:
         self._procs.append(proc)
         return proc
 
-    def _execute(self, job_plan: Plan) -> tuple[str, str, dict[str, Any]]:
+    def _execute(self, job_plan: Plan) -> tuple[str, str, dict[str, Any]] | dict[str, Any]:
+        """Run the job on the server: its outcome, or the server's `missing` frame (nothing ran)."""
         spec = {"id": self.id, "code": worker_code().digest, "job": self.job, "request": job_plan.request,
                 "links": job_plan.spec_links(), "dirs": list(job_plan.outputs), "out": "out",
                 "timeout_s": self.timeout_s, "memory_limit_mb": self.memory_limit_mb,
@@ -381,6 +386,11 @@ class RemoteJob:
             if not isinstance(frame, dict):
                 continue
             channel = frame.get("c")
+            if channel == "missing":
+                proc.wait()
+                with self._lock:
+                    self._run = None
+                return frame
             if channel == "hello":
                 self.remote = frame
                 paths = PathMap(str(frame.get("job_dir")), job_plan, self.out_dir)
