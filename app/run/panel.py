@@ -51,6 +51,7 @@ from pt2_viewer.core.jobs.remote.probe import RemoteProbe
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
+from pt2_viewer.core.run.pipeline import run_job_for
 from pt2_viewer.core.run.session import (
     CUDA_PROBE_REQUEST,
     CudaStatus,
@@ -329,7 +330,7 @@ class RunPanel(QScrollArea):
         self.progress.setVisible(True)
         self._set_running(True)
         self.log = []
-        self.driver.start("run_program", request, temp_dirs.new_dir("run"))
+        self.driver.start(run_job_for(self.program_path), request, temp_dirs.new_dir("run"))  # a .pte: run_pte
 
     def cancel(self) -> None:
         self.driver.cancel()

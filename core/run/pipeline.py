@@ -72,19 +72,21 @@ def run_job_for(path: str | Path, compiled: bool = False) -> str:
     """Which job runs `path`: `run_pte` for an ExecuTorch program (by its magic), `run_aoti` for an AOTInductor
     package of compiled code alone (or, `compiled`, for the compiled part of a package that holds its program too),
     else `run_program`."""
+    from pt2_viewer.core.pt2.archive import AOTI_DIR, MODELS_DIR, open_archive
     from pt2_viewer.core.pt2.errors import ArchiveError
-    from pt2_viewer.core.pt2.reader import read_archive
     from pt2_viewer.core.pte.reader import is_pte
 
     if is_pte(path):
         return "run_pte"
-    try:
-        archive = read_archive(path)
+    try:  # the zip's listing only (cheap: the window asks this on Run)
+        files = open_archive(path)
     except ArchiveError:
         return "run_program"  # the run job says what is wrong with the file
-    if archive.aoti is not None and (compiled or not archive.programs):
-        return "run_aoti"
-    return "run_program"
+    try:
+        has_aoti, has_program = bool(files.names_under(AOTI_DIR)), bool(files.names_under(MODELS_DIR))
+    finally:
+        files.close()
+    return "run_aoti" if has_aoti and (compiled or not has_program) else "run_program"
 
 
 def candidate_outputs(kind: str, candidate: str | Path, args: tuple[Any, ...], kwargs: dict[str, Any],

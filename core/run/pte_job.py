@@ -91,7 +91,10 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     path = path_of(request, ".pte")
     device = device_cpu(request, "An ExecuTorch program")
     names = method_names(path)
-    method_name = request.get("method") or (names[0] if names else "forward")
+    named = request.get("program_name")  # the window's Run names the method it shows as the program
+    method_name = request.get("method") or (named if named in names else None) or (names[0] if names else "forward")
+    if named in names:
+        request = {k: v for k, v in request.items() if k != "program_name"}  # not the source's program name
     if method_name not in names:
         raise JobFailure("request", f"'{path.name}' has no method '{method_name}'.", f"It has: {', '.join(names)}.")
     progress(emit, "load", 0.0, f"Loading {path.name} with ExecuTorch's runtime")

@@ -93,3 +93,25 @@ def test_open_offers_pte_and_a_dropped_pte_opens(qtbot, window: MainWindow, dele
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
         QApplication.sendEvent(window, drop)
     assert blocker.args[0].model.archive.executorch is not None
+
+
+def test_a_pte_runs_from_its_run_panel(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """Run in the window runs the method with ExecuTorch's runtime (the run_pte job) and shows its outputs."""
+    from PySide6.QtCore import Qt
+
+    from tests.zoo.pipeline import small_pte
+
+    try:
+        path = small_pte("xnnpack")
+    except ExportFailed as e:
+        pytest.skip(str(e))
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
+        window.open_path(str(path))
+    panel = blocker.args[0].run_panel
+    with qtbot.waitSignal(panel.finished, timeout=TIMEOUT) as done:
+        qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
+    result = done.args[0]
+    assert result["ok"], result
+    assert result["program_name"] == "forward" and result["inputs"]["source"] == "generated"
+    assert panel.outputs.rowCount() == 1 and panel.outputs.item(0, 1).text() == "float32"
+    assert panel.latency.text().startswith("<b>Latency</b>")
