@@ -64,6 +64,7 @@ class GraphTools(QObject):
         doc.run_panel.heat_changed.connect(self._heat)
         doc.numerics_panel.cuda_asked.connect(self._ask_cuda)
         doc.numerics_panel.nodes_requested.connect(lambda nodes, at: self.go_through(nodes, "nodes by error", at))
+        doc.run_panel.nodes_requested.connect(lambda nodes, at: self.go_through(nodes, "hottest nodes", at))
         for panel in doc.panel_widgets.values():
             panel.nodes_highlighted.connect(self.go_through_marked)
         view.background_clicked.connect(lambda: self.go_through([]))

@@ -146,6 +146,7 @@ class RunPanel(QScrollArea):
 
     heat_changed = Signal(dict)
     node_requested = Signal(str)
+    nodes_requested = Signal(list, int)  # a hottest node clicked: go through the hottest, starting at this one
     finished = Signal(object)
 
     def __init__(self, program_path: str, program: Program, trust: TrustStore | None = None,
@@ -262,7 +263,8 @@ class RunPanel(QScrollArea):
         self.cancel_button.clicked.connect(self.cancel)
         self.aoti_browse.clicked.connect(self._choose_package)
         self.preload_browse.clicked.connect(self._choose_preload)
-        self.hot.itemClicked.connect(lambda it: self.node_requested.emit(it.data(Qt.ItemDataRole.UserRole)))
+        self.hot.itemClicked.connect(lambda it: self.nodes_requested.emit(
+            [self.hot.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.hot.count())], self.hot.row(it)))
         self.driver.event.connect(self._event)
         self.driver.output.connect(lambda _stream, line: self.log.append(line))
         self.driver.finished.connect(self._finished)

@@ -3,9 +3,10 @@
 A title sits at its frame's top-left while that corner is on screen. Once the frame's top (or left edge) scrolls off,
 the title sticks to the top (or left) of the view for as long as the frame is on screen: a sticky header, as code
 editors do for the enclosing scopes. Nested frames stuck at once stack, outermost first, one row each. A title that
-would overlap one already placed moves down below it, and one that would cover a node while its frame's top is on
-screen (zoomed out, the text is taller than the band Graphviz left for it) is left out: the breadcrumb and the group's
-tooltip still name it. The top row is the breadcrumb's: the module path at the view's centre.
+would overlap one already placed moves down below it; one that would cover a node while its frame's top is on screen
+(zoomed out, the text is taller than the band Graphviz left for it) goes just above the frame if there is room there,
+else it is left out: the breadcrumb and the group's tooltip still name it. The top row is the breadcrumb's: the
+module path at the view's centre.
 
 Plain geometry over (x, y, w, h) tuples, so it is tested without Qt; app/graph/view.py measures text and paints.
 """
@@ -41,6 +42,13 @@ def _overlaps(a: Rect, b: Rect) -> bool:
     return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
 
 
+def _crosses(a: Rect, frame: Rect) -> bool:
+    """Whether `a` lies across the edge of `frame` (overlapping it without being inside it)."""
+    inside = (frame[0] <= a[0] and frame[1] <= a[1] and a[0] + a[2] <= frame[0] + frame[2]
+              and a[1] + a[3] <= frame[1] + frame[3])
+    return _overlaps(a, frame) and not inside
+
+
 def place_titles(frames: Sequence[Frame], view_w: float, view_h: float, row_h: float, top: float,
                  text_w: Callable[[str], float], covers_node: Callable[[Rect], bool] = lambda r: False
                  ) -> list[PlacedTitle]:
@@ -68,7 +76,12 @@ def place_titles(frames: Sequence[Frame], view_w: float, view_h: float, row_h: f
         if rect[1] + row_h > bottom - 2:
             continue  # the frame's visible part has no room left for it
         if not stuck and covers_node(rect):
-            continue
+            # zoomed out, the band Graphviz left for the title is thinner than the text: try just above the frame
+            above: Rect = (x, y0 - row_h - 1, width, row_h)
+            if (above[1] < top or covers_node(above) or any(_overlaps(above, p.rect) for p in placed)
+                    or any(_crosses(above, g.rect) for g in frames if g is not f)):
+                continue  # no room there either (or it would sit across another frame's edge, mislabelling it)
+            rect = above
         placed.append(PlacedTitle(f.path, f.title, rect, stuck or rect[1] > y0 + 2))
     return placed
 

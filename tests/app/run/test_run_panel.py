@@ -97,6 +97,7 @@ def test_run_on_cpu_shows_outputs_latency_and_heat(qtbot, window: MainWindow, ml
     qtbot.mouseClick(panel.hot.viewport(), Qt.MouseButton.LeftButton,
                      pos=panel.hot.visualItemRect(panel.hot.item(0)).center())
     assert doc.model.selection == hottest
+    assert doc.tools.step_bar.label.text() == f"hottest nodes: 1 of {panel.hot.count()}"  # next: the second hottest
 
     doc.expand_all()  # a re-layout keeps the overlay
     qtbot.waitUntil(lambda: doc.view.nodes.get(hottest) is not None and doc.view.nodes[hottest].heat == 1.0,

@@ -39,7 +39,14 @@ def test_a_title_at_its_own_corner_keeps_off_the_nodes() -> None:
         return lambda r: any(r[0] < n[0] + n[2] and n[0] < r[0] + r[2] and r[1] < n[1] + n[3] and n[1] < r[1] + r[3]
                              for n in nodes)
 
-    assert place_titles(frames, 800, 600, 16, 20, width, covers([(110, 104, 80, 20)])) == []
+    (above,) = place_titles(frames, 800, 600, 16, 20, width, covers([(110, 104, 80, 20)]))
+    assert above.rect[1] == 83 and not above.stuck  # just above its frame, off the node
+    assert place_titles(frames, 800, 600, 16, 20, width, covers([(110, 104, 80, 20), (110, 80, 80, 10)])) == []
+    # an inner frame's title never goes above its frame across the enclosing frame's edge: it would label that one
+    nested = [Frame("g", "encoder: Encoder", (100, 100, 600, 300), 1),
+              Frame("g.a", "attn: Attention", (400, 108, 250, 200), 2)]
+    placed = place_titles(nested, 800, 600, 16, 20, width, covers([(420, 110, 20, 15)]))
+    assert [t.path for t in placed] == ["g"]
     assert len(place_titles(frames, 800, 600, 16, 20, width, covers([(110, 150, 80, 20)]))) == 1
     # narrower on screen than a title can use: none
     assert place_titles([Frame("g", "g", (100, 100, 40, 300), 1)], 800, 600, 16, 20, width) == []
