@@ -24,6 +24,7 @@ from pt2_viewer.core.graph.document import Look
 from pt2_viewer.core.graph.edge_labels import label_adds_information
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.graph.scene import NODE_H, PROXY_H, EdgeLine, GroupBox, NodeBox, SceneLayout
+from pt2_viewer.core.util.words import plural
 
 # Level of detail, by the zoom (QStyleOptionGraphicsItem.levelOfDetailFromTransform), as in Qt's 40,000-chip example:
 OVERVIEW_LOD = 0.12  # below: nodes are plain coloured boxes
@@ -266,7 +267,7 @@ class GroupItem(QGraphicsItem):
             self.pen = QPen(self.fill.darker(150), 1.2)
             self.state_pen = QPen(theme.HIGHLIGHT, 3)
             self.stack_pen = QPen(self.fill.darker(170), 1)
-            self.count_text = f"{box.count} nodes"
+            self.count_text = plural(box.ops, "op") if box.ops else f"{box.count} nodes"  # weights are not counted
             self.overview_font = _fitted_font(box.title, box.w - 8, box.h)
             self.overview_text = theme.overlay_text_color(self.overview_fill)
 

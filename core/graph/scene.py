@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pt2_viewer.core.graph.folding import Folding, folding_of, leaf_groups
@@ -72,6 +73,7 @@ class GroupBox:
     w: float
     h: float
     depth: int
+    ops: int = 0  # the op calls inside (call_function nodes): what a collapsed box says it holds
 
 
 @dataclass
@@ -145,6 +147,8 @@ class SceneModel:
         self._every = every
         self.groups: dict[str, ModuleGroup] = {g.path: g for g in every}
         self.counts = _counts(every)
+        by_name = graph.node_by_name
+        self.op_counts = _counts(every, lambda n: by_name[n].op is NodeOp.CALL_FUNCTION)
         # node -> the groups containing it, outermost first (one list shared by the nodes of a group)
         self.group_chain: dict[str, list[ModuleGroup]] = {}
         for g in every:
@@ -418,7 +422,8 @@ class SceneModel:
                 w, h = self._box_size(c)
                 x, y = ox + cx - w / 2, oy + cy - h / 2
                 expanded = c.path in self.expanded
-                scene.groups.append(GroupBox(c.path, c.title, self.counts[c.path], expanded, x, y, w, h, c.depth))
+                scene.groups.append(GroupBox(c.path, c.title, self.counts[c.path], expanded, x, y, w, h, c.depth,
+                                             self.op_counts[c.path]))
                 rects[group_id(c.path)] = (x, y, w, h)
                 if expanded:
                     inner.append((c, x + FRAME_PAD, y + FRAME_PAD + FRAME_HEADER))
@@ -567,11 +572,13 @@ def request_key(req: LayoutRequest) -> str:
     return hashlib.sha1(json.dumps(req.content(), separators=(",", ":")).encode()).hexdigest()
 
 
-def _counts(groups: list[ModuleGroup]) -> dict[str, int]:
-    """Nodes in each group and its descendants, from a parents-first list of every group."""
+def _counts(groups: list[ModuleGroup], which: Callable[[str], bool] | None = None) -> dict[str, int]:
+    """Nodes (those `which` accepts, else all) in each group and its descendants, from a parents-first list of every
+    group."""
     counts: dict[str, int] = {}
     for g in reversed(groups):
-        counts[g.path] = len(g.nodes) + sum(counts[c.path] for c in g.children)
+        own = len(g.nodes) if which is None else sum(1 for n in g.nodes if which(n))
+        counts[g.path] = own + sum(counts[c.path] for c in g.children)
     return counts
 
 
