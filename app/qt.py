@@ -1,11 +1,18 @@
-"""Typed doors to the few PySide6 calls whose stubs say less than what they return, so the rest of the app is
-type-checked without casts: `QApplication.instance()` is typed as an optional `QCoreApplication`, but in this app it
-is always the one `QApplication` (app/main.py makes it before any window)."""
+"""Typed doors to the few PySide6 calls whose stubs say less (or other) than what they do, so the rest of the app is
+type-checked without casts:
+
+- `QApplication.instance()` is typed as an optional `QCoreApplication`; in this app it is always the one
+  `QApplication` (app/main.py makes it before any window): `application()`.
+- Qt properties passed as keyword arguments (`QToolButton(text=..., toolTip=...)`) work at run time but are not in
+  the stubs: `tool_button`, `push_button` set them through their setters.
+- `QTreeWidget.topLevelItem(i)` and `QTreeWidgetItem.child(i)` are optional in the stubs (an index out of range);
+  walking a tree in range never meets None: `top_level_items`, `child_items`.
+"""
 from __future__ import annotations
 
 import sys
 
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QPushButton, QToolButton, QTreeWidget, QTreeWidgetItem
 
 
 def application() -> QApplication:
@@ -18,4 +25,29 @@ def application() -> QApplication:
     return QApplication(sys.argv[:1])
 
 
-__all__ = ["application"]
+def tool_button(text: str, tip: str = "", *, checkable: bool = False) -> QToolButton:
+    button = QToolButton()
+    button.setText(text)
+    if tip:
+        button.setToolTip(tip)
+    button.setCheckable(checkable)
+    return button
+
+
+def push_button(text: str, tip: str = "", *, enabled: bool = True) -> QPushButton:
+    button = QPushButton(text)
+    if tip:
+        button.setToolTip(tip)
+    button.setEnabled(enabled)
+    return button
+
+
+def top_level_items(tree: QTreeWidget) -> list[QTreeWidgetItem]:
+    return [item for i in range(tree.topLevelItemCount()) if (item := tree.topLevelItem(i)) is not None]
+
+
+def child_items(item: QTreeWidgetItem) -> list[QTreeWidgetItem]:
+    return [child for i in range(item.childCount()) if (child := item.child(i)) is not None]
+
+
+__all__ = ["application", "child_items", "push_button", "tool_button", "top_level_items"]

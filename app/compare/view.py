@@ -176,7 +176,7 @@ class CompareView(DocumentTab):
             doc.graph_ready.connect(lambda s=side: self._side_ready(s))
             doc.status.connect(self.status)
         self.table.cellClicked.connect(lambda row, _col: self.highlight_op(self.session.rows[row].op))
-        self.link.toggled.connect(lambda on: on and self._sync_view(self.left.view, self.right.view))
+        self.link.toggled.connect(self._link_toggled)
         self.save_button.clicked.connect(self.save_dialog)
 
     # -- construction ------------------------------------------------------------------------------------------
@@ -304,6 +304,10 @@ class CompareView(DocumentTab):
                                + ("; Link views is off so each side shows its own" if unlink else "") + ")")
 
     # -- linked zoom and pan -------------------------------------------------------------------------------------
+    def _link_toggled(self, on: bool) -> None:
+        if on:
+            self._sync_view(self.left.view, self.right.view)
+
     def _sync_view(self, src: GraphView, dst: GraphView) -> None:
         """Give `dst` the zoom of `src` and the same relative position in its own scene."""
         if not self.link.isChecked() or self._syncing:

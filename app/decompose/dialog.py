@@ -64,7 +64,7 @@ class DecomposeDialog(QDialog):
         self.driver.event.connect(self._event)
         self.driver.output.connect(lambda _stream, line: self.log.append(line))
         self.driver.finished.connect(self._finished)
-        self.result: DecomposeResult | None = None
+        self.job_result: DecomposeResult | None = None
         self.out_dir: Path | None = None  # the running job's temporary folder; the compare tab owns it after
         self.log: list[str] = []
 
@@ -119,7 +119,8 @@ class DecomposeDialog(QDialog):
 
     # -- choices -------------------------------------------------------------------------------------------------
     def target(self) -> str:
-        return str(self.target_buttons.checkedButton().property("target"))
+        button = self.target_buttons.checkedButton()  # one is always checked: the group is exclusive, one starts on
+        return str(button.property("target")) if button is not None else "core"
 
     def set_target(self, key: str, table: str | None = None) -> None:
         for b in self.target_buttons.buttons():
@@ -205,8 +206,8 @@ class DecomposeDialog(QDialog):
             return
         assert outcome.result is not None and self.out_dir is not None
         try:
-            self.result = DecomposeResult.from_json(outcome.result)
-            decomposition = Decomposition.from_decompose(self.result, self.out_dir)
+            self.job_result = DecomposeResult.from_json(outcome.result)
+            decomposition = Decomposition.from_decompose(self.job_result, self.out_dir)
         except SchemaError as e:
             self._fail(f"The worker's result cannot be read: {e}.", "")
             return
@@ -219,9 +220,9 @@ class DecomposeDialog(QDialog):
         loader.load(decomposition.output)
 
     def _read(self, decomposition: Decomposition, archive: Archive) -> None:
-        assert self.result is not None
-        self.stage.setText(f"Decomposed: {plural(self.result.nodes_before or 0, 'node')} "
-                           f"became {self.result.nodes_after}.")
+        assert self.job_result is not None
+        self.stage.setText(f"Decomposed: {plural(self.job_result.nodes_before or 0, 'node')} "
+                           f"became {self.job_result.nodes_after}.")
         self.out_dir = None  # now the comparison's (removed when its tab closes)
         self.decomposed.emit(decomposition, archive)
         self.accept()

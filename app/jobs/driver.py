@@ -62,7 +62,9 @@ def warm_pool() -> WarmPool:
 class WorkerDriver(QObject):
     """Runs one worker job at a time; `start()` again after `finished` for the next."""
 
-    event = Signal(dict)
+    # The job's events. The name is QObject.event's (the stubs see a method replaced); a rename would change every
+    # panel that listens, and Qt never calls event() on this object for a signal attribute.
+    event = Signal(dict)  # type: ignore[assignment]
     output = Signal(str, str)
     finished = Signal(object)
 
@@ -100,7 +102,8 @@ class WorkerDriver(QObject):
             raise RuntimeError("a job is already running; cancel it or wait for `finished` first")
         self._cancel_requested = False
         self._started = (job, request, out_dir, options)
-        callbacks = {"on_event": self.event.emit, "on_output": self.output.emit, "on_finished": self._on_finished}
+        callbacks: dict[str, Any] = {"on_event": self.event.emit, "on_output": self.output.emit,
+                                     "on_finished": self._on_finished}
         self.job = (warm_pool().job(job, request, out_dir, **callbacks, **options)
                     if self.warm and not is_remote(choose_worker().path)
                     else worker_job(job, request, out_dir, **callbacks, **options))  # local, or over SSH

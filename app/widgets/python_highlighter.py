@@ -45,8 +45,8 @@ def python_spans(text: str, lexer: Lexer | None = None) -> tuple[list[list[Span]
     newline is styled: Pygments makes the newline inside a triple-quoted string a string token of its own)."""
     lines = text.split("\n")
     starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
+    for text_line in lines[:-1]:
+        starts.append(starts[-1] + len(text_line) + 1)
     spans: list[list[Span]] = [[] for _ in lines]
     runs_on = [False] * len(lines)
     line = 0
