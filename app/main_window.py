@@ -273,8 +273,8 @@ class MainWindow(QMainWindow):
     def _archive_loaded(self, path: str, archive: Archive) -> None:
         self._remember(path)
         if not archive.programs:
-            tab: DocumentTab = (AotiTab(path, archive) if archive.aoti is not None
-                                else TextTab(path, aoti_text(archive)))
+            tab: DocumentTab = (AotiTab(path, archive, interactive=self.interactive, trust=self.trust_store)
+                                if archive.aoti is not None else TextTab(path, aoti_text(archive)))
             self._own_pending_copy(path, tab)
             self.add_tab(tab, Path(path).name, path)
             tab.status.emit(f"{Path(path).name}: AOTInductor package, no program graph")
@@ -307,7 +307,8 @@ class MainWindow(QMainWindow):
         several = len(model.archive.programs) > 1
         title = Path(path).name + (f" [{model.program.name}]" if several else "")
         # an AOTInductor package that holds its program too: the compiled models' tab, the graph beside them
-        tab: DocumentTab = AotiTab(path, model.archive, program=doc) if model.archive.aoti is not None else doc
+        tab: DocumentTab = (AotiTab(path, model.archive, program=doc, interactive=self.interactive,
+                                    trust=self.trust_store) if model.archive.aoti is not None else doc)
         copy = self._own_pending_copy(path, tab)
         self.add_tab(tab, title, path if not copy else f"{path}\n(a copy kept while this tab is open; "
                      "File > Save Program As… to keep it)")

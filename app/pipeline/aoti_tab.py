@@ -5,31 +5,57 @@ job's, after its own consent (`--allow-native`). What the files say comes from c
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.tab import DocumentTab
+from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import make_table
 from pt2_viewer.app.pipeline.code_view import CodeView
+from pt2_viewer.app.platform.trust_dialog import confirm_native
+from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.pt2.aoti import AotiFile, AotiModel, aoti_models, read_aoti_source
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pte.tables import size_text
+from pt2_viewer.core.run.session import failure_of, latency_text, output_rows
 
 PAGE_ROLE = Qt.ItemDataRole.UserRole
 
 
 class AotiTab(DocumentTab):
-    """`program` is the graph of the archive's ExportedProgram, made by the window, when it holds one."""
+    """`program` is the graph of the archive's ExportedProgram, made by the window, when it holds one. `ran(result)`
+    when a run of the compiled code ends (the run job's result; None when it did not start)."""
+
+    ran = Signal(object)
 
     def __init__(self, path: str, archive: Archive, program: DocumentWidget | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, interactive: bool = True, trust: TrustStore | None = None) -> None:
         super().__init__(parent)
         self.path = path
         self.archive = archive
         self.program = program
+        self.interactive = interactive
+        self.trust = trust or TrustStore.default()
+        self.driver = WorkerDriver(self)
+        self.driver.finished.connect(self._finished)
         try:
             self.models: list[AotiModel] = aoti_models(archive)
             problem = ""
@@ -54,9 +80,26 @@ class AotiTab(DocumentTab):
             split.setSizes([200, 700, 500])
         else:
             split.setSizes([240, 1100])
+        self.run_button = QPushButton("Run the compiled code (CPU)…")
+        self.run_button.setToolTip("Loads the package's library (after asking) and runs it in the worker")
+        self.run_button.clicked.connect(self.run)
+        self.source = QLineEdit()
+        self.source.setPlaceholderText("its source program (.pt2), for the inputs" if program is None
+                                       else "inputs from the package's own program (or name another .pt2)")
+        browse = QPushButton("Source…")
+        browse.clicked.connect(self._choose_source)
+        self.result = QLabel()
+        self.result.setWordWrap(True)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        run_row = QHBoxLayout()
+        run_row.addWidget(self.run_button)
+        run_row.addWidget(self.source, 1)
+        run_row.addWidget(browse)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.header)
+        layout.addLayout(run_row)
+        layout.addWidget(self.result)
         layout.addWidget(split, 1)
         self._fill(problem)
         self.outline.currentItemChanged.connect(lambda item, _old: self._show(item))
@@ -71,7 +114,7 @@ class AotiTab(DocumentTab):
         extra = (" It also holds the ExportedProgram, drawn on the right." if self.program is not None
                  else " It holds compiled code and no program graph.")
         self.header.setText(f"<b>{name}</b>: an AOTInductor package. Compiled models: {models}.{extra} "
-                            "Its library is loaded only by Run, after you allow native code."
+                            "Its library is loaded only when you run it, after you allow native code."
                             + (f"<br><span style='color:#b3261e'>{problem}</span>" if problem else ""))
         for m in self.models:
             top = QTreeWidgetItem([f"{m.name} — {m.device}"])
@@ -138,6 +181,42 @@ class AotiTab(DocumentTab):
                             f"{size_text(f.nbytes)}, read only</span>", text, f.language)
         self.pages.setCurrentWidget(self.code)
 
+    # -- running the compiled code ---------------------------------------------------------------------------------
+    def _choose_source(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Source program", "", "PyTorch export archives (*.pt2)")
+        if path:
+            self.source.setText(path)
+
+    def run(self) -> bool:
+        """Ask (once per file content) to load the compiled code, then run it in the worker: the `run_aoti` job."""
+        if self.driver.running:
+            return False
+        if not confirm_native(self, self.path, self.trust, interactive=self.interactive):
+            self.result.setText("The compiled code was not run: loading it runs it, with your permissions.")
+            self.ran.emit(None)
+            return False
+        request: dict[str, Any] = {"program": self.path, "device": "cpu", "allow_native": True}
+        if self.source.text().strip():
+            request["source"] = self.source.text().strip()
+        self.result.setText("Running the compiled code in the worker…")
+        self.run_button.setEnabled(False)
+        self.driver.start("run_aoti", request, temp_dirs.new_dir("run"))
+        return True
+
+    def _finished(self, outcome: JobOutcome) -> None:
+        self.run_button.setEnabled(True)
+        result = outcome.result
+        failure = failure_of(result) if result is not None else None
+        if result is None or failure is not None:
+            self.result.setText(f"<span style='color:#b3261e'>{failure.text() if failure else outcome.message}"
+                                "</span>")
+        else:
+            rows = "; ".join(f"{r.name} {r.dtype}{r.shape} min {r.minimum} max {r.maximum} mean {r.mean}"
+                             for r in output_rows(result))
+            self.result.setText(f"<b>Ran</b> on {result.get('device')} with {result['inputs']['source']} inputs: "
+                                f"{rows}. <b>Latency</b>: {latency_text(result['latency'])}")
+        self.ran.emit(result)
+
     # -- the window's contract (app/graph/tab.py) ------------------------------------------------------------------
     def source_file(self) -> str | None:
         return self.path
@@ -155,5 +234,6 @@ class AotiTab(DocumentTab):
         return self.path if Path(self.path).is_file() else None
 
     def release(self) -> None:
+        self.driver.cancel()
         if self.program is not None:
             self.program.release()

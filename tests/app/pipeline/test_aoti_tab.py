@@ -78,3 +78,24 @@ def test_a_package_with_its_program_shows_the_graph_beside(qtbot, window: MainWi
     folder = os.environ.get("PT2V_SCREENSHOTS")
     if folder:
         window.grab().save(str(Path(folder) / "aoti_tab_program.png"))
+
+
+def test_the_compiled_code_runs_only_after_consent(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    from tests.zoo.pipeline import small_pt2
+
+    path = _package(with_program=False)
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+        window.open_path(str(path))
+    tab = window.current_tab()
+    assert isinstance(tab, AotiTab)
+    with qtbot.waitSignal(tab.ran, timeout=TIMEOUT) as refused:  # no dialog here, and nothing allowed yet
+        assert tab.run() is False
+    assert refused.args[0] is None and "not run" in tab.result.text()
+    window.trust_store.allow_native(path)  # what answering Yes records
+    tab.source.setText(str(small_pt2()))
+    with qtbot.waitSignal(tab.ran, timeout=TIMEOUT) as done:
+        assert tab.run() is True
+    result = done.args[0]
+    assert result["ok"], result
+    assert result["inputs"]["source"] == "sample" and result["outputs"][0]["shape"] == [2, 4]
+    assert "Latency" in tab.result.text()
