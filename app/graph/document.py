@@ -343,6 +343,11 @@ class DocumentWidget(DocumentTab):
         self.model.set_weights_as_nodes(on)  # announces DRAWING: laid out again (_model_changed)
 
     # -- user intent -------------------------------------------------------------------------------------------
+    def redraw(self) -> None:
+        """Draw the same graph again, keeping the view (the palette changed: every look is computed afresh)."""
+        self._keep_view = True
+        self.relayout()
+
     def _lay_out_again(self, keep_view: bool) -> None:
         """The user changed what is drawn: lay it out, keeping the view or not; the first view's (or Fit's)
         stepping up to a level that fits is over."""

@@ -258,8 +258,7 @@ class GraphTools(QObject):
 
     def _redraw(self) -> None:
         """The palette changed (light/dark): every look is computed from the theme again."""
-        self.doc._keep_view = True
-        self.doc.relayout()
+        self.doc.redraw()
         self.legend.update()
         self.doc.minimap.refit()
 
