@@ -7,8 +7,8 @@ them with the `JOB_TOKEN` prefix, which the agent replaces with the job folder's
 string in the events and the pulled JSON files (result.json, report.json, mappings) that starts with a remote folder
 is turned into the local path it stands for, so a result reads as if the job had run here.
 
-`JOB_PATHS` names the fields per job. (The typed request schemas of the contracts issue will mark them; until then
-this table is the one place that knows.)
+Which fields hold paths is the request schemas' to say (`local_path` in core/jobs/schemas/): an input file goes
+alone (a `.pt2`, a `.pte`), a `.py` file goes with its folder; `OUTPUT_FIELDS` are files the job writes.
 """
 from __future__ import annotations
 
@@ -19,24 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.jobs.remote.content import file_digest, folder_files
+from pt2_viewer.core.jobs.schemas.jobs import local_path_fields
 
 JOB_TOKEN = "@PT2V_JOB@"
 OUT = "out"
 
 
-@dataclass(frozen=True)
-class PathFields:
-    inputs: tuple[str, ...] = ()  # files copied alone (a .pt2)
-    scripts: tuple[str, ...] = ()  # .py files copied with their folder (a value not ending in .py is no path)
-    outputs: tuple[str, ...] = ()  # files the job writes: their folders come back
+OUTPUT_FIELDS = frozenset({"output", "aoti_package"})  # files a job writes: their folders come back
 
 
-JOB_PATHS: dict[str, PathFields] = {
-    "decompose": PathFields(inputs=("program",), scripts=("preload", "to", "table"), outputs=("output",)),
-    "run_program": PathFields(inputs=("program",), scripts=("preload",), outputs=("aoti_package",)),
-    "numerics": PathFields(inputs=("program",), scripts=("preload", "candidate", "script")),
-    "export_script": PathFields(scripts=("script",)),
-}
+def path_fields(job: str) -> tuple[list[str], list[str]]:
+    """(input fields, output fields) of a job's request: the schema's local-path fields (core/jobs/schemas/)."""
+    names = list(dict.fromkeys(n for n in local_path_fields(job) if "." not in n))
+    return [n for n in names if n not in OUTPUT_FIELDS], [n for n in names if n in OUTPUT_FIELDS]
 
 
 @dataclass(frozen=True)
@@ -55,6 +50,7 @@ class Plan:
     links: list[Link] = field(default_factory=list)
     outputs: dict[str, Path] = field(default_factory=dict)  # remote folder (relative) -> local folder
     inputs: dict[str, Path] = field(default_factory=dict)  # remote file (relative) -> local file
+    folders: dict[str, Path] = field(default_factory=dict)  # a script's remote folder (relative) -> its local one
 
     def spec_links(self) -> list[dict[str, str]]:
         return [{"hash": link.digest, "path": link.rel} for link in self.links]
@@ -66,7 +62,7 @@ class Plan:
 def plan(job: str, request: dict[str, Any], out_dir: Path, cap_bytes: int | None = None,
          on_hash: Callable[[Path, int], None] | None = None) -> Plan:
     """Rewrite `request` for the server and list the files it needs there (hashing them, from the cache when known)."""
-    fields = JOB_PATHS.get(job, PathFields())
+    inputs, outputs = path_fields(job)
     remote = dict(request)
     result = Plan(remote)
     seen: dict[Path, str] = {}
@@ -83,25 +79,21 @@ def plan(job: str, request: dict[str, Any], out_dir: Path, cap_bytes: int | None
         seen[local] = rel
         return rel
 
-    for n, key in enumerate(fields.inputs):
+    for n, key in enumerate(inputs):
         value = request.get(key)
-        if isinstance(value, str) and value:
-            local = Path(value).expanduser()
-            if local.is_file():
-                remote[key] = f"{JOB_TOKEN}/" + add(local, f"in/{key}{n}/{local.name}")
-    for n, key in enumerate(fields.scripts):
-        value = request.get(key)
-        if not (isinstance(value, str) and value.endswith(".py")):
+        if not isinstance(value, str) or not value:
             continue
-        script = Path(value).expanduser().resolve()
-        if not script.is_file():
-            continue  # the job says the file is missing, in its own words
-        base = f"in/s{n}"
-        files = folder_files(script, cap_bytes) if cap_bytes is not None else folder_files(script)
-        for path in files:
-            add(path, f"{base}/{path.relative_to(script.parent).as_posix()}")
-        remote[key] = f"{JOB_TOKEN}/{base}/{script.name}"
-    for n, key in enumerate(fields.outputs):
+        local = Path(value).expanduser().resolve()
+        if not local.is_file():
+            continue  # a word ("core"), or a file the job says is missing, in its own words
+        base = f"in/{n}"
+        if local.suffix == ".py":  # a script goes with its folder: the files it imports or reads beside it
+            files = folder_files(local, cap_bytes) if cap_bytes is not None else folder_files(local)
+            for path in files:
+                add(path, f"{base}/{path.relative_to(local.parent).as_posix()}")
+            result.folders[base] = local.parent
+        remote[key] = f"{JOB_TOKEN}/" + add(local, f"{base}/{local.name}")
+    for n, key in enumerate(outputs):
         value = request.get(key)
         if isinstance(value, str) and value:
             local = Path(value).expanduser().resolve()
@@ -118,8 +110,7 @@ class PathMap:
         pairs: list[tuple[str, str]] = [(f"{job_dir}/{OUT}", str(out_dir))]
         pairs += [(f"{job_dir}/{rel}", str(local)) for rel, local in plan.outputs.items()]
         pairs += [(f"{job_dir}/{rel}", str(local)) for rel, local in plan.inputs.items()]
-        pairs += [(f"{job_dir}/{rel.rsplit('/', 1)[0]}", str(local.parent)) for rel, local in plan.inputs.items()
-                  if rel.startswith("in/s")]
+        pairs += [(f"{job_dir}/{rel}", str(local)) for rel, local in plan.folders.items()]
         self.pairs = sorted(pairs, key=lambda p: -len(p[0]))
 
     def text(self, value: str) -> str:
