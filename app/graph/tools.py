@@ -151,7 +151,7 @@ class GraphTools(QObject):
     def describe(self, node: str) -> str:
         """A node's tooltip: target, module path, output types and users (core/graph/details.node_tooltip)."""
         level = self.doc.model.level
-        return node_tooltip(self.doc.model.program, level.graph, node, level.index)
+        return node_tooltip(self.doc.model.program, level.graph, node, level.index, self.doc.symbols_panel.dim_names)
 
     def context_menu(self, item: str, pos: QPoint) -> None:
         if item and node_of(item) is not None:

@@ -281,9 +281,12 @@ def measure_sections(measures: Mapping[str, Overlay], node: str) -> list[DetailS
     return out
 
 
-def node_tooltip(program: Program, graph: Graph, node_name: str, index: GraphIndex | None = None) -> str:
+def node_tooltip(program: Program, graph: Graph, node_name: str, index: GraphIndex | None = None,
+                 dim_names: Mapping[str, str] | None = None) -> str:
     """What hovering a node says that its box does not print: the full target, the module path (with the module's
-    class), the output types, and who uses it. Empty for a name not in `graph`."""
+    class), the output types, who uses it, and the script's names for the symbols in its types (`dim_names`, by
+    the input dim they stand for: {"x.shape[0]": "batch"}, core/export/dim_names.py). Empty for a name not in
+    `graph`."""
     node = graph.node_by_name.get(node_name)
     if node is None:
         return ""
@@ -311,4 +314,10 @@ def node_tooltip(program: Program, graph: Graph, node_name: str, index: GraphInd
             lines.append(f"{plural(len(users), 'user')}: {', '.join(users[:4])}{more}")
         elif node.op is not NodeOp.OUTPUT:
             lines.append("no users")
+        if dim_names:
+            named = [f"{sym.name} = {dim_names[src]}" for sym in program.symbols
+                     for src in sym.sources[:1] if src in dim_names
+                     and node.name in index.symbol_users.get(sym.name, [])]
+            if named:
+                lines.append(f"named dims: {', '.join(named)}")
     return "\n".join(lines)

@@ -24,6 +24,9 @@ def test_symbols_say_the_scripts_dim_names(qtbot, monkeypatch) -> None:  # type:
         batch = names["x.shape[0]"]
         assert batch.endswith(" (batch)") and batch.startswith("s")  # the symbol, then the script's name for it
         assert "(" not in names["x.shape[1]"]  # Dim.AUTO has no name
+        symbol = batch.split()[0]
+        tip = doc.view.tooltip_text(doc.view.nodes["x"])  # and hovering a node whose shape uses it says so too
+        assert f"named dims: {symbol} = batch" in tip
     finally:
         for i in range(window.tabs.count()):
             if isinstance(tab := window.tabs.widget(i), ScriptDocument):
