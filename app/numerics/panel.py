@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app import theme
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
+from pt2_viewer.app.platform.trust_dialog import confirm_native
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
@@ -57,6 +58,9 @@ from pt2_viewer.core.run.session import input_choices
 
 OVER_BRUSH = QBrush(theme.ALERT_ROW)
 INPUT_CHOICES = input_choices("Generated inputs (as Run makes them)")
+
+
+LOWERED_FILTER = "ExecuTorch programs and AOTInductor packages (*.pte *.pt2)"
 
 
 class NumericsPanel(QScrollArea):
@@ -175,13 +179,15 @@ class NumericsPanel(QScrollArea):
 
     # -- choices ---------------------------------------------------------------------------------------------------
     def _update_enabled(self) -> None:
-        table = self.candidate.currentData() == "table"
+        table = self.candidate.currentData() in ("table", "lowered")  # a file: a table, or a .pte / package
         self.table_path.setEnabled(table)
         self.table_browse.setEnabled(table)
         self.seed.setEnabled(self.input_mode.currentData() == "generated")
 
     def _choose_table(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Decomposition table", "", PY_FILTER)
+        lowered = self.candidate.currentData() == "lowered"
+        path, _ = QFileDialog.getOpenFileName(self, "What the program became" if lowered else "Decomposition table",
+                                              "", LOWERED_FILTER if lowered else PY_FILTER)
         if path:
             self.table_path.setText(path)
 
@@ -204,7 +210,14 @@ class NumericsPanel(QScrollArea):
             refused = confirm_code(self, Path(table).expanduser(), self.trust, self.interactive, "the table file")
             if refused:
                 return refused
-        return NumericsOptions(candidate=key, table=str(Path(table).expanduser()) if key == "table" and table else None,
+        if key == "lowered":
+            if not table or not Path(table).expanduser().is_file():
+                return f"The file '{table or ''}' does not exist: choose a .pte or an AOTInductor package (.pt2)."
+            if table.endswith(".pt2") and not confirm_native(self, Path(table).expanduser(), self.trust,
+                                                             interactive=self.interactive):
+                return "The package's compiled code was not run: loading it runs it, with your permissions."
+        return NumericsOptions(candidate=key, table=str(Path(table).expanduser()) if key in ("table", "lowered")
+                               and table else None,
                                inputs=str(self.input_mode.currentData()), seed=self.seed.value(), threshold=threshold)
 
     # -- running ---------------------------------------------------------------------------------------------------

@@ -19,14 +19,15 @@ FLOOR = 1e-12  # errors below this (exact matches) are drawn at the bottom of th
 CANDIDATE_CHOICES = (("core", "Core ATen decomposition"), ("functional", "Functional ATen decomposition"),
                      ("table", "My decomposition table (.py)…"), ("bf16", "bfloat16 (inputs, weights cast down)"),
                      ("fp16", "float16 (inputs, weights cast down)"), ("cuda", "The same program on CUDA"),
-                     ("compile", "torch.compile (outputs only)"), ("aoti", "AOTInductor (outputs only)"))
+                     ("compile", "torch.compile (outputs only)"), ("aoti", "AOTInductor (outputs only)"),
+                     ("lowered", "What it became: a .pte or AOTInductor package… (outputs only)"))
 INPUT_MODES = ("auto", "sample", "generated")
 
 
 @dataclass
 class NumericsOptions:
     candidate: str = "core"  # a CANDIDATE_CHOICES key
-    table: str | None = None  # the .py file, for "table"
+    table: str | None = None  # the .py file, for "table"; the .pte or package file, for "lowered"
     inputs: str = "auto"
     seed: int = 0
     threshold: float = DEFAULT_THRESHOLD
@@ -48,12 +49,16 @@ def build_request(program_path: str, program_name: str | None, options: Numerics
         raise ValueError(f"inputs must be one of {', '.join(INPUT_MODES)}, not {options.inputs!r}")
     if options.candidate == "table" and not options.table:
         raise ValueError("a table candidate needs its .py file")
-    candidate = options.table if options.candidate == "table" else options.candidate
+    if options.candidate == "lowered" and not options.table:
+        raise ValueError("a lowered candidate needs its .pte or package file")
+    candidate = options.table if options.candidate in ("table", "lowered") else options.candidate
     request: dict[str, Any] = {"program": program_path, "candidate": candidate, "inputs": options.inputs,
                                "seed": options.seed, "threshold": options.threshold, "top": 20,
                                "save_candidate": options.candidate in ("core", "functional", "table")}
     if program_name:
         request["program_name"] = program_name
+    if options.candidate == "lowered" and str(options.table).endswith(".pt2"):
+        request["allow_native"] = True  # the panel asked before (an AOTInductor package's compiled code runs)
     if options.preload:
         request["preload"] = options.preload
     return request

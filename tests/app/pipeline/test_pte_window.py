@@ -115,3 +115,30 @@ def test_a_pte_runs_from_its_run_panel(qtbot, window: MainWindow) -> None:  # ty
     assert result["program_name"] == "forward" and result["inputs"]["source"] == "generated"
     assert panel.outputs.rowCount() == 1 and panel.outputs.item(0, 1).text() == "float32"
     assert panel.latency.text().startswith("<b>Latency</b>")
+
+
+def test_the_source_program_compares_with_what_it_became(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """Numerics on the source `.pt2`: the candidate is its `.pte` (ExecuTorch's runtime) or its AOTInductor package
+    (after the native-code question); the outputs are compared."""
+    from PySide6.QtCore import Qt
+
+    from tests.zoo.pipeline import aoti_path, small_pt2, small_pte
+
+    try:
+        source, lowered, package = small_pt2(), small_pte("xnnpack"), aoti_path(False)
+    except ExportFailed as e:
+        pytest.skip(str(e))
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
+        window.open_path(str(source))
+    panel = blocker.args[0].numerics_panel
+    panel.set_candidate("lowered", str(package))
+    assert isinstance(panel.options(), str)  # no dialog here, and the package's code was not allowed
+    window.trust_store.allow_native(package)
+    panel.trust = window.trust_store
+    for candidate, kind in ((lowered, "pte"), (package, "package")):
+        panel.set_candidate("lowered", str(candidate))
+        with qtbot.waitSignal(panel.finished, timeout=TIMEOUT) as done:
+            qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+        result = done.args[0]
+        assert result["ok"] and result["kind"] == kind and result["compared"] == 1, result
+        assert result["first_divergence"] is None
