@@ -32,20 +32,21 @@ sys.path.insert(0, str(REPO))
 
 def timed(make, out: Path) -> tuple[float, float, object]:  # type: ignore[no-untyped-def]
     """(start to finish, the remote protocol's own time, the job). The protocol's time is start to the supervisor's
-    hello (connect, copy, start) plus the worker's `done` to the end (copy the results back, trim the cache)."""
+    hello (connect, copy, start) plus the worker's exit to the end (copy the results back, trim the cache); the
+    worker's own time, its exit included, is the local job's."""
     marks: dict[str, float] = {}
     t = time.perf_counter()
 
     def mark(event: dict) -> None:  # type: ignore[type-arg]
-        if event["type"] in ("remote_started", "done"):
-            marks[event["type"]] = time.perf_counter() - t
+        if event["type"] == "remote_started" or event.get("stage") == "fetch":  # fetch: the worker has exited
+            marks[event.get("stage") or event["type"]] = time.perf_counter() - t
 
     job = make(out, mark)
     outcome = job.wait()
     wall = time.perf_counter() - t
     if not outcome.ok or not (outcome.result or {}).get("ok"):
         raise SystemExit(f"the job failed: {outcome.message} {(outcome.result or {}).get('error')}")
-    protocol = marks["remote_started"] + (wall - marks["done"]) if "remote_started" in marks else 0.0
+    protocol = marks["remote_started"] + (wall - marks["fetch"]) if "remote_started" in marks else 0.0
     return wall, protocol, job
 
 
