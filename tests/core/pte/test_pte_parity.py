@@ -102,3 +102,19 @@ def test_the_graph_is_the_execution_plan(pte_file: Callable[[str, str], Path], m
     assert 0 < max(memory.live_bytes()) <= memory.peak
     for n in kernels[:20]:
         assert any(k.endswith("dim order") for k in n.metadata), n.metadata
+
+
+def test_reading_a_pte_imports_neither_torch_nor_executorch(pte_file: Callable[[str, str], Path]) -> None:
+    """The window reads a `.pte` as it reads a `.pt2`: no torch, no executorch, no Qt in the reading process."""
+    script = ("import json, sys\n"
+              "from pt2_viewer.core.pt2.reader import read_archive\n"
+              "from pt2_viewer.core.pt2.info import archive_info, summary_text\n"
+              "from pt2_viewer.core.graph.document import DocumentModel\n"
+              "a = read_archive(sys.argv[1]); json.dumps(archive_info(a)); summary_text(a)\n"
+              "DocumentModel(a, a.programs[0])\n"
+              "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+              "('torch', 'executorch', 'PySide6'))))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(pte_file("nn_transformer", "xnnpack"))],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
