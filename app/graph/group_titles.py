@@ -10,7 +10,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
 
 from pt2_viewer.app import theme
-from pt2_viewer.app.graph.items import NodeItem
+from pt2_viewer.core.graph.scene import SceneLayout
 from pt2_viewer.core.graph.title_placement import Frame, PlacedTitle, Rect, breadcrumb, place_titles
 
 if TYPE_CHECKING:
@@ -28,6 +28,14 @@ def title_font() -> QFont:
     return f
 
 
+CELL = 400.0  # scene units per cell of the node-box grid
+
+
+def _cells(x: float, y: float, w: float, h: float) -> list[tuple[int, int]]:
+    return [(i, j) for i in range(int(x // CELL), int((x + w) // CELL) + 1)
+            for j in range(int(y // CELL), int((y + h) // CELL) + 1)]
+
+
 class GroupTitles:
     """Measures and paints; `placed` and `crumbs` are the last paint's (tests and tooltips read them)."""
 
@@ -37,28 +45,43 @@ class GroupTitles:
         self.metrics = QFontMetricsF(self.font)
         self.placed: list[PlacedTitle] = []
         self.crumbs: list[Frame] = []
+        self._grid_of: SceneLayout | None = None  # the layout `_grid` indexes
+        self._grid: dict[tuple[int, int], list[Rect]] = {}  # node boxes by CELL x CELL scene cell
 
     def frames(self) -> list[Frame]:
+        """The expanded frames on screen, in screen pixels. From the layout's own numbers (no Qt call per group:
+        a 10k-node program has a thousand frames, and this runs on every paint)."""
         view = self.view
         shown = view.mapToScene(view.viewport().rect()).boundingRect()
+        left, top, right, bottom = shown.left(), shown.top(), shown.right(), shown.bottom()
+        t = view.viewportTransform()
+        sx, sy, dx, dy = t.m11(), t.m22(), t.dx(), t.dy()
         out = []
         for path, item in view.groups.items():
-            if not item.box.expanded:
+            b = item.box
+            if not b.expanded or b.x > right or b.y > bottom or b.x + b.w < left or b.y + b.h < top:
                 continue
-            r = item.sceneBoundingRect()
-            if not r.intersects(shown):
-                continue
-            px = view.mapFromScene(r).boundingRect()
-            out.append(Frame(path, item.title, (px.x(), px.y(), px.width(), px.height()), item.box.depth))
+            out.append(Frame(path, item.title, (b.x * sx + dx, b.y * sy + dy, b.w * sx, b.h * sy), b.depth))
         return out
 
     def breadcrumb_text(self) -> str:
         return SEP.join(self.view.groups[f.path].box.title for f in self.crumbs)
 
     def _covers_node(self, rect: Rect) -> bool:
+        """Whether a rect on screen covers a node box, from a grid of the layout's boxes (built once per layout)."""
         view = self.view
-        scene_rect = view.mapToScene(QRectF(*rect).toAlignedRect()).boundingRect()
-        return any(isinstance(i, NodeItem) for i in view.scene().items(scene_rect))
+        layout = view.layout
+        if layout is None:
+            return False
+        if self._grid_of is not layout:
+            self._grid_of, self._grid = layout, {}
+            for n in layout.nodes:
+                for key in _cells(n.x, n.y, n.w, n.h):
+                    self._grid.setdefault(key, []).append((n.x, n.y, n.w, n.h))
+        r = view.mapToScene(QRectF(*rect).toAlignedRect()).boundingRect()
+        x, y, w, h = r.x(), r.y(), r.width(), r.height()
+        return any(bx < x + w and x < bx + bw and by < y + h and y < by + bh
+                   for key in _cells(x, y, w, h) for bx, by, bw, bh in self._grid.get(key, ()))
 
     def paint(self, p: QPainter) -> None:
         view = self.view
