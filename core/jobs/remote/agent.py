@@ -210,6 +210,7 @@ class Supervisor:
         self.marker = uuid.uuid4().hex
         self.proc = None
         self.reason = None
+        self.tree_mb = None
         self.buffers = {}
 
     def prepare(self):
@@ -320,6 +321,10 @@ class Supervisor:
         timeout = self.spec.get("timeout_s")
         deadline = time.monotonic() + timeout if timeout else None
         tree_mb = self.spec.get("tree_memory_mb")
+        if tree_mb is None:  # as a local job's default: three quarters of this machine's memory (0: no limit)
+            total = _meminfo().get("total")
+            tree_mb = max(2048, total * 3 // 4 // 2**20) if total else None
+        self.tree_mb = tree_mb
         next_check = 0.0
         open_pipes = set(pipes)
         exited_at = None
@@ -353,7 +358,7 @@ class Supervisor:
         for fd in list(open_pipes):
             while self.relay(fd, pipes[fd]):
                 pass
-        _say({"c": "exit", "rc": proc.returncode, "reason": reason})
+        _say({"c": "exit", "rc": proc.returncode, "reason": reason, "tree_memory_mb": self.tree_mb})
         return 0
 
 

@@ -104,8 +104,8 @@ class RemoteJob:
         self.python = worker.url
         self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else (timeout_s or None)
         self.memory_limit_mb = memory_limit_mb
-        # the server's processes are weighed against a cap given here; without one the supervisor uses none
-        self.tree_memory_mb = memory_limit_mb or None
+        # the cap on the server's processes together: None the server's default (three quarters of its memory), 0 none
+        self.tree_memory_mb = memory_limit_mb
         self.extra_env = dict(env or {})
         self.cwd = cwd
         self.on_event = on_event
@@ -426,7 +426,8 @@ class RemoteJob:
         rc = exit_frame.get("rc")
         if reason:
             status = protocol.CANCELLED if reason == "disconnected" else str(reason)
-            return status, stopped_message(status, self.timeout_s, self.tree_memory_mb), {"returncode": rc}
+            cap = exit_frame.get("tree_memory_mb") if isinstance(exit_frame.get("tree_memory_mb"), int) else None
+            return status, stopped_message(status, self.timeout_s, cap), {"returncode": rc}
         assert paths is not None
         self._progress("fetch", f"Copying the results from {self.worker.host}")
         self._pull(job_plan, paths)  # and the server's cache trimmed to its cap

@@ -317,3 +317,24 @@ def test_the_server_cache_keeps_to_its_cap_oldest_first_and_a_big_script_folder_
     assert len(folder_files(project / "model.py", cap_bytes=10_000)) == 2
     with pytest.raises(FolderTooBig, match="Move the script into a folder of its own"):
         folder_files(project / "model.py", cap_bytes=1000)
+
+
+MEMORY_EATER = """\
+import subprocess, sys, time
+eat = "import time; block = b'x' * (700 * 2**20); print('ate', flush=True); time.sleep(600)"
+children = [subprocess.Popen([sys.executable, "-c", eat]) for _ in range(4)]
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_memory_limit_covers_the_server_s_whole_process_tree(use_ssh_server: SshServer, tmp_path, monkeypatch):
+    monkeypatch.setenv("PT2V_WORKER", use_ssh_server.url)
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "eat.py").write_text(MEMORY_EATER)
+    job = worker_job("export_script", {"script": str(tmp_path / "project" / "eat.py")}, tmp_path / "out",
+                     memory_limit_mb=2500)
+    outcome = job.wait()
+    assert outcome.status == protocol.OUT_OF_MEMORY, outcome.message
+    assert "2,500 MB" in outcome.message
+    assert process_tree.marked_pids(job.remote["marker"]) == []
