@@ -24,7 +24,8 @@ class PtePanel(Panel):
         self.facts.setMaximumHeight(200)
         self.picture = MemoryPicture()
         self.memory = make_table(["tensor", "buffer", "offset", "bytes", "lives", "type"], stretch_column=5)
-        self.delegates = make_table(["#", "backend", "payload", "stored", "compile specs"], stretch_column=4)
+        self.delegates = make_table(["#", "backend", "payload", "stored", "ops it took over", "compile specs"],
+                                    stretch_column=4)
         self.data = make_table(["data", "bytes", "where", "holds"], stretch_column=3)
         self.peak = QLabel()
         self.peak.setWordWrap(True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import struct
 from pathlib import Path
+from typing import BinaryIO
 
 from pt2_viewer.core.model.executorch import (
     ConstantData,
@@ -31,6 +32,7 @@ from pt2_viewer.core.pte.schema import (
     extended_header,
     read_program,
 )
+from pt2_viewer.core.pte.xnnpack import xnnpack_ops
 
 HEAD_BYTES = 64
 MAX_PROGRAM_BYTES = 2 * 1024 * 1024 * 1024  # the flatbuffer part; weights live in segments, which are never read
@@ -80,7 +82,10 @@ def read_pte(path: str | os.PathLike[str]) -> Archive:
         raise PteError(f"Could not read '{p}': {e.strerror or e}.") from None
     try:
         pte = read_program(Buffer(data, name), size, segment_base)
-        return _archive(p, pte)
+        with open(p, "rb") as source:  # the delegates' payloads (segments) are read for what they say of themselves
+            return _archive(p, pte, source)
+    except OSError as e:
+        raise PteError(f"Could not read '{p}': {e.strerror or e}.") from None
     except PteError:
         raise
     except (struct.error, IndexError, ValueError, OverflowError, RecursionError, TypeError, KeyError) as e:
@@ -88,7 +93,7 @@ def read_pte(path: str | os.PathLike[str]) -> Archive:
                        "damaged or truncated.") from None
 
 
-def _archive(path: Path, pte: PteFile) -> Archive:
+def _archive(path: Path, pte: PteFile, source: BinaryIO) -> Archive:
     warnings = list(pte.warnings)
     segments = [Segment(i, pte.segment_base + off, n, "") for i, (off, n) in enumerate(pte.segments)]
     holds: dict[int, list[str]] = {}
@@ -102,7 +107,7 @@ def _archive(path: Path, pte: PteFile) -> Archive:
     methods = []
     programs = []
     for plan in pte.plans:
-        blocks = _delegates(plan, pte, segments, holds, warnings)
+        blocks = _delegates(plan, pte, segments, holds, warnings, source)
         mapper = PlanMapper(plan, blocks, constant_names, pte.version)
         program = mapper.program()
         nodes = {int(n.metadata.get("instruction", -1)): n.name for n in program.graph.nodes if "instruction" in
@@ -158,7 +163,8 @@ def _constants(pte: PteFile, segments: list[Segment], holds: dict[int, list[str]
 
 
 def _delegates(plan: PtePlan, pte: PteFile, segments: list[Segment], holds: dict[int, list[str]],
-               warnings: list[str]) -> list[DelegateBlock]:
+               warnings: list[str], source: BinaryIO) -> list[DelegateBlock]:
+    """Each delegate block's backend, payload size and place, and (XNNPACK) the operators it took over."""
     out = []
     for k, d in enumerate(plan.delegates):
         if d.inline:
@@ -173,7 +179,10 @@ def _delegates(plan: PtePlan, pte: PteFile, segments: list[Segment], holds: dict
             warnings.append(f"The delegate {k} of '{plan.name}' ({d.backend}) points at {where} {d.index}, which "
                             "the file does not have: its payload is missing.")
         specs = tuple((key, _spec_text(value)) for key, value in d.compile_specs)
-        out.append(DelegateBlock(k, d.backend, n, where, specs))
+        ops: tuple[str, ...] = ()
+        if d.backend == "XnnpackBackend" and not d.inline and 0 <= d.index < len(segments):
+            ops = xnnpack_ops(source, segments[d.index].offset, segments[d.index].nbytes)
+        out.append(DelegateBlock(k, d.backend, n, where, specs, ops=ops))
     return out
 
 

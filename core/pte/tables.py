@@ -50,7 +50,7 @@ def memory_rows(m: PteMethod, program: Program) -> list[Row]:
 
 
 def delegate_rows(m: PteMethod) -> list[Row]:
-    return [Row((str(d.index), d.backend, size_text(d.nbytes), d.location,
+    return [Row((str(d.index), d.backend, size_text(d.nbytes), d.location, ", ".join(d.ops) or "(not listed)",
                  ", ".join(f"{k}={v}" for k, v in d.compile_specs)), d.node) for d in m.delegates]
 
 

@@ -92,6 +92,10 @@ def test_the_graph_is_the_execution_plan(pte_file: Callable[[str, str], Path], m
     assert len(delegates) == (len(plan.delegates) if kind == "xnnpack" else 0)
     for n in delegates:
         assert n.metadata["backend"] == "XnnpackBackend" and int(n.metadata["payload bytes"]) > 0
+        assert n.metadata["delegated ops"]  # read from the XNNPACK payload (core/pte/xnnpack.py)
+    if model == "mobilenet_v3_small" and kind == "xnnpack":  # the CNN's convolutions went to XNNPACK
+        ops = archive.executorch.method(program.name).delegates[0].ops  # type: ignore[union-attr]
+        assert any(op.startswith("Conv2d x") for op in ops) and any(op.startswith("DepthwiseConv2d") for op in ops)
     for name in program.graph.inputs + program.graph.outputs:
         v = program.graph.values[name or ""]
         assert v.kind != "tensor" or (v.meta is not None and v.meta.dtype == "float32")
