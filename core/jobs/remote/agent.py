@@ -310,8 +310,8 @@ class Supervisor:
             _say(lacking)
             return 0
         pipes = self.start()
-        proc = self.proc
-        assert proc is not None
+        proc, tree = self.proc, self.tree
+        assert proc is not None and tree is not None
         sel = selectors.DefaultSelector()
         for fd in pipes:
             os.set_blocking(fd, False)
@@ -346,7 +346,7 @@ class Supervisor:
                 self.kill("timed_out")
             if tree_mb and now >= next_check and self.reason is None:
                 next_check = now + MEMORY_CHECK_S
-                if self.tree.usage(self.marker).rss_bytes > tree_mb * 1024 * 1024:
+                if tree.usage(self.marker).rss_bytes > tree_mb * 1024 * 1024:
                     self.kill("out_of_memory")
             if proc.poll() is not None:
                 exited_at = exited_at or now
