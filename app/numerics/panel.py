@@ -16,7 +16,6 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -37,6 +36,7 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app import theme
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
+from pt2_viewer.app.panels import narrow_combo
 from pt2_viewer.app.platform.trust_dialog import confirm_native
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.model.program import Program
@@ -92,14 +92,14 @@ class NumericsPanel(QScrollArea):
 
         choices = QGroupBox("Compare with")
         form = QFormLayout(choices)
-        self.candidate = QComboBox()
+        self.candidate = narrow_combo()
         for key, text in CANDIDATE_CHOICES:
             self.candidate.addItem(text, key)
         form.addRow("Candidate", self.candidate)
         self.table_path = QLineEdit(placeholderText="a .py file defining a decomposition table")
         self.table_browse = QPushButton("Browse…")
         form.addRow("Table", file_row(self.table_path, self.table_browse))
-        self.input_mode = QComboBox()
+        self.input_mode = narrow_combo()
         for key, text in INPUT_CHOICES:
             self.input_mode.addItem(text, key)
         if not program.has_sample_inputs:

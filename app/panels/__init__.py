@@ -14,7 +14,7 @@ module holds only the few looks the panels share.
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
-from PySide6.QtWidgets import QHeaderView, QListWidget, QTreeWidget
+from PySide6.QtWidgets import QComboBox, QHeaderView, QListWidget, QTreeWidget
 
 
 def fixed_font() -> QFont:
@@ -52,3 +52,12 @@ def fit_rows(view: QListWidget, most: int = 12) -> None:
     rows = max(1, min(view.count(), most))
     row = view.sizeHintForRow(0) if view.count() else view.fontMetrics().height() + 4
     view.setFixedHeight(rows * row + 2 * view.frameWidth() + 4)
+
+
+def narrow_combo(chars: int = 18) -> QComboBox:
+    """A combo box that asks for `chars` characters of width, not its longest choice's: a side panel at 1280x800
+    is narrower than "Sample inputs when saved, else generated", and the panel was cut at its right edge."""
+    box = QComboBox()
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(chars)
+    return box

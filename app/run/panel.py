@@ -19,7 +19,6 @@ from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -43,7 +42,7 @@ from pt2_viewer.app import theme
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
 from pt2_viewer.app.jobs.preferences_dialog import worker_probes
-from pt2_viewer.app.panels import fit_rows
+from pt2_viewer.app.panels import fit_rows, narrow_combo
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.import_policy import import_lines
 from pt2_viewer.core.jobs.python_env import choose_worker
@@ -169,7 +168,7 @@ class RunPanel(QScrollArea):
         # inputs
         inputs = QGroupBox("Inputs")
         form = QFormLayout(inputs)
-        self.input_mode = QComboBox()
+        self.input_mode = narrow_combo()
         for key, text in INPUT_CHOICES:
             self.input_mode.addItem(text, key)
         if not program.has_sample_inputs:

@@ -125,3 +125,12 @@ def test_cuda_is_offered_only_when_the_worker_s_torch_has_a_device(qtbot, window
     finally:
         if known is not None:
             probe.learn(known)
+
+
+def test_the_tab_fits_its_column_at_1280x800(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                             numerics_programs: dict[str, Path]) -> None:
+    """Nothing is cut at the panel's right edge: the choices' combo boxes do not ask for their longest entry."""
+    window.resize(1280, 800)
+    doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
+    qtbot.waitUntil(lambda: panel.isVisible() and panel.viewport().width() > 0)
+    assert panel.widget().width() <= panel.viewport().width()
