@@ -116,8 +116,10 @@ class DiagnosePanel(QWidget):
             if p.reason:
                 parts.append(f"<br><i>{html.escape(p.reason)}</i>")
             for t in p.tried:
-                parts.append(f"<br>tried <code>{html.escape(str(t.get('fix', '')))}</code>: it still fails: "
-                             f"{html.escape(str(t.get('failure', '')))}")
+                gone = {True: " (this problem itself is gone)", False: " (this problem remains)"}.get(
+                    t.get("problem_gone"), "")
+                parts.append(f"<br>tried <code>{html.escape(str(t.get('fix', '')))}</code>{gone}: the call still "
+                             f"fails: {html.escape(str(t.get('failure', '')))}")
             parts.append("</p>")
             if p.diff:
                 parts.append(f"<pre>{html.escape(p.diff)}</pre>")

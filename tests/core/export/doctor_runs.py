@@ -32,16 +32,19 @@ def _key(text: str) -> str:
     return h.hexdigest()[:16]
 
 
-def diagnosed(name: str, source: Path | None = None) -> tuple[Path, dict]:
-    """(the script's cached copy, its report.json) for tests/scripts/doctor/NAME.py (or `source`)."""
+def diagnosed(name: str, source: Path | None = None, beside: tuple[Path, ...] = ()) -> tuple[Path, dict]:
+    """(the script's cached copy, its report.json) for tests/scripts/doctor/NAME.py (or `source`), with the user's
+    other files `beside` it copied into the same folder."""
     src = source or SCRIPTS / f"{name}.py"
     text = src.read_text(encoding="utf-8")
-    folder = CACHE / _key(text) / name
+    folder = CACHE / _key(text + "".join(p.read_text(encoding="utf-8") for p in beside)) / name
     script, report = folder / "src" / src.name, folder / "out" / "report.json"
     if not report.exists():
         shutil.rmtree(folder, ignore_errors=True)
         script.parent.mkdir(parents=True)
         script.write_text(text, encoding="utf-8")
+        for other in beside:
+            shutil.copy(other, script.parent / other.name)
         export(script, folder / "out.tmp", diagnose=True)
         (folder / "out.tmp").rename(folder / "out")
     return script, json.loads(report.read_text(encoding="utf-8"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.export.doctor_runs import diagnosed, export, patched_copy
+from tests.core.export.doctor_runs import SCRIPTS, diagnosed, export, patched_copy
 
 # script -> (the fix kinds its failing call gets, verified) or None where only a reason can be given
 EXPECTED = {
@@ -112,3 +112,14 @@ def test_the_tutorials_failing_calls_get_verified_fixes_or_reasons(tmp_path):
     again = export(patched_copy(script, diffs, tmp_path), tmp_path / "out", save=False)
     ok = {c["index"]: c["ok"] for c in again["calls"]}
     assert all(ok[i] for i in calls if kinds[i]), ok
+
+
+def test_a_fake_kernel_goes_beside_the_op_in_the_users_other_file(tmp_path):
+    folder = SCRIPTS / "two_files"
+    script, report = diagnosed("uses_my_ops", folder / "uses_my_ops.py", (folder / "my_ops.py",))
+    [call] = failed(report)
+    [fix] = [p for p in call["problems"]["items"] if p["verified"]]
+    assert fix["fix_kind"] == "register_fake" and fix["diff"].startswith("--- a/my_ops.py\n+++ b/my_ops.py\n")
+    assert "+@double.register_fake\n+def _(x):\n+    return torch.empty_like(x)" in fix["diff"]
+    again = export(patched_copy(script, [fix["diff"]], tmp_path), tmp_path / "out", save=False)
+    assert [c["ok"] for c in again["calls"]] == [True]
