@@ -168,6 +168,7 @@ class RunPanel(QScrollArea):
         # inputs
         inputs = QGroupBox("Inputs")
         form = QFormLayout(inputs)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # a long dims label puts its field below it
         self.input_mode = narrow_combo()
         for key, text in INPUT_CHOICES:
             self.input_mode.addItem(text, key)

@@ -134,3 +134,7 @@ def test_the_tab_fits_its_column_at_1280x800(qtbot, window: MainWindow,  # type:
     doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
     qtbot.waitUntil(lambda: panel.isVisible() and panel.viewport().width() > 0)
     assert panel.widget().width() <= panel.viewport().width()
+    doc.panels.setCurrentWidget(doc.run_panel)  # Run's too (a long dims label goes above its field)
+    run = doc.run_panel
+    qtbot.waitUntil(lambda: run.isVisible() and run.viewport().width() > 0)
+    assert run.widget().width() <= run.viewport().width()
