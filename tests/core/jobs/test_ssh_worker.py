@@ -338,3 +338,24 @@ def test_the_memory_limit_covers_the_server_s_whole_process_tree(use_ssh_server:
     assert outcome.status == protocol.OUT_OF_MEMORY, outcome.message
     assert "2,500 MB" in outcome.message
     assert process_tree.marked_pids(job.remote["marker"]) == []
+
+
+def test_a_pte_runs_on_the_server_as_it_does_here(use_ssh_server: SshServer, tmp_path, monkeypatch):
+    """The pipeline's jobs go the same way: an ExecuTorch .pte is copied by hash and run with the server's runtime."""
+    pytest.importorskip("executorch", reason="executorch builds and runs the .pte test file (requirements-dev.txt)")
+    from tests.programs import ExportFailed
+    from tests.zoo import pipeline
+
+    try:
+        pte = pipeline.small_pte("portable")
+    except ExportFailed as e:
+        pytest.skip(str(e))
+    monkeypatch.setenv("PT2V_WORKER", use_ssh_server.url)
+    request = {"program": str(pte), "device": "cpu", "warmup": 0, "runs": 1}
+    job = worker_job("run_pte", request, tmp_path / "pte")
+    outcome = job.wait()
+    assert outcome.ok and (outcome.result or {}).get("ok"), (outcome.message, outcome.result)
+    assert pte.name in job.uploaded and job.remote["python"] == use_ssh_server.python
+    mine = _local("run_pte", request, tmp_path / "pte-local")
+    assert [o["shape"] for o in (outcome.result or {})["outputs"]] == [o["shape"] for o in mine["outputs"]]
+    assert (outcome.result or {})["outputs"][0]["max"] == mine["outputs"][0]["max"]
