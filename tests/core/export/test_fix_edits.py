@@ -142,3 +142,50 @@ def test_a_failed_scripts_report_says_why_its_graph_is_empty(tmp_path):
                                "calls tab says why and what to change.")
     text = render_page(page)
     assert '<p id="empty-note"' in text and "verified fix (torch_cond)" in text
+
+
+def _call(tmp_path: Path):  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    from pt2_viewer.core.export.doctor import Diagnosis, Problem
+    from pt2_viewer.core.export.failures import SourceLine
+
+    s = script(tmp_path, "import torch\n\n\nclass Gate(torch.nn.Module):\n    def forward(self, y):\n"
+                         "        if y.sum() > 0:\n            return y * 2\n        return y - 1\n")
+    problem = Problem("data_dependent_error", 1, "could not decide", SourceLine(s.path, 6, "forward",
+                                                                               "if y.sum() > 0:"), "Eq(u0, 1)")
+    call = SimpleNamespace(index=0, model="Gate", problems=Diagnosis("draft_export", [problem]))
+    return s, call, code_fixes.data_dependent(s, 6, "Eq(u0, 1)", "True", {})
+
+
+def test_a_fix_that_still_fails_is_tried_and_the_next_one_verified(tmp_path, monkeypatch):
+    from pt2_viewer.core.export.fixes import verify
+
+    s, call, candidates = _call(tmp_path)
+    runs: list[list[str]] = []
+
+    def rerun(script, fixes, out, timeout):  # the torch.cond rewrite fails, the named torch._check exports
+        runs.append([f.kind for f in fixes])
+        if fixes[0].kind == "torch_cond":
+            return {0: verify.Outcome(False, "Export failed: cond branches differ", "if y.sum() > 0:", "Gate"),
+                    -1: verify.Outcome(False, "")}
+        return {0: verify.Outcome(True, model="Gate"), -1: verify.Outcome(False, "")}
+
+    monkeypatch.setattr(verify, "_rerun", rerun)
+    verify.verify(Path(s.path), [call], {0: {0: candidates}}, tmp_path / "v", 120)
+    [p] = call.problems.items
+    assert runs == [["torch_cond"], ["torch_check"]]
+    assert p.verified and p.fix_kind == "torch_check" and "+        torch._check(take_branch)" in p.diff
+    [tried] = p.tried
+    assert tried["verified"] is False and tried["fix_kind"] == "torch_cond" and tried["problem_gone"] is False
+    assert tried["failure"] == "Export failed: cond branches differ" and "--- a/model.py" in tried["diff"]
+
+
+def test_verification_says_when_its_time_ran_out(tmp_path, monkeypatch):
+    from pt2_viewer.core.export.fixes import verify
+
+    s, call, candidates = _call(tmp_path)
+    monkeypatch.setattr(verify, "_rerun", lambda *a: pytest.fail("no time was left to run"))
+    verify.verify(Path(s.path), [call], {0: {0: candidates}}, tmp_path / "v", 0)
+    [p] = call.problems.items
+    assert not p.diff and not p.verified and "ran out of its time budget" in call.problems.note
