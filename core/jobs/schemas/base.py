@@ -30,6 +30,8 @@ LOCAL_PATH = "local_path"  # field metadata: the value is a path on the writer's
 OMIT_NONE = "omit_none"  # field metadata: left out of the JSON when None
 
 S = TypeVar("S", bound="Schema")
+# JSON has no NaN or infinity: the jobs write those numbers as strings ("nan", "inf", "-inf").
+Number = float | str
 
 
 class SchemaError(ValueError):
@@ -228,4 +230,4 @@ def _plain(value: Any) -> Any:
     return value
 
 
-__all__ = ["LOCAL_PATH", "OMIT_NONE", "Schema", "SchemaError", "items", "local_path", "optional"]
+__all__ = ["LOCAL_PATH", "Number", "OMIT_NONE", "Schema", "SchemaError", "items", "local_path", "optional"]

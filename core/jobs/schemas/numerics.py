@@ -7,11 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pt2_viewer.core.jobs.schemas.base import Schema, items, local_path, optional
+from pt2_viewer.core.jobs.schemas.base import Number, Schema, items, local_path, optional
 from pt2_viewer.core.jobs.schemas.failure import Failure
 from pt2_viewer.core.jobs.schemas.run import ProgramRequest
-
-Number = float | str  # a finite number, or "nan", "inf", "-inf"
 
 
 @dataclass

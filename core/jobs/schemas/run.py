@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pt2_viewer.core.jobs.schemas.base import Schema, items, local_path, optional
+from pt2_viewer.core.jobs.schemas.base import Number, Schema, items, local_path, optional
 from pt2_viewer.core.jobs.schemas.failure import Failure
 
 
@@ -57,8 +57,8 @@ class Difference(Schema):
 
     KIND = "difference"
 
-    max_abs: float | None = None
-    max_rel: float | None = None
+    max_abs: Number | None = None  # "inf" or "nan" when not finite
+    max_rel: Number | None = None
     worst_output: str | None = None
     mismatch: str | None = None
 

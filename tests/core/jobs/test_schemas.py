@@ -99,6 +99,11 @@ def test_a_field_of_the_wrong_type_is_named_and_a_newer_version_refused() -> Non
         DecomposeResult.from_json({"ok": True, "version": 99})
     with pytest.raises(SchemaError, match="expected true or false, got a number"):
         RunResult.from_json({"ok": 1})
+    # numbers JSON cannot hold come as words, as the jobs write them
+    built = {"compile_s": 1.0, "latency": {"warmup": 1, "runs": 2, "median_s": 0.1, "min_s": 0.1, "max_s": 0.2,
+                                           "iqr_s": 0.0}, "speedup": 1.5,
+             "difference": {"max_abs": "inf", "max_rel": "nan", "worst_output": "out", "mismatch": None}}
+    assert RunResult.from_json({"ok": True, "compile": built}).to_json()["compile"] == built
     with pytest.raises(SchemaError, match="fraction 1.5 is not between 0 and 1"):
         Progress.from_json({"type": "progress", "fraction": 1.5})
     # an event is garbled when a field the client acts on has the wrong type
