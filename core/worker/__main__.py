@@ -177,7 +177,8 @@ def run_checked(name: str, run_job: Callable[..., dict[str, Any]], request: dict
         result = failed_result(failure)
     else:
         result = run_job(request, out, emit)
-    return schema.result.from_json(result).to_json()
+    as_written = json.loads(json.dumps(result, default=str))  # what result.json holds: paths and the like as text
+    return schema.result.from_json(as_written).to_json()
 
 
 def _error_message(e: BaseException, max_memory_mb: int | None) -> str:
