@@ -28,13 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from pt2_viewer.app.platform.trust_dialog import confirm_imports, confirm_program
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.job import Job
 from pt2_viewer.core.jobs.python_env import choose_worker
 from pt2_viewer.core.jobs.remote.any_worker import worker_job
+from pt2_viewer.core.jobs.remote.content import FolderTooBig, allow_folder
 from pt2_viewer.core.jobs.remote.target import is_remote
 from pt2_viewer.core.jobs.warm import WarmPool
 from pt2_viewer.core.platform.trust import TrustStore
@@ -164,9 +165,26 @@ class WorkerDriver(QObject):
 
     def _on_finished(self, outcome: JobOutcome) -> None:
         self._unwatch()  # the pipes are closed now
-        if self._rerun_if_trusted(outcome):
+        if self._rerun_if_trusted(outcome) or self._rerun_if_folder_copied(outcome):
             return
         self.finished.emit(outcome)
+
+    def _rerun_if_folder_copied(self, outcome: JobOutcome) -> bool:
+        """A job for an SSH worker stopped before copying a script's big folder: ask, and on a yes run it again."""
+        too_big = getattr(self.job, "too_big", None)
+        if not isinstance(too_big, FolderTooBig) or self._started is None:
+            return False
+        parent = self.parent()
+        widget = parent if isinstance(parent, QWidget) else None
+        if not self._interactive(widget):
+            return False
+        answer = QMessageBox.question(widget, "Copy the whole folder?", f"{outcome.message}\n\nCopy it anyway?")
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        allow_folder(too_big.folder)
+        job, request, out_dir, options = self._started
+        self.start(job, request, out_dir, **options)
+        return True
 
     def _rerun_if_trusted(self, outcome: JobOutcome) -> bool:
         """The job refused an untrusted file: ask (or look up) the user's trust and start it again with `trust`."""

@@ -7,7 +7,7 @@ unpacks it once per version (`SCRATCH/code/HASH`).
 A file's SHA-256 is remembered here per (path, size, modification time, inode), in the user's cache folder, so a 1 GB
 program is read once to hash it, not at every job. A script goes with its folder (the files it imports or reads
 beside it), up to `FOLDER_CAP_BYTES`; a bigger folder is refused with a message (`FolderTooBig`) rather than copied
-by surprise.
+by surprise, unless the user said yes to it (`allow_folder`: the window asks).
 """
 from __future__ import annotations
 
@@ -31,6 +31,18 @@ READ_CHUNK = 1 << 20
 
 class FolderTooBig(ValueError):
     """A script's folder is past the cap: the user should say whether to copy it (or move the script)."""
+
+    def __init__(self, message: str, folder: Path) -> None:
+        super().__init__(message)
+        self.folder = folder
+
+
+_allowed_folders: set[Path] = set()  # folders the user agreed to copy whatever their size (this session)
+
+
+def allow_folder(folder: Path) -> None:
+    """The user said yes to copying this whole folder with its script: no cap for it from now on."""
+    _allowed_folders.add(folder.resolve())
 
 
 @dataclass(frozen=True)
@@ -111,9 +123,9 @@ def folder_files(script: Path, cap_bytes: int = FOLDER_CAP_BYTES) -> list[Path]:
                 continue
             total += path.stat().st_size
             files.append(path)
-            if total > cap_bytes or len(files) > FOLDER_MAX_FILES:
+            if (total > cap_bytes or len(files) > FOLDER_MAX_FILES) and script.parent not in _allowed_folders:
                 raise FolderTooBig(
                     f"The folder of {script.name} ({script.parent}) holds more than {cap_bytes // 2**20} MB or "
                     f"{FOLDER_MAX_FILES} files, all of which would be copied to the server with it. Move the script "
-                    "into a folder of its own, or raise the cap (PT2V_REMOTE_FOLDER_CAP_MB).")
+                    "into a folder of its own, or raise the cap (PT2V_REMOTE_FOLDER_CAP_MB).", script.parent)
     return files

@@ -116,6 +116,7 @@ class RemoteJob:
         self.stderr_lines: list[str] = []
         self.outcome: JobOutcome | None = None
         self.uploaded: list[str] = []  # the files (and "worker code") this job copied to the server
+        self.too_big: FolderTooBig | None = None  # a script's folder past the cap: not started
         self.remote: dict[str, Any] = {}  # the supervisor's hello: pid, worker_pid, marker, python, job_dir
         self.id = uuid.uuid4().hex[:16]
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -259,6 +260,7 @@ class RemoteJob:
             status = DISCONNECTED if e.retry else protocol.START_FAILED
             result = (status, e.message, {})
         except FolderTooBig as e:
+            self.too_big = e  # the window asks whether to copy it anyway
             result = (protocol.START_FAILED, str(e), {})
         except OSError as e:
             result = (protocol.START_FAILED, f"Could not prepare the job for {self.worker.destination}: "

@@ -108,3 +108,37 @@ def test_the_window_s_jobs_go_to_the_chosen_server(qtbot, ssh_server: SshServer,
         assert probe.ask() is None
     assert not blocker.args[0].available and probe.python == ssh_server.url
     assert isinstance(probe.driver.job, RemoteJob) and probe.driver.job.remote["python"] == ssh_server.python
+
+
+def test_a_script_folder_past_the_cap_is_copied_once_the_user_says_yes(qtbot, ssh_server: SshServer,  # type: ignore[no-untyped-def]
+                                                                       tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtWidgets import QMessageBox, QWidget
+
+    from pt2_viewer.app.jobs.driver import WorkerDriver
+
+    for key, value in ssh_server.environ().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv(python_env.WORKER_ENV, ssh_server.url)
+    monkeypatch.setenv("PT2V_REMOTE_FOLDER_CAP_MB", "0")  # every folder is past the cap
+    asked: list[str] = []
+
+    def answer(_parent, _title, text):  # type: ignore[no-untyped-def]
+        asked.append(text)
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", answer)
+    owner = QWidget()
+    qtbot.addWidget(owner)
+    owner.interactive = True  # type: ignore[attr-defined]  (the question is answered by the patch above)
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "hello.py").write_text("print('hello from', __file__)\n")
+    (tmp_path / "project" / "data.txt").write_text("beside it\n")
+    driver = WorkerDriver(owner)
+    with qtbot.waitSignal(driver.finished, timeout=PROBE_TIMEOUT) as blocker:
+        driver.start("export_script", {"script": str(tmp_path / "project" / "hello.py")}, tmp_path / "out")
+    assert len(asked) == 1 and "holds more than 0 MB" in asked[0]
+    outcome = blocker.args[0]
+    assert outcome.ok, outcome.message
+    # the script ran on the server beside its folder; the path it printed reads as the local one
+    assert f"hello from {tmp_path / 'project' / 'hello.py'}" in driver.job.stdout_lines  # type: ignore[union-attr]
