@@ -334,6 +334,7 @@ class Supervisor:
                     line = os.read(stdin, 4096)
                     if not line:  # the connection dropped or the client died: nothing may outlive it
                         self.kill("disconnected")
+                        shutil.rmtree(self.job_dir, ignore_errors=True)
                         return 0
                     if b"cancel" in line:
                         self.kill("cancelled")
@@ -358,6 +359,8 @@ class Supervisor:
         for fd in list(open_pipes):
             while self.relay(fd, pipes[fd]):
                 pass
+        if reason:  # stopped: no results come back for it, so its folder goes now (a finished one's after `pull`)
+            shutil.rmtree(self.job_dir, ignore_errors=True)
         _say({"c": "exit", "rc": proc.returncode, "reason": reason, "tree_memory_mb": self.tree_mb})
         return 0
 

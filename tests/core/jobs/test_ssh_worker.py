@@ -167,6 +167,7 @@ def test_cancel_leaves_no_process_on_the_server(use_ssh_server: SshServer, tmp_p
     assert job.outcome is not None and job.outcome.status == protocol.CANCELLED
     assert process_tree.marked_pids(marker) == []
     assert _until(lambda: not os.path.exists(f"/proc/{job.remote['pid']}"))  # the supervisor itself ended
+    assert not Path(job.remote["job_dir"]).exists()  # and the job's folder on the server is gone
 
 
 def test_a_killed_connection_is_reported_and_the_job_can_run_again(use_ssh_server: SshServer, pt2_path, tmp_path,
@@ -183,6 +184,7 @@ def test_a_killed_connection_is_reported_and_the_job_can_run_again(use_ssh_serve
     assert outcome.status == DISCONNECTED
     assert "connection" in outcome.message and "run it again" in outcome.message
     assert _until(lambda: process_tree.marked_pids(marker) == [])  # the supervisor saw its stdin close
+    assert _until(lambda: not Path(job.remote["job_dir"]).exists())
     src = pt2_path("batchnorm_train")
     again = worker_job("decompose", {"program": str(src), "output": str(tmp_path / "again" / "d.pt2")},
                        tmp_path / "again")
