@@ -296,6 +296,18 @@ def test_the_command_lines_take_worker_and_pt2v_worker(ssh_server: SshServer, pt
     assert done.returncode != 0 and "/nonexistent/flag/python" in done.stderr
     done = _cli(ssh_server, tmp_path, "run", str(src), "-q", "--worker", "ssh://host-without-path")
     assert done.returncode != 0 and "absolute path" in done.stderr
+    done = _cli(ssh_server, tmp_path, "numerics", str(src), "--candidate", "core", "--json", "-q",
+                PT2V_WORKER=ssh_server.url)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"]
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "model.py").write_text(MODEL_SCRIPT)
+    (project / "helper.py").write_text(HELPER)
+    done = _cli(ssh_server, tmp_path, "export", str(project / "model.py"), "-o", str(tmp_path / "exported"), "-q",
+                "--worker", ssh_server.url)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert json.loads((tmp_path / "exported" / "report.json").read_text())["script"] == str(project / "model.py")
 
 
 def test_the_server_cache_keeps_to_its_cap_oldest_first_and_a_big_script_folder_is_refused(ssh_server: SshServer,
