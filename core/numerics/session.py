@@ -140,9 +140,9 @@ def error_overlay(result: dict[str, Any] | None) -> Overlay | None:
 
 def error_detail_rows(e: NodeError, threshold: float, first: bool) -> list[tuple[str, str]]:
     """The node's figures as the Details panel lists them, under "Numerics error"."""
-    verdict = ("the first divergence: over the threshold while its inputs are within it" if first
-               else "over the threshold" if not e.error <= threshold else "within the threshold")
-    rows = [("error", f"{_g(e.error)} ({verdict}, threshold {threshold:g})"), ("max abs", _g(e.max_abs)),
+    verdict = ("first divergence" if first else "over the threshold" if not e.error <= threshold
+               else "within the threshold")
+    rows = [("error", f"{_g(e.error)}  {verdict}"), ("threshold", f"{threshold:g}"), ("max abs", _g(e.max_abs)),
             ("max rel", _g(e.max_rel)), ("cosine", _g(e.cosine, 6)), ("SQNR", f"{_g(e.sqnr_db, 4)} dB")]
     if e.nan or e.inf or e.ref_nan or e.ref_inf:
         rows.append(("NaN / Inf", f"{e.nan} / {e.inf} (reference {e.ref_nan} / {e.ref_inf})"))
