@@ -102,6 +102,8 @@ class AotiTab(DocumentTab):
         layout.addWidget(self.result)
         layout.addWidget(split, 1)
         self._fill(problem)
+        self.table.itemClicked.connect(lambda item, _c: self._kernel_clicked(item, reveal=True))
+        self.table.itemDoubleClicked.connect(lambda item, _c: self._kernel_clicked(item, reveal=False))
         self.outline.currentItemChanged.connect(lambda item, _old: self._show(item))
         first = self.outline.topLevelItem(0)
         if first is not None and first.childCount():
@@ -123,6 +125,7 @@ class AotiTab(DocumentTab):
                                 (f"Constants ({len(m.constants)}, {size_text(m.constant_bytes)})",
                                  ("constants", m.name)),
                                 (f"Compile flags ({len(m.compile_flags)})", ("flags", m.name)),
+                                (f"Kernels ({len(m.kernels)})", ("kernels", m.name)),
                                 (f"Files ({len(m.files)})", ("files", m.name))):
                 item = QTreeWidgetItem([title])
                 item.setData(0, PAGE_ROLE, page)
@@ -158,6 +161,11 @@ class AotiTab(DocumentTab):
             self._rows(["name", "shape", "bytes", "dtype / kind / fqn"],
                        [(c.name, str(list(c.shape)), f"{c.nbytes:,}", f"{c.dtype}  {c.kind}  {c.fqn}")
                         for c in model.constants])
+        elif kind == "kernels":
+            self._rows(["kernel", "line", "from the nodes", "ATen"],
+                       [(k.kernel, str(k.line), ", ".join(k.source_nodes), ", ".join(k.aten)) for k in model.kernels])
+            for i in range(len(model.kernels)):
+                self.table.topLevelItem(i).setData(0, PAGE_ROLE, (model.name, i))
         elif kind == "flags":
             self._rows(["flag"], [(f,) for f in model.compile_flags]
                        + [(f"command: {c}",) for c in model.compile_commands])
@@ -165,6 +173,26 @@ class AotiTab(DocumentTab):
             self._rows(["file", "role", "bytes", "entry"], [(f.name, f.role, f"{f.nbytes:,}", f.entry)
                                                            for f in model.files])
         self.pages.setCurrentWidget(self.table)
+
+    def _kernel_clicked(self, item: QTreeWidgetItem, reveal: bool) -> str | None:
+        """A kernel's row: select the program node it came from (click), or show it in the wrapper (double-click).
+        Returns the node revealed, if any."""
+        where = item.data(0, PAGE_ROLE)
+        if not where:
+            return None
+        model = self._model(where[0])
+        k = model.kernels[where[1]]
+        if not reveal:
+            self.show_source(model, next(f for f in model.files if f.entry == k.wrapper))
+            self.code.go_to_line(k.line)
+            return None
+        if self.program is None:
+            return None
+        nodes = self.program.model.program.graph.node_by_name
+        node = next((n for n in k.source_nodes if n in nodes), None)
+        if node is not None:
+            self.program.reveal(node)
+        return node
 
     def _rows(self, headers: list[str], rows: list[tuple[str, ...]]) -> None:
         self.table.setHeaderLabels(headers)

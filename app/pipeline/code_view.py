@@ -69,6 +69,12 @@ class CodeView(QWidget):
             self.highlighter.rehighlight()  # now, not at the next turn of the event loop: the text is shown coloured
         self._mark_all()
 
+    def go_to_line(self, line: int) -> None:
+        """Put the cursor on 1-based `line`, centred."""
+        block = self.editor.document().findBlockByNumber(max(0, line - 1))
+        self.editor.setTextCursor(QTextCursor(block))
+        self.editor.centerCursor()
+
     def matches(self) -> int:
         return len(self.editor.extraSelections())
 

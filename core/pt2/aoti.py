@@ -26,6 +26,9 @@ SOURCE_LANGUAGES = {".cpp": "cpp", ".h": "cpp", ".hpp": "cpp", ".cu": "cpp", ".p
 _CONSTANT = re.compile(r"constants_info_\[(\d+)\]\.(\w+)\s*=\s*(.+?);\s*$")
 _IO_NAME = re.compile(r"(inputs|outputs)_info_\[(\d+)\]\.name\s*=\s*\"([^\"]*)\"")
 _DTYPE = re.compile(r"cached_torch_dtype_(\w+)")
+_SOURCE_NODES = re.compile(r"//\s*Topologically Sorted Source Nodes:\s*\[([^\]]*)\]"
+                           r"(?:,\s*Original ATen:\s*\[([^\]]*)\])?")
+_KERNEL_CALL = re.compile(r"^\s*(?:AOTI_TORCH_ERROR_CODE_CHECK\()?(?:kernels\.)?((?:cpp|triton)_\w+|aoti_torch_\w+)\(")
 _COMMANDS = ("// g++ ", "// clang++ ", "// c++ ", "// nvcc ", "// hipcc ")
 
 
@@ -55,6 +58,18 @@ class AotiFile:
         return self.language != "binary"
 
 
+@dataclass(frozen=True)
+class KernelCall:
+    """One call in the wrapper's `run_impl`: a generated kernel or an ATen fallback, with the program's nodes it came
+    from where torch wrote them (its `Topologically Sorted Source Nodes` comment) or the fused kernel's name says."""
+
+    kernel: str
+    line: int  # 1-based, in the wrapper
+    source_nodes: tuple[str, ...]
+    aten: tuple[str, ...]
+    wrapper: str  # the wrapper's entry
+
+
 @dataclass
 class AotiModel:
     name: str
@@ -66,6 +81,7 @@ class AotiModel:
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     compile_commands: list[str] = field(default_factory=list)  # from the wrapper's `// Compile cmd` comment
+    kernels: list[KernelCall] = field(default_factory=list)
 
     @property
     def sources(self) -> list[AotiFile]:
@@ -127,6 +143,7 @@ def _model(files: zipfiles.ArchiveFiles, name: str) -> AotiModel:
     inputs: list[str] = []
     outputs: list[str] = []
     commands: list[str] = []
+    kernels: list[KernelCall] = []
     for f in listed:
         if f.role != "wrapper" or f.language != "cpp":
             continue
@@ -138,10 +155,41 @@ def _model(files: zipfiles.ArchiveFiles, name: str) -> AotiModel:
         for kind, _i, io_name in _IO_NAME.findall(text):
             (inputs if kind == "inputs" else outputs).append(io_name)
         commands += [line[3:].strip() for line in text.splitlines() if line.startswith(_COMMANDS)]
+        kernels += kernel_calls(text, f.entry)
     if not flags:  # the flags of the compile commands, each once, in order
         flags = list(dict.fromkeys(t for c in commands for t in c.split() if t.startswith("-") and len(t) > 1))
     return AotiModel(name, metadata.get("AOTI_DEVICE_KEY", "unknown"), metadata, constants, flags, listed,
-                     inputs, outputs, commands)
+                     inputs, outputs, commands, kernels)
+
+
+def kernel_calls(text: str, entry: str = "") -> list[KernelCall]:
+    """The kernel calls of a wrapper's `run_impl`, in order, each with the source nodes torch recorded for it (the
+    comment above it), else the ops a fused kernel's name lists (`cpp_fused_mul_relu_1`: mul, relu)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if "::run_impl(" in line), None)
+    if start is None:
+        return []
+    out: list[KernelCall] = []
+    pending: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if line.startswith("} // AOTInductorModel::run_impl"):
+            break
+        m = _SOURCE_NODES.search(line)
+        if m:
+            pending = (tuple(x.strip() for x in m.group(1).split(",") if x.strip()),
+                       tuple(x.strip() for x in (m.group(2) or "").split(",") if x.strip()))
+            continue
+        call = _KERNEL_CALL.match(line)
+        if not call or call.group(1).startswith(("aoti_torch_empty", "aoti_torch_delete", "aoti_torch_new")):
+            continue
+        name = call.group(1)
+        nodes, aten = pending
+        if not nodes and "_fused_" in name:
+            nodes = tuple(p for p in name.split("_fused_", 1)[1].split("_") if p and not p.isdigit())
+        out.append(KernelCall(name, i + 1, nodes, aten, entry))
+        pending = ((), ())
+    return out
 
 
 def _constants(text: str) -> list[AotiConstant]:

@@ -75,6 +75,18 @@ def test_a_package_with_its_program_shows_the_graph_beside(qtbot, window: MainWi
     tab.outline.setCurrentItem(kernel)
     tab.code.find.setText("cpp_fused")
     assert tab.code.matches() >= 1
+    # kernels linked to the nodes they came from, where torch recorded it (or the fused kernel's name says)
+    kernels = next(item for text, item in _pages(tab).items() if text.startswith("Kernels ("))
+    tab.outline.setCurrentItem(kernels)
+    rows = {tab.table.topLevelItem(i).text(0): tab.table.topLevelItem(i) for i in range(tab.table.topLevelItemCount())}
+    fused = next(item for name, item in rows.items() if name.startswith("cpp_fused_mul_relu"))
+    assert fused.text(2) == "mul, relu"
+    assert tab._kernel_clicked(fused, reveal=True) == "mul"
+    qtbot.waitUntil(lambda: doc.model.selection is not None, timeout=TIMEOUT)
+    addmm = next(item for name, item in rows.items() if "addmm" in name)
+    assert addmm.text(2) == "linear" and "aten.addmm" in addmm.text(3)
+    tab._kernel_clicked(addmm, reveal=False)
+    assert tab.pages.currentWidget() is tab.code and "addmm" in tab.code.editor.textCursor().block().text()
     folder = os.environ.get("PT2V_SCREENSHOTS")
     if folder:
         window.grab().save(str(Path(folder) / "aoti_tab_program.png"))
