@@ -82,6 +82,9 @@ class PtePanel(Panel):
 
     def _add(self, table: QTreeWidget, row: Row) -> QTreeWidgetItem:
         item = QTreeWidgetItem(list(row.cells))
+        for i, text in enumerate(row.cells):
+            if len(text) > 24:  # a long cell (the ops a delegate took over) reads whole on hover
+                item.setToolTip(i, text)
         item.setData(0, NODE_ROLE, row.node)
         if row.node:
             item.setToolTip(0, f"Select {row.node} in the graph")
