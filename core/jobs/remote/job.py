@@ -121,6 +121,7 @@ class RemoteJob:
         self.id = uuid.uuid4().hex[:16]
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._wake_r, self._wake_w = -1, -1
+        self._wake_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._procs: list[subprocess.Popen[bytes]] = []
         self._run: subprocess.Popen[bytes] | None = None
@@ -201,14 +202,16 @@ class RemoteJob:
     # --- delivery in the caller's thread ---------------------------------------------------------------------------
     def _push(self, kind: str, value: Any) -> None:
         self._queue.put((kind, value))
-        try:
-            os.write(self._wake_w, b"x")
-        except OSError:
-            pass
+        with self._wake_lock:  # never a write to a closed (and maybe reused) fd number
+            if self._wake_w >= 0:
+                try:
+                    os.write(self._wake_w, b"x")
+                except OSError:
+                    pass
 
     def _drain(self) -> None:
         try:
-            while os.read(self._wake_r, 4096):
+            while self._wake_r >= 0 and os.read(self._wake_r, 4096):
                 pass
         except (BlockingIOError, OSError):
             pass
@@ -231,11 +234,11 @@ class RemoteJob:
     def _finish(self, status: str, message: str, **kw: Any) -> None:
         if self.outcome is not None:
             return
-        for fd in (self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        with self._wake_lock:
+            for fd in (self._wake_r, self._wake_w):
+                if fd >= 0:
+                    os.close(fd)
+            self._wake_r = self._wake_w = -1
         elapsed = time.monotonic() - self._started_at if self._started_at else 0.0
         self.outcome = JobOutcome(status, message, duration_s=elapsed, out_dir=self.out_dir, **kw)
         if self.on_finished:
