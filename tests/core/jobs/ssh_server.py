@@ -55,6 +55,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _die_with_parent() -> None:
+    """In the sshd child: SIGTERM when the test process ends, even killed (a timeout), so no sshd outlives it."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, 15)
+
+
 def _keygen(path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True,
                    stdin=subprocess.DEVNULL)
@@ -111,7 +119,8 @@ Host {HOST_ALIAS}
   LogLevel ERROR
 """)
     process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(root / "sshd_config")], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, stderr=open(root / "sshd.log", "wb"))  # noqa: SIM115
+                               stdout=subprocess.DEVNULL, stderr=open(root / "sshd.log", "wb"),  # noqa: SIM115
+                               preexec_fn=_die_with_parent)
     deadline = time.monotonic() + 20
     while True:  # sshd listens within milliseconds; this is no sleep in a test, it waits for a socket
         try:
