@@ -2,7 +2,8 @@
 """The report page's own CSS and JavaScript, inlined into every report (the page loads nothing from anywhere).
 
 The script composes the graph from per-group layouts (core/report/graph_data.py): a collapsed group is a box; an
-expanded one is a frame holding its own layout, and its siblings are pushed down and right to make room. Pan with
+expanded one is a frame holding its own layout, and its siblings are pushed down and right to make room. A module of
+one op (a leaf) is that op's box titled with the module, never framed; folded weights are rows of their op's box. Pan with
 the mouse, zoom with the wheel, search with a regex, click a node for its details, click a group's title to expand or
 collapse it. `#selftest=TERM` in the address runs search and expand once and writes what happened into
 `<pre id="selftest-result">` (read by tests with headless Chromium's --dump-dom).
@@ -43,7 +44,8 @@ function chooseProgram(i) {
   P = D.programs[i]; selected = null; hits = [];
   const G = P.graph.groups;
   open = new Set(); G.forEach((g, k) => { if (k === 0 || P.graph.open.includes(g.path)) open.add(k); });
-  chains = P.graph.nodes.map((n) => { const c = []; let g = n.group; while (g > 0) { c.push(g); g = G[g].parent; } return c.reverse(); });
+  // the groups a node sits in, outermost first; a leaf module (its op's box) is never closed, so it is left out
+  chains = P.graph.nodes.map((n) => { const c = []; let g = n.group; while (g > 0) { if (!G[g].leaf) c.push(g); g = G[g].parent; } return c.reverse(); });
   $("node-count").textContent = P.graph.nodes.length + " nodes";
   $("group-count").textContent = (G.length - 1) + " module groups";
   $("overlay").textContent = P.overlay ? `overlay ${P.overlay.name}: ${P.overlay.legend.join(" → ")}. ${P.overlay.notes.join(" ")}` : "";
@@ -98,12 +100,15 @@ function drawItems(a, ox, oy, out) {
       rects["n" + ni] = [x, y, p.w, p.h];
       const ov = overlayFill(n.name);
       const cls = "node" + (selected === ni ? " sel" : "") + (hitNodes.has(ni) ? " hit" : "") + (ov ? " ov" : "");
-      nodesOut.push(`<g class="${cls}" data-n="${ni}"><rect x="${x}" y="${y}" width="${p.w}" height="${p.h}" fill="${ov || COLOURS[n.kind] || COLOURS.other}"></rect>` +
-        `<text x="${x + 8}" y="${y + 15}">${esc(n.label)}</text><text class="sub" x="${x + 8}" y="${y + 30}">${esc(n.sub)}</text></g>`);
+      const tip = n.op ? `<title>${esc(n.name)}: ${esc(n.op)} in ${esc(P.graph.groups[n.group].path)}</title>` : "";
+      nodesOut.push(`<g class="${cls}" data-n="${ni}">${tip}<rect x="${x}" y="${y}" width="${p.w}" height="${p.h}" fill="${ov || COLOURS[n.kind] || COLOURS.other}"></rect>` +
+        `<text x="${x + 8}" y="${y + 15}">${esc(clip(n.label, p.w - 14, 6.7))}</text><text class="sub" x="${x + 8}" y="${y + 30}">${esc(clip(n.sub, p.w - 14, 6.1))}</text></g>`);
       (n.rows || []).forEach((ri, k) => drawRow(ri, x + 3, y + NODE_H + k * ROW_H, p.w - 6));
     }
   }
 }
+// Text cut to what fits `w` pixels at `cw` pixels a character, ending in an ellipsis (the window elides too).
+function clip(text, w, cw) { const n = Math.max(1, Math.floor(w / cw)); return text.length > n ? text.slice(0, n - 1) + "…" : text; }
 // A weight folded into the op that uses it: a row of that op's box (its kind's letter, its name, its type).
 const BADGE = {parameter: "P", buffer: "B", constant: "C"};
 function drawRow(ri, x, y, w) {
@@ -163,11 +168,45 @@ function fit() {
   view.s = Math.min(1.5, Math.max(0.02, Math.min((box.width - 40) / w, (box.height - 40) / h)));
   view.x = 20; view.y = 20; applyView();
 }
-// The first view: the whole graph if it stays readable, else the program's start (top) at a readable zoom.
+// The first view: the whole graph if it stays readable; else the program's start (top) at a readable zoom, with
+// every user input in the graph pane (zoomed out to hold them all if need be, and centred on them when they are
+// wider than the pane), never past its edge under the side panel.
+const READABLE = 0.6;
 function firstView() {
   fit();
-  if (view.s < 0.6) { const box = $("graph").getBoundingClientRect(), w = +$("world").dataset.w || 1;
-    view.s = Math.min(1, Math.max(0.6, (box.width - 40) / w)); applyView(); }
+  if (view.s >= READABLE) return;
+  const box = $("graph").getBoundingClientRect(), w = +$("world").dataset.w || 1;
+  const roomW = box.width - 40, roomH = box.height - 40, ins = inputsBox();
+  let s = Math.min(1, Math.max(READABLE, roomW / w));
+  if (ins) s = Math.min(s, roomW / Math.max(1, ins[2] - ins[0]), roomH / Math.max(1, ins[3] - ins[1]));
+  view.s = s; view.x = 20; view.y = 20;
+  if (ins && 20 + ins[2] * s > box.width - 20) view.x = (box.width - (ins[0] + ins[2]) * s) / 2;
+  if (ins && 20 + ins[3] * s > box.height - 20) view.y = 20 - ins[1] * s;
+  applyView();
+}
+// The program's user inputs as drawn (each one's box, or the collapsed group holding it), with the world box around
+// them all ([x0, y0, x1, y1]); null when there are none.
+function inputItems() {
+  const out = [];
+  P.graph.nodes.forEach((n, i) => { if (n.kind === "user_input") { const r = rects[visibleItem(i)]; if (r) out.push([n.name, r]); } });
+  return out;
+}
+function inputsBox() {
+  const items = inputItems();
+  if (!items.length) return null;
+  return items.reduce((b, [, r]) => [Math.min(b[0], r[0]), Math.min(b[1], r[1]), Math.max(b[2], r[0] + r[2]), Math.max(b[3], r[1] + r[3])],
+    [Infinity, Infinity, -Infinity, -Infinity]);
+}
+// What the view shows, in page pixels (the self-test reports the first view with it): the zoom, the graph pane, the
+// side panel, each user input's box on screen, and the titles of the groups and nodes drawn.
+function viewReport() {
+  const g = $("graph").getBoundingClientRect(), side = $("side").getBoundingClientRect();
+  const px = (r) => [g.left + view.x + r[0] * view.s, g.top + view.y + r[1] * view.s, r[2] * view.s, r[3] * view.s].map((v) => Math.round(v * 10) / 10);
+  const keys = Object.keys(rects);
+  return {scale: view.s, graph: [g.left, g.top, g.width, g.height], side: [side.left, side.top, side.width, side.height],
+    inputs: P ? inputItems().map(([name, r]) => ({name, box: px(r)})) : [],
+    groups: P ? keys.filter((k) => k[0] === "g").map((k) => P.graph.groups[+k.slice(1)].title) : [],
+    nodes: P ? keys.filter((k) => k[0] === "n").map((k) => P.graph.nodes[+k.slice(1)].label) : []};
 }
 function centerOn(key) {
   const r = rects[key]; if (!r) return;
@@ -195,7 +234,7 @@ function search(text) {
     let re; try { re = new RegExp(text, "i"); } catch (e) { re = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
     P.graph.nodes.forEach((n, i) => {
       const g = P.graph.groups[n.group];
-      if (re.test(n.name) || re.test(n.target) || re.test(n.label) || re.test(g.path)) { hitNodes.add(i); hits.push(i); }
+      if (re.test(n.name) || re.test(n.target) || re.test(n.label) || re.test(n.op || "") || re.test(g.path)) { hitNodes.add(i); hits.push(i); }
     });
     for (const i of hits.slice(0, 500)) {  // reveal matches in collapsed groups (a row's host's groups too)
       const host = P.graph.nodes[i].host;
@@ -253,6 +292,7 @@ function selftest(term) {
   const r = {errors: [], node_count_text: $("node-count").textContent};
   const count = (sel) => document.querySelectorAll(sel).length;
   try {
+    r.first_view = viewReport();
     setAll(false);
     r.collapsed = {nodes: count("#world .node"), groups: count("#world .grp")};
     const closed = document.querySelector("#world .grp.closed .title");

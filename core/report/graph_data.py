@@ -3,8 +3,10 @@ looks and details, edges between nodes.
 
 The page expands and collapses module groups without a layout engine, so each group is laid out once here with its
 child groups drawn as collapsed boxes (the same requests the window makes, from core/graph's scene model); the page
-composes an expanded child by pushing its siblings down and right. Layouts run in the layout service's child process
-(core/layout), never in this one, and are cached on disk like the window's.
+composes an expanded child by pushing its siblings down and right. As in the window, weights with one user are rows
+of that op's box, and a module of one op (a *leaf*, core/graph/folding.py) is that op's box titled with the module
+(`conv1: Conv2d`): its parent lays the op out in the module's place, and the page never frames it. Layouts run in
+the layout service's child process (core/layout), never in this one, and are cached on disk like the window's.
 """
 from __future__ import annotations
 
@@ -51,10 +53,16 @@ def collapsed_box(g: ModuleGroup) -> tuple[float, float]:
 
 def group_request(scene: SceneModel, g: ModuleGroup) -> LayoutRequest:
     """The layout of one group's direct items with every child group collapsed; weights folded into the ops that
-    use them are rows of those ops' boxes, not items of their own."""
+    use them are rows of those ops' boxes, not items of their own, and a leaf module is its op's box."""
     nodes: list[LayoutNode] = []
     ids: set[str] = set()
     for c in g.children:
+        leaf = scene.leaves.get(c.path)
+        if leaf is not None:
+            if leaf not in ids:
+                ids.add(leaf)
+                nodes.append(LayoutNode(leaf, *scene.node_size(leaf)))
+            continue
         gid = group_id(c.path)
         if gid not in ids:
             ids.add(gid)
@@ -98,9 +106,10 @@ def _details(program: Program, graph: Graph, name: str, scene: SceneModel) -> li
 def graph_data(program: Program, service: LayoutService | None = None) -> GraphData:
     """The program's top graph, laid out per module group. Raises LayoutError if Graphviz fails."""
     graph = program.graph
-    scene = SceneModel(graph, GraphIndex(graph, targets=weight_targets(program)), leaf_boxes=False)
+    scene = SceneModel(graph, GraphIndex(graph, targets=weight_targets(program)))
     every = scene.root.walk()
-    requests = {g.path: group_request(scene, g) for g in every if g.nodes or g.children}
+    leaves = scene.leaves
+    requests = {g.path: group_request(scene, g) for g in every if (g.nodes or g.children) and g.path not in leaves}
     layouts = lay_out_groups(requests, service)
     kinds = input_kinds(program)
     data = GraphData(open_paths=sorted(scene.expanded))
@@ -111,19 +120,24 @@ def graph_data(program: Program, service: LayoutService | None = None) -> GraphD
         items = []
         if r is not None:
             for c in g.children:
-                cx, cy = r.positions.get(group_id(c.path), (0.0, 0.0))
-                items.append(["g", index_of[c.path], round(cx, 1), round(cy, 1)])
+                leaf = leaves.get(c.path)
+                cx, cy = r.positions.get(group_id(c.path) if leaf is None else leaf, (0.0, 0.0))
+                items.append(["g", index_of[c.path], round(cx, 1), round(cy, 1)] if leaf is None
+                             else ["n", leaf, round(cx, 1), round(cy, 1)])
             for n in g.nodes:
                 if n in scene.folding.host:
                     continue  # a row of its host's box
                 cx, cy = r.positions.get(n, (0.0, 0.0))
                 items.append(["n", n, round(cx, 1), round(cy, 1)])
-        data.groups.append({
+        group: dict[str, Any] = {
             "path": g.path, "title": g.title, "cls": g.class_name, "count": scene.counts[g.path],
             "parent": index_of[g.parent.path] if g.parent is not None else -1, "depth": g.depth,
             "cw": round(w, 1), "ch": round(h, 1),
             "lw": round(r.width, 1) if r else 0.0, "lh": round(r.height, 1) if r else 0.0, "items": items,
-        })
+        }
+        if g.path in leaves:
+            group["leaf"] = True  # drawn as its op's box (placed by its parent), never a frame or a collapsed box
+        data.groups.append(group)
     node_index: dict[str, int] = {}
     folding = scene.folding
     for g in every:
@@ -137,6 +151,9 @@ def graph_data(program: Program, service: LayoutService | None = None) -> GraphD
                 "w": round(w, 1), "h": round(h, 1), "hub": name in scene.index.hubs,
                 "details": _details(program, graph, name, scene),
             }
+            leaf = scene.leaf_of.get(name)
+            if leaf is not None:  # the box is titled with its module; the op's own name is its `op`
+                entry["label"], entry["op"] = scene.groups[leaf].title, node_label(node)
             if name in folding.host:
                 entry["row"] = folding.labels[name] + (" (unused)" if name in folding.unused else "")
             data.nodes.append(entry)

@@ -26,11 +26,11 @@ class PageRun:
     console: list[str]  # the page's console messages (errors and warnings included)
 
 
-def run_selftest(page: Path, term: str, profile: Path) -> PageRun:
+def run_selftest(page: Path, term: str, profile: Path, size: tuple[int, int] = (1400, 900)) -> PageRun:
     url = page.resolve().as_uri() + "#selftest=" + quote(term)
     proc = subprocess.run(
         [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={profile}",
-         "--enable-logging=stderr", "--v=0", "--window-size=1400,900", "--virtual-time-budget=10000",
+         "--enable-logging=stderr", "--v=0", f"--window-size={size[0]},{size[1]}", "--virtual-time-budget=10000",
          "--dump-dom", url],
         capture_output=True, text=True, timeout=120)
     match = re.search(r'<pre id="selftest-result">(.*?)</pre>', proc.stdout, re.S)
