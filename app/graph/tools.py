@@ -112,7 +112,8 @@ class GraphTools(QObject):
         node = node_of(self.doc.model.selection)
         if node is None:
             return
-        target = step(self.doc.model.level.index, node, direction)
+        level = self.doc.model.level
+        target = step(level.index, node, direction, level.scene.folding.host)  # weight rows: by click and Find
         if target is not None:
             self.doc.reveal(target)
 

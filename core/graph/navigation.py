@@ -2,12 +2,14 @@
 
 Up goes to a producer, Down to a user, Left and Right to the selection's siblings (the other users of its producer),
 in graph order. Hubs (masks, symbolic sizes) are passed over when there is another choice: stepping up from every
-attention op into the mask is rarely where the user means to go. `Hits` steps through several nodes one at a time
+attention op into the mask is rarely where the user means to go. Weights drawn as rows of their op's box (`folded`,
+core/graph/folding.py) are never stepped to: Up from an embedding goes to its indices, not into its own weight row
+(they stay reachable by click and Find). `Hits` steps through several nodes one at a time
 (next/previous through Find's matches, an op-diff row's nodes, Numerics rows).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
@@ -15,28 +17,31 @@ from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
 STEPS = ("up", "down", "left", "right")
 
 
-def _prefer_non_hub(index: GraphIndex, nodes: Iterable[str]) -> list[str]:
-    nodes = list(nodes)
+def _prefer_non_hub(index: GraphIndex, nodes: Iterable[str], folded: Collection[str] = ()) -> list[str]:
+    nodes = [n for n in nodes if n not in folded]
     plain = [n for n in nodes if n not in index.hubs]
     return plain or nodes
 
 
-def step(index: GraphIndex, node: str, direction: str) -> str | None:
-    """The node an arrow key moves the selection to, or None when there is none that way."""
+def step(index: GraphIndex, node: str, direction: str, folded: Collection[str] = ()) -> str | None:
+    """The node an arrow key moves the selection to, or None when there is none that way. `folded`: the nodes drawn
+    as rows of another node's box (the scene's `folding.host`), never stepped to."""
     if node not in index.users:
         return None
     if direction == "up":
-        producers = _prefer_non_hub(index, index.producers.get(node, []))
+        producers = _prefer_non_hub(index, index.producers.get(node, []), folded)
         return producers[0] if producers else None
     if direction == "down":
-        users = index.users.get(node, [])
+        users = [n for n in index.users.get(node, []) if n not in folded]
         return users[0] if users else None
     if direction in ("left", "right"):
-        producers = _prefer_non_hub(index, index.producers.get(node, []))
-        if not producers:
-            siblings = [n for n, ps in index.producers.items() if not ps]  # the graph's inputs
-        else:
+        producers = _prefer_non_hub(index, index.producers.get(node, []), folded)
+        if not index.producers.get(node):  # the graph's inputs (a folded weight's row steps to them)
+            siblings = [n for n, ps in index.producers.items() if not ps and (n == node or n not in folded)]
+        elif producers:
             siblings = index.users.get(producers[0], [])
+        else:
+            return None
         if node not in siblings or len(siblings) < 2:
             return None
         i = siblings.index(node) + (1 if direction == "right" else -1)

@@ -77,6 +77,27 @@ def test_arrow_keys_and_back_forward(qtbot, window: MainWindow, pt2_path) -> Non
     assert doc.model.selection == "y"  # the graph's inputs are siblings too
 
 
+def test_up_passes_over_a_weight_folded_into_the_op(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+    """BERT's word embedding takes its weight first; the weight is a row of the embedding's box, so Up goes to the
+    input_ids it looks up (the row is still selected by a click)."""
+    doc = open_and_wait(qtbot, window, pt2_path("hf_tiny_bert"))
+    window.activateWindow()
+    doc.reveal("embedding")
+    qtbot.waitUntil(lambda: doc.ready and not doc.laying_out and "embedding" in doc.view.nodes, timeout=TIMEOUT)
+    click(qtbot, doc, "embedding")
+    doc.view.setFocus()
+    qtbot.waitUntil(lambda: doc.view.hasFocus())
+    assert doc.model.selection == "embedding"
+    key(qtbot, Qt.Key.Key_Up)
+    assert doc.model.selection == "input_ids"
+    weight = "p_embeddings_word_embeddings_weight"
+    qtbot.mouseClick(doc.view.viewport(), Qt.MouseButton.LeftButton,
+                     pos=doc.view.mapFromScene(doc.view.nodes[weight].sceneBoundingRect().center()))
+    assert doc.model.selection == weight
+    key(qtbot, Qt.Key.Key_Down)
+    assert doc.model.selection == "embedding"
+
+
 def test_back_and_forward_through_subgraph_drills(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     doc = open_and_wait(qtbot, window, EXAMPLE)
     cond = next(n for n in doc.model.program.graph.nodes if n.target.endswith("higher_order.cond"))

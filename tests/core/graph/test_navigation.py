@@ -45,3 +45,25 @@ def test_trail_of_subgraph_drills() -> None:
     cond = next(n for n in model.program.graph.nodes if n.subgraphs)
     assert model.enter_subgraph(cond.name, cond.subgraphs[0].name)
     assert trail_of(model.levels) == ((cond.name, cond.subgraphs[0].name),)
+
+
+def test_keys_pass_over_weights_folded_into_their_ops(pt2_path) -> None:  # type: ignore[no-untyped-def]
+    """An embedding's first argument is its weight, drawn as a row of the embedding's box: Up goes to the indices it
+    looks up, not into that row; with weights drawn as nodes (View > Show Weights as Nodes) Up reaches the weight."""
+    archive = read_archive(pt2_path("hf_tiny_bert"))
+    model = DocumentModel(archive, archive.program())
+    level = model.level
+    index, folded = level.index, level.scene.folding.host
+    weight = "p_embeddings_word_embeddings_weight"
+    assert index.producers["embedding"] == [weight, "input_ids"] and folded[weight] == "embedding"
+    assert step(index, "embedding", "up", folded) == "input_ids"
+    assert step(index, "embedding_2", "up", folded) == "slice_1"
+    assert step(index, "embedding", "up") == weight  # nothing folded: the weight is a node like any other
+    # a row selected by click still walks: Down to its op, Left/Right among the graph's inputs that are drawn
+    assert step(index, weight, "down", folded) == "embedding"
+    sideways = {step(index, weight, "right", folded), step(index, weight, "left", folded)}
+    assert sideways and not sideways & set(folded)
+    # no step anywhere lands on a folded weight
+    for node in level.graph.node_by_name:
+        for direction in ("up", "down", "left", "right"):
+            assert step(index, node, direction, folded) not in folded
