@@ -194,6 +194,8 @@ def _record(node: str, candidate: str, max_abs: float, scale: float, dot: float,
     nr, nc = math.sqrt(rr), math.sqrt(cc)
     cosine = 1.0 if nr == 0 and nc == 0 else (dot / (nr * nc) if nr and nc else 0.0)
     cosine = min(max(cosine, -1.0), 1.0)  # rounding can give 1.0000000000000002
+    if max_abs == 0:  # equal values: exactly 1, not the 0.9999999999999999 rounding can give
+        cosine = 1.0
     if not math.isfinite(max_abs):
         sqnr = -math.inf
     elif noise == 0:
