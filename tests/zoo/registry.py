@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import fnmatch
 
-from tests.zoo import blocks, exportdb, families, hf, vision
+from tests.zoo import blocks, exportdb, families, hf, second_zoo, vision
 from tests.zoo.entry import ZooEntry
 
-ENTRIES: dict[str, ZooEntry] = {e.name: e for m in (vision, hf, families, blocks, exportdb) for e in m.ENTRIES}
+MODULES = (vision, hf, families, second_zoo, blocks, exportdb)
+ENTRIES: dict[str, ZooEntry] = {e.name: e for m in MODULES for e in m.ENTRIES}
 
 
 def matches(pattern: str, *names: str) -> bool:

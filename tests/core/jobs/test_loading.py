@@ -2,7 +2,8 @@
 transformers' CLIP module does on a CPU build of torch without torchvision's ops) is refused with that module's own
 error in the message, not only "types not registered"; programs that name modules of the allowed libraries (Mamba's
 output type, DeepSeek's transformers:: ops, PT2E's quantized_decomposed::, torchao's int8 weights, a HuggingFace
-model's outputs) run, decompose and get a numerics comparison with no flag."""
+model's outputs, and the second zoo's BART, DistilBERT, Gemma and Qwen2) run, decompose and get a numerics comparison
+with no flag."""
 from __future__ import annotations
 
 import json
@@ -114,3 +115,51 @@ def test_a_huggingface_program_runs_decomposes_and_compares_from_the_command_lin
         assert done.returncode == 0 and "Traceback" not in done.stderr, (argv[0], done.stderr[-2000:])
         result = json.loads(done.stdout)
         assert result["ok"] and result["imports"] == [expected], (argv[0], result.get("imports"))
+
+
+# --- the second zoo (tests/zoo/second_zoo.py): architectures nobody here wrote, as a new user brings them ---------
+
+SECOND_ZOO = {  # program -> its output type (in transformers.modeling_outputs) and the shape of its first output
+    "bart": ("Seq2SeqLMOutput", [1, 8, 1000]),
+    "distilbert": ("SequenceClassifierOutput", [2, 3]),
+    "gemma": ("CausalLMOutputWithPast", [1, 16, 1000]),
+    "qwen2": ("CausalLMOutputWithPast", [1, 16, 1000]),
+}
+
+
+@pytest.mark.parametrize("program_id", sorted(SECOND_ZOO))
+def test_the_second_zoo_runs_decomposes_and_compares_with_no_flag(program_id: str, tmp_path: Path) -> None:
+    """BART, DistilBERT, Gemma and Qwen2, which issue 20 found refused without --trust: in a fresh worker, and through
+    the command line's run, decompose and numerics, each imports its output type's module by itself and says so. No
+    torchvision shim: `transformers.modeling_outputs` imports as this machine has it."""
+    import transformers
+
+    from pt2_viewer.core.jobs.client import run_job
+    from tests.programs import ExportFailed
+    from tests.zoo.cache import program_by_id, zoo_path
+
+    try:
+        path = str(zoo_path(program_by_id(program_id)))
+    except ExportFailed as e:
+        pytest.fail(f"torch exported {program_id} before; now: {e.reason}")
+    output_type, first_shape = SECOND_ZOO[program_id]
+    expected = [{"module": "transformers.modeling_outputs", "distribution": "transformers",
+                 "version": transformers.__version__, "reason": f"for {output_type}", "status": "allowed"}]
+
+    _, outcome = run_job("run_program", {"program": path, "runs": 1, "warmup": 0}, tmp_path / "worker",
+                         timeout_s=600)
+    result = outcome.result or {}
+    assert result.get("ok"), (outcome.message, result.get("error"))
+    assert result["imports"] == expected
+    assert result["outputs"][0]["shape"] == first_shape
+    assert sum(line.startswith("imported transformers.modeling_outputs (transformers ") for line in result["log"]) == 1
+
+    ran = _cli_json("run", path, "--runs", "1", "--warmup", "0")
+    assert ran["ok"] and ran["imports"] == expected, ran.get("error")
+    out = tmp_path / "core.pt2"
+    decomposed = _cli_json("decompose", path, "--to", "core", "-o", str(out))
+    assert decomposed["ok"] and decomposed["imports"] == expected, decomposed.get("error")
+    assert out.is_file() and decomposed["nodes_after"] > 0
+    numerics = _cli_json("numerics", path, "--candidate", "core")
+    assert numerics["ok"] and numerics["imports"] == expected, numerics.get("error")
+    assert numerics["per_node"], "numerics compared no node"
