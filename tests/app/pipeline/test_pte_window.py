@@ -117,7 +117,8 @@ def test_a_pte_runs_from_its_run_panel(qtbot, window: MainWindow) -> None:  # ty
     assert panel.latency.text().startswith("<b>Latency</b>")
 
 
-def test_the_source_program_compares_with_what_it_became(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+def test_the_source_program_compares_with_what_it_became(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                         tmp_path: Path) -> None:
     """Numerics on the source `.pt2`: the candidate is its `.pte` (ExecuTorch's runtime) or its AOTInductor package
     (after the native-code question); the outputs are compared."""
     from PySide6.QtCore import Qt
@@ -131,7 +132,9 @@ def test_the_source_program_compares_with_what_it_became(qtbot, window: MainWind
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
         window.open_path(str(source))
     panel = blocker.args[0].numerics_panel
-    panel.set_candidate("lowered", str(package))
+    unasked = tmp_path / "package.pt2"  # a copy no test has allowed (answers are kept per path and content)
+    unasked.write_bytes(package.read_bytes())
+    panel.set_candidate("lowered", str(unasked))
     assert isinstance(panel.options(), str)  # no dialog here, and the package's code was not allowed
     window.trust_store.allow_native(package)
     panel.trust = window.trust_store
