@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.cli.jobs import add_worker_arguments, signals_interrupt
+from pt2_viewer.core.export.failures import failure_from_json, first_sentence, plain_sentence
 from pt2_viewer.core.export.report import REPORT_FILE
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.remote.any_worker import worker_job
@@ -172,11 +173,12 @@ def format_summary(report: dict[str, Any], out: Path) -> str:
             continue
         failure = call["failure"] or {}
         message = (failure.get("message") or "").splitlines()
-        lines.append(f"{head} FAILED  {failure.get('kind')}: {message[0] if message else ''}")
-        lines.extend(f"        {m}" for m in message[1:4])
+        # as the window's Explanation: one plain sentence and the user's line lead, torch's key lines follow
+        lines.append(f"{head} FAILED  {failure.get('kind')}: {_plain(failure)}")
         user = failure.get("user_line")
         if user:
             lines.append(f"        at {Path(user['file']).name}:{user['line']}: {user.get('code', '')}")
+        lines.extend(f"        {'torch: ' if i == 0 else '       '}{m}" for i, m in enumerate(message[:4]))
         if failure.get("suggested_fixes_text"):
             lines.append(f"        suggested fixes: {'; '.join(failure['suggested_fixes_text'])}")
         lines.append(f"        hint: {failure.get('hint', '')}")
@@ -184,9 +186,35 @@ def format_summary(report: dict[str, Any], out: Path) -> str:
         lines.extend(format_problems(call))
     error = report.get("script_error")
     if error:
-        at = f" at line {error['line']['line']} ({error['line']['code']})" if error.get("line") else ""
-        lines.append(f"The script stopped{at}: {error['type']}: {error['message']}")
-        lines.append(f"  hint: {error['hint']}")
+        lines.extend(_script_stopped(error, report["calls"], out))
     programs = sum(1 for c in report["calls"] if c.get("pt2"))
     lines.append(f"Wrote {programs} program(s) and report.json to {out}")
     return "\n".join(lines)
+
+
+def _plain(failure: dict[str, Any]) -> str:
+    """A failed call's one plain sentence, the one the window's Explanation leads with (core/export/failures.py)."""
+    try:
+        return plain_sentence(failure_from_json(failure))
+    except (TypeError, KeyError, AttributeError):  # a report from another version: torch's first line then
+        return first_sentence(str(failure.get("message") or ""))
+
+
+def _script_stopped(error: dict[str, Any], calls: list[dict[str, Any]], out: Path) -> list[str]:
+    """Why the script stopped, in one plain sentence with the user's line, as the window says it: an export failure
+    that the script let through is named by its call (the call's block above has the rest); any other error by its
+    type and its first sentence. torch's whole message and the traceback stay in report.json."""
+    at = f" at line {error['line']['line']} ({error['line']['code']})" if error.get("line") else ""
+    short_type = str(error["type"]).rsplit(".", 1)[-1]
+    message = str(error.get("message") or "")
+    last = calls[-1] if calls else None
+    failure = (last or {}).get("failure") or {}
+    if last is not None and not last.get("ok") and failure.get("exception_type") == error["type"]:
+        sentence, whole = f"export #{last['index']} failed ({short_type}): {_plain(failure)}", False
+    else:
+        first = first_sentence(message)
+        sentence, whole = (f"{short_type}: {first}" if first else short_type), first == message.strip()
+    lines = [f"The script stopped{at}: {sentence}", f"  hint: {error['hint']}"]
+    if not whole:
+        lines.append(f"  the whole message and the traceback: {out / REPORT_FILE} (script_error)")
+    return lines
