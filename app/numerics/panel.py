@@ -39,6 +39,7 @@ from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code,
 from pt2_viewer.app.panels import narrow_combo
 from pt2_viewer.app.platform.trust_dialog import confirm_native
 from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.import_policy import import_lines
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
 from pt2_viewer.core.numerics.session import (
@@ -268,13 +269,13 @@ class NumericsPanel(QScrollArea):
             self.stage.setText("The comparison did not run." if outcome.status != "cancelled" else outcome.message)
             self.failure.show_failure(failed[0], failed[1], self.log)
         else:
-            self.stage.setText("")
             self.show_result(outcome.result or {})
         self.finished.emit(self.result)
 
     def show_result(self, result: dict[str, Any]) -> None:
         """Fill the tab from a numerics job's result and paint its errors on the graph."""
         self.result = result
+        self.stage.setText("\n".join(import_lines(result)))  # what the worker imported, as the Run tab says it
         self.summary.setText(summary_text(result))
         self.rows = error_rows(result)
         self.table.setRowCount(len(self.rows))
