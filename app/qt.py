@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtWidgets import QApplication, QPushButton, QToolButton, QTreeWidget, QTreeWidgetItem
+from PySide6.QtWidgets import QApplication, QPushButton, QToolButton, QTreeWidget, QTreeWidgetItem, QWidget
 
 
 def application() -> QApplication:
@@ -25,12 +25,14 @@ def application() -> QApplication:
     return QApplication(sys.argv[:1])
 
 
-def tool_button(text: str, tip: str = "", *, checkable: bool = False) -> QToolButton:
-    button = QToolButton()
+def tool_button(text: str, tip: str = "", *, checkable: bool = False, auto_raise: bool = False,
+                parent: QWidget | None = None) -> QToolButton:
+    button = QToolButton(parent)
     button.setText(text)
     if tip:
         button.setToolTip(tip)
     button.setCheckable(checkable)
+    button.setAutoRaise(auto_raise)
     return button
 
 

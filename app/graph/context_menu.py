@@ -30,8 +30,9 @@ def item_menu(doc: DocumentWidget, item: str, parent: QWidget | None = None) -> 
         expanded = path in level.scene.expanded
         menu.addAction("Collapse Group" if expanded else "Expand Group", lambda: doc.toggle_group(path))
         menu.addAction("Copy Module Path", lambda: copy_text(group.module if group and group.module else path))
-        if group is not None and group.class_name:
-            menu.addAction("Copy Module Class", lambda: copy_text(group.class_name))
+        class_name = group.class_name if group is not None else ""
+        if class_name:
+            menu.addAction("Copy Module Class", lambda: copy_text(class_name))
         return menu
     node = level.graph.node_by_name.get(item) if item else None
     if node is None:

@@ -46,7 +46,8 @@ def export_scene(scene: QGraphicsScene, path: str, region: QRectF | None = None)
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
             scene.render(painter, QRectF(0, 0, image.width(), image.height()), rect)
             painter.end()
-            if not image.save(tmp, "PNG"):
+            # the stubs type the format as bytes, but PySide6 takes it as str (bytes raise ValueError)
+            if not image.save(str(tmp), "PNG"):  # type: ignore[call-overload]
                 raise OSError(f"could not encode PNG ({image.width()}x{image.height()})")
 
     write_atomically(target, render, parents=False)

@@ -141,7 +141,7 @@ class NodeItem(QGraphicsItem):
         return self.rect.adjusted(-2, -2, 2, 2)
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        lod = option.levelOfDetailFromTransform(p.worldTransform())
         border = _STATE_PENS.get(self.state)
         if lod < DETAIL_LOD:
             if border is not None and lod < OVERVIEW_LOD:
@@ -201,7 +201,7 @@ class WeightRowItem(NodeItem):
         self.setToolTip(self.tip)
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        lod = option.levelOfDetailFromTransform(p.worldTransform())
         border = _STATE_PENS.get(self.state)
         if lod < DETAIL_LOD:
             p.fillRect(self.rect.adjusted(0, 3, 0, -3), border.color() if border is not None else self.overview_fill)
@@ -288,7 +288,7 @@ class GroupItem(QGraphicsItem):
         return self.rect.adjusted(-2, -2, 2, 2)
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        lod = option.levelOfDetailFromTransform(p.worldTransform())
         if self.box.expanded:  # in the view (a widget), the view draws the title; in an export, the frame does
             self._paint_frame(p, lod, titled=not (self.titled_by_view and widget is not None))
         else:
@@ -382,7 +382,7 @@ class ProxyItem(QGraphicsItem):
         return font_px(_PROXY_FONT) * lod if lod >= PROXY_TEXT_LOD else 0.0
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
+        lod = option.levelOfDetailFromTransform(p.worldTransform())
         if lod < PROXY_TEXT_LOD:
             p.fillRect(self.rect, theme.HIGHLIGHT if self.state else self.faded)
             return
@@ -472,8 +472,8 @@ class EdgeLayer(QGraphicsItem):
         return known
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        lod = option.levelOfDetailFromTransform(p.worldTransform())  # type: ignore[attr-defined]
-        exposed = option.exposedRect  # type: ignore[attr-defined]
+        lod = option.levelOfDetailFromTransform(p.worldTransform())
+        exposed = option.exposedRect
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.setPen(QPen(self.color, 1.2 if lod >= DETAIL_LOD else 0))
         for rect, path, arrows in self.tiles:

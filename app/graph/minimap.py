@@ -153,7 +153,7 @@ class MiniMap(QWidget):
                                 part.width() * s, part.height() * s))
         return boxes
 
-    def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.setPen(QPen(theme.graph_color("minimap_frame"), 1))
         p.setBrush(theme.graph_color("minimap_back"))
@@ -173,10 +173,10 @@ class MiniMap(QWidget):
         for box in self.view_boxes():
             p.drawRect(box)
 
-    def mousePressEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def mousePressEvent(self, event) -> None:
         self.main.centerOn(self._to_scene(event.position()))
 
-    def mouseMoveEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def mouseMoveEvent(self, event) -> None:
         if event.buttons():
             self.main.centerOn(self._to_scene(event.position()))
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QRectF, Qt, Signal
 from PySide6.QtGui import QFontMetricsF, QLinearGradient, QPainter, QPen
-from PySide6.QtWidgets import QAbstractScrollArea, QToolButton, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from pt2_viewer.app import theme
+from pt2_viewer.app.qt import tool_button
 from pt2_viewer.core.graph.overlays import Overlay
 
 ROW = 16
@@ -27,7 +28,7 @@ class OverlayLegend(QWidget):
         self.overlay: Overlay | None = None
         self.group_note = ""
         self.note_heights: list[float] = []
-        self.close_button = QToolButton(self, text="×", toolTip="Hide the overlay: kind colours again", autoRaise=True)
+        self.close_button = tool_button("×", "Hide the overlay: kind colours again", auto_raise=True, parent=self)
         self.close_button.clicked.connect(self.closed)
         view.viewport().installEventFilter(self)
         self.setVisible(False)
@@ -72,7 +73,7 @@ class OverlayLegend(QWidget):
             self.place()
         return False
 
-    def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def paintEvent(self, event) -> None:
         o = self.overlay
         if o is None:
             return
@@ -83,7 +84,7 @@ class OverlayLegend(QWidget):
         p.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
         text = theme.text_color()
         width = self.width() - 2 * PAD
-        y = PAD
+        y: float = PAD
         f = self.font()
         f.setBold(True)
         p.setFont(f)

@@ -5,8 +5,9 @@ legend and the minimap."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Signal
-from PySide6.QtWidgets import QAbstractScrollArea, QFrame, QHBoxLayout, QLabel, QToolButton
+from PySide6.QtWidgets import QAbstractScrollArea, QFrame, QHBoxLayout, QLabel
 
+from pt2_viewer.app.qt import tool_button
 from pt2_viewer.core.graph.navigation import Hits
 
 
@@ -22,10 +23,10 @@ class StepBar(QFrame):
         row = QHBoxLayout(self)
         row.setContentsMargins(4, 1, 2, 1)
         row.setSpacing(2)
-        self.previous = QToolButton(text="‹", toolTip="Previous (Shift+F3)", autoRaise=True)
+        self.previous = tool_button("‹", "Previous (Shift+F3)", auto_raise=True)
         self.label = QLabel()
-        self.next = QToolButton(text="›", toolTip="Next (F3)", autoRaise=True)
-        self.close_button = QToolButton(text="×", toolTip="Stop going through these nodes", autoRaise=True)
+        self.next = tool_button("›", "Next (F3)", auto_raise=True)
+        self.close_button = tool_button("×", "Stop going through these nodes", auto_raise=True)
         for w in (self.previous, self.label, self.next, self.close_button):
             row.addWidget(w)
         self.previous.clicked.connect(lambda: self.moved.emit(-1))

@@ -7,6 +7,7 @@ Others plug overlays in with `doc.tools.add_overlay(overlay)` (a numerics error 
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QPoint
@@ -289,7 +290,7 @@ def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) 
     tools = doc.tools
     group = QActionGroup(menu)
     for name in [None, *tools.overlay_names()]:
-        action = menu.addAction(name or "None (kind colours)", lambda n=name: tools.show_overlay(n))
+        action = menu.addAction(name or "None (kind colours)", functools.partial(tools.show_overlay, name))
         action.setCheckable(True)
         action.setChecked(tools.overlay_name == name)
         group.addAction(action)

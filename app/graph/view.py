@@ -230,7 +230,7 @@ class GraphView(QGraphicsView):
         event.accept()
 
     # -- clicks ------------------------------------------------------------------------------------------------
-    def _item_at(self, pos) -> QGraphicsItem | None:  # type: ignore[no-untyped-def]
+    def _item_at(self, pos) -> QGraphicsItem | None:
         for item in self.items(pos):
             if isinstance(item, (NodeItem, ProxyItem)):
                 return item
@@ -238,7 +238,7 @@ class GraphView(QGraphicsView):
                 return item
         return None
 
-    def mousePressEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def mousePressEvent(self, event) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
             item = self._item_at(event.position().toPoint())
             if isinstance(item, NodeItem):
@@ -251,7 +251,7 @@ class GraphView(QGraphicsView):
                 self.background_clicked.emit()
         super().mousePressEvent(event)
 
-    def mouseDoubleClickEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def mouseDoubleClickEvent(self, event) -> None:
         item = self._item_at(event.position().toPoint())
         if isinstance(item, GroupItem):
             self.group_toggled.emit(item.path)
@@ -261,7 +261,7 @@ class GraphView(QGraphicsView):
             return
         super().mouseDoubleClickEvent(event)
 
-    def keyPressEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def keyPressEvent(self, event) -> None:
         """Arrow keys walk the graph from the selection (the document decides where to); without a selection, or
         with a modifier, they scroll as usual."""
         steps = {Qt.Key.Key_Up: "up", Qt.Key.Key_Down: "down", Qt.Key.Key_Left: "left", Qt.Key.Key_Right: "right"}
@@ -279,7 +279,7 @@ class GraphView(QGraphicsView):
             i.state == HighlightState.SELECTED for i in self.groups.values()) or any(
             p.state == HighlightState.SELECTED for p in self.proxies)
 
-    def contextMenuEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def contextMenuEvent(self, event) -> None:
         item = self._item_at(event.pos())
         if isinstance(item, NodeItem):
             item_id = item.name
@@ -292,7 +292,7 @@ class GraphView(QGraphicsView):
         self.context_requested.emit(item_id, event.globalPos())
         event.accept()
 
-    def changeEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def changeEvent(self, event) -> None:
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
             theme.refresh()
             self.setBackgroundBrush(QBrush(self.palette().base()))
@@ -337,7 +337,7 @@ class GraphView(QGraphicsView):
                 return True
         return super().viewportEvent(event)
 
-    def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def paintEvent(self, event) -> None:
         super().paintEvent(event)
         self.painted += 1
 

@@ -54,7 +54,7 @@ class CodePanel(Panel):
     def show_node(self, name: str | None) -> None:
         self.node = name
         line = self.code.line_of_node.get(name) if name is not None else None
-        if line is None:
+        if name is None or line is None:
             self.editor.setExtraSelections([])
             return
         self._following = True

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidgetItem, QVBoxLayout,
 from pt2_viewer.app import theme
 from pt2_viewer.app.panels import fixed_font, link_color, make_table, muted_color
 from pt2_viewer.app.panels.panel import Panel
+from pt2_viewer.app.qt import child_items, top_level_items
 from pt2_viewer.core.graph.details import (
     DetailRow,
     Link,
@@ -135,10 +136,9 @@ class DetailsPanel(Panel):
 
     def row_items(self, section: str) -> list[QTreeWidgetItem]:
         """The rows shown under a section title (for tests and keyboard users)."""
-        for i in range(self.tree.topLevelItemCount()):
-            top = self.tree.topLevelItem(i)
+        for top in top_level_items(self.tree):
             if top.text(0) == section:
-                return [top.child(j) for j in range(top.childCount())]
+                return child_items(top)
         return []
 
     def _add_section(self, title: str, rows: list[DetailRow]) -> None:

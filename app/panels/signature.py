@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QTreeWidgetItem, QVBoxLayout, QWidget
 from pt2_viewer.app import theme
 from pt2_viewer.app.panels import fixed_font, make_table
 from pt2_viewer.app.panels.panel import Panel
+from pt2_viewer.app.qt import child_items, top_level_items
 from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.summary import SignatureRow, signature_rows
 from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
@@ -67,11 +68,7 @@ class SignaturePanel(Panel):
                 self.tree.scrollToItem(item)
 
     def _items(self) -> list[QTreeWidgetItem]:
-        out = []
-        for i in range(self.tree.topLevelItemCount()):
-            group = self.tree.topLevelItem(i)
-            out.extend(group.child(j) for j in range(group.childCount()))
-        return out
+        return [item for group in top_level_items(self.tree) for item in child_items(group)]
 
     def _clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         node = item.data(0, NODE_ROLE)

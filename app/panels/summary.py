@@ -73,7 +73,9 @@ class SummaryPanel(Panel):
         self.ops_title.setText(f"<b>Operators</b> &nbsp; {plural(self.summary.op_count, 'call')}, "
                                f"{len(self.summary.histogram)} distinct (every graph, subgraphs included)")
         self.histogram.set_counts(self.summary.histogram)
-        self.body.layout().activate()
+        layout = self.body.layout()
+        if layout is not None:
+            layout.activate()
 
     def show_node(self, name: str | None) -> None:
         """The summary is about the whole program; a selection changes nothing here."""

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from pt2_viewer.app.panels import fixed_font, make_table
 from pt2_viewer.app.panels.panel import Panel
+from pt2_viewer.app.qt import top_level_items
 from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.summary import SymbolRow, symbol_rows
 from pt2_viewer.core.util.words import plural
@@ -69,8 +70,7 @@ class SymbolsPanel(Panel):
         self.tree.setVisible(bool(self.rows))
 
     def show_node(self, name: str | None) -> None:
-        for i in range(self.tree.topLevelItemCount()):
-            item = self.tree.topLevelItem(i)
+        for item in top_level_items(self.tree):
             row: SymbolRow = item.data(0, ROW_ROLE)
             font = item.font(0)
             font.setBold(name is not None and name in row.nodes)
@@ -79,8 +79,7 @@ class SymbolsPanel(Panel):
     def highlight_symbol(self, name: str, stands_for: str | None = None) -> bool:
         """Select the row of symbol `name` (or of the symbol that stands for `stands_for`, e.g. `x.shape[0]`: export
         may have renamed it) and highlight its nodes, as a click on it would; False when no row matches."""
-        for i in range(self.tree.topLevelItemCount()):
-            item = self.tree.topLevelItem(i)
+        for item in top_level_items(self.tree):
             row: SymbolRow = item.data(0, ROW_ROLE)
             if row.name == name or (stands_for is not None and stands_for in row.sources):
                 self.tree.setCurrentItem(item)

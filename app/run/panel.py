@@ -272,7 +272,7 @@ class RunPanel(QScrollArea):
         self._update_enabled()
 
     # -- CUDA, asked lazily --------------------------------------------------------------------------------------
-    def showEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if not self._asked_cuda:
             self._asked_cuda = True
