@@ -355,5 +355,6 @@ def ask_comparison_target(parent: QWidget, others: dict[str, DocumentWidget]) ->
         return None
     if picked in others:
         return others[picked]
-    path, _ = QFileDialog.getOpenFileName(parent, "Compare With", "", "PyTorch export archives (*.pt2)")
+    path, _ = QFileDialog.getOpenFileName(parent, "Compare With", "", "PyTorch programs (*.pt2 *.pte);;"
+                                          "PyTorch export archives (*.pt2);;ExecuTorch programs (*.pte)")
     return path or None

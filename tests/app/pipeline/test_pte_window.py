@@ -145,3 +145,26 @@ def test_the_source_program_compares_with_what_it_became(qtbot, window: MainWind
         result = done.args[0]
         assert result["ok"] and result["kind"] == kind and result["compared"] == 1, result
         assert result["first_divergence"] is None
+
+
+def test_compare_with_offers_a_pte_and_draws_both(qtbot, window: MainWindow, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Program > Compare With… a `.pte`: the source and its execution plan side by side, with the op statistics."""
+    from PySide6.QtWidgets import QFileDialog, QInputDialog
+
+    from pt2_viewer.app.compare.view import CompareView
+    from tests.zoo.pipeline import small_pt2, small_pte
+
+    try:
+        source, lowered = small_pt2(), small_pte("portable")
+    except ExportFailed as e:
+        pytest.skip(str(e))
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+        window.open_path(str(source))
+    offered: list[str] = []
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: (a[-3][-1], True))  # "another file"
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (offered.append(a[3]), (str(lowered), ""))[1])
+    window.compare_dialog()
+    qtbot.waitUntil(lambda: isinstance(window.current_tab(), CompareView), timeout=TIMEOUT)
+    assert "*.pte" in offered[0]
+    view = window.current_tab()
+    assert [g.model.archive.executorch is not None for g in view.graphs()] == [False, True]
