@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.model.program import Graph, InputKind, NodeOp, Program
+from pt2_viewer.core.util.words import format_seconds
 
 MAX_CATEGORIES = 12  # more distinct values than this: the rest share the last category, "other"
 MAX_JSON_BYTES = 64 * 1024 * 1024
@@ -176,23 +177,15 @@ def category_overlay(name: str, values: Mapping[str, str]) -> Overlay:
 def run_time_overlay(seconds: Mapping[str, float]) -> Overlay:
     """A run's per-node time in seconds (the least of the run's repeats), from the fastest node to the slowest; the
     legend gives the two times, a node's tooltip its time and share of the slowest, a collapsed group the sum."""
-    o = scale_overlay("Run time", seconds, fmt=format_time)
+    o = scale_overlay("Run time", seconds, fmt=format_seconds)
     top = max(o.values.values(), default=0.0)
-    o.texts = {n: f"{format_time(v)} ({v / top:.0%} of the slowest)" if top > 0 else format_time(v)
+    o.texts = {n: f"{format_seconds(v)} ({v / top:.0%} of the slowest)" if top > 0 else format_seconds(v)
                for n, v in o.values.items()}
     if o.legend:
         o.legend = [LegendItem(f"fastest {o.legend[0].label}", level=0.0),
                     LegendItem(f"slowest {o.legend[1].label}", level=1.0)]
     o.aggregate = "sum"
     return o
-
-
-def format_time(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} µs"
 
 
 def dtype_overlay(graph: Graph) -> Overlay:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pt2_viewer.core.model.program import InputKind, Program
+from pt2_viewer.core.util.words import format_seconds
 
 INPUT_MODES = ("auto", "sample", "generated")
 
@@ -133,16 +134,6 @@ def build_request(program_path: str, program_name: str | None, options: RunOptio
 
 
 # -- reading the result -------------------------------------------------------------------------------------------
-def format_seconds(seconds: float | None) -> str:
-    if seconds is None:
-        return "–"
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} µs"
-
-
 def _number(value: Any) -> str:
     if value is None:
         return ""
