@@ -152,6 +152,9 @@ def _rerun(script: Path, fixes: list[Fix], out: Path, timeout: float) -> dict[in
                        encoding="utf-8")
     cmd = [sys.executable, "-m", "pt2_viewer.core.worker", "export_script", "--request", str(request),
            "--out", str(run_out)]
+    # The child stays in this worker's process group and inherits its PT2V_JOB_MARKER (core/jobs/process_tree.py):
+    # cancelling the Diagnose ends it with the job's tree (tests/core/export/test_verify_cancel.py). Never give it a
+    # session or an environment of its own.
     try:
         subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        timeout=timeout, cwd=os.getcwd(), check=False)
