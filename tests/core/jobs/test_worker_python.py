@@ -99,13 +99,15 @@ def test_a_huggingface_program_runs_and_decomposes_through_the_worker(pt2_path: 
     import transformers.modeling_outputs
 
     path = pt2_path("hf_tiny_bert")
-    # trusted: loading it imports transformers, the module its output type names (core/jobs/archive_check.py)
-    request = {"program": str(path), "inputs": "sample", "runs": 1, "warmup": 0, "preview": 16, "trust": True}
+    # no trust asked: the module its output type names belongs to transformers, a library the import policy allows
+    # (core/jobs/import_policy.py), so the worker imports it by itself
+    request = {"program": str(path), "inputs": "sample", "runs": 1, "warmup": 0, "preview": 16}
     _, outcome = run_job("run_program", request, tmp_path / "run", timeout_s=JOB_TIMEOUT_S)
     assert outcome.ok, outcome.message
     result = outcome.result
     assert result["ok"], result.get("error")
     assert "transformers.modeling_outputs" in result["imported"]  # the worker imported the output type's module
+    assert [d["status"] for d in result["imports"]] == ["allowed"]
     ep = torch.export.load(path)
     with torch.no_grad():
         expected = ep.module()(*ep.example_inputs[0], **ep.example_inputs[1])
@@ -122,7 +124,7 @@ def test_a_huggingface_program_runs_and_decomposes_through_the_worker(pt2_path: 
     assert outcome.result["outputs"][0]["shape"] == [2, 12, 32]
 
     out = tmp_path / "bert.core.pt2"
-    decompose = {"program": str(path), "to": "core", "output": str(out), "trust": True}
+    decompose = {"program": str(path), "to": "core", "output": str(out)}
     _, outcome = run_job("decompose", decompose, tmp_path / "dec", timeout_s=JOB_TIMEOUT_S)
     assert outcome.ok and outcome.result["ok"], outcome.message + str(outcome.result and outcome.result.get("error"))
     decomposed = read_archive(out).program()
