@@ -7,12 +7,25 @@ type-checked without casts:
   the stubs: `tool_button`, `push_button` set them through their setters.
 - `QTreeWidget.topLevelItem(i)` and `QTreeWidgetItem.child(i)` are optional in the stubs (an index out of range);
   walking a tree in range never meets None: `top_level_items`, `child_items`.
+- `QTableWidget.cellWidget` is a plain optional `QWidget`: `cell_widget(table, row, column, QSpinBox)` checks it is
+  the kind of widget the table put there.
 """
 from __future__ import annotations
 
 import sys
+from typing import TypeVar
 
-from PySide6.QtWidgets import QApplication, QPushButton, QToolButton, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QPushButton,
+    QTableWidget,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QWidget,
+)
+
+W = TypeVar("W", bound=QWidget)
 
 
 def application() -> QApplication:
@@ -52,4 +65,11 @@ def child_items(item: QTreeWidgetItem) -> list[QTreeWidgetItem]:
     return [child for i in range(item.childCount()) if (child := item.child(i)) is not None]
 
 
-__all__ = ["application", "child_items", "push_button", "tool_button", "top_level_items"]
+def cell_widget(table: QTableWidget, row: int, column: int, kind: type[W]) -> W:
+    widget = table.cellWidget(row, column)
+    if not isinstance(widget, kind):
+        raise TypeError(f"the table's cell ({row}, {column}) holds {type(widget).__name__}, not {kind.__name__}")
+    return widget
+
+
+__all__ = ["application", "cell_widget", "child_items", "push_button", "tool_button", "top_level_items"]

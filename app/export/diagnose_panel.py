@@ -116,8 +116,9 @@ class DiagnosePanel(QWidget):
             if p.reason:
                 parts.append(f"<br><i>{html.escape(p.reason)}</i>")
             for t in p.tried:
-                gone = {True: " (this problem itself is gone)", False: " (this problem remains)"}.get(
-                    t.get("problem_gone"), "")
+                verdict = t.get("problem_gone")  # true, false, or none when the check could not tell
+                gone = "" if verdict is None else \
+                    " (this problem itself is gone)" if verdict else " (this problem remains)"
                 parts.append(f"<br>tried <code>{html.escape(str(t.get('fix', '')))}</code>{gone}: the call still "
                              f"fails: {html.escape(str(t.get('failure', '')))}")
             parts.append("</p>")

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pt2_viewer.app.qt import cell_widget
 from pt2_viewer.core.export.script_session import (
     AUTO,
     DIM_KINDS,
@@ -183,26 +184,26 @@ class DynamicShapesEditor(QWidget):
             if other is not source and other.kind == NAMED and other.name == source.name:
                 other.min, other.max = source.min, source.max
                 for col, value in ((3, other.min), (4, other.max)):
-                    self.table.cellWidget(j, col).setValue(NO_BOUND if value is None else value)
+                    cell_widget(self.table, j, col, QSpinBox).setValue(NO_BOUND if value is None else value)
         self._filling = False
 
     def _set_text(self, i: int, col: int, text: str) -> None:
         self._filling = True
-        self.table.cellWidget(i, col).setText(text)
+        cell_widget(self.table, i, col, QLineEdit).setText(text)
         self._filling = False
 
     def set_kind(self, input_name: str, axis: int, kind: str, name: str = "", lo: int | None = None,
                  hi: int | None = None) -> None:
         """Set one row as a user would (through its widgets)."""
         i = next(j for j, r in enumerate(self.rows) if r.input == input_name and r.axis == axis)
-        self.table.cellWidget(i, 1).setCurrentIndex(DIM_KINDS.index(kind))
+        cell_widget(self.table, i, 1, QComboBox).setCurrentIndex(DIM_KINDS.index(kind))
         if kind == NAMED and name:
-            box = self.table.cellWidget(i, 2)
+            box = cell_widget(self.table, i, 2, QLineEdit)
             box.setText(name)
             box.textEdited.emit(name)
         for col, value in ((3, lo), (4, hi)):
             if value is not None:
-                self.table.cellWidget(i, col).setValue(value)
+                cell_widget(self.table, i, col, QSpinBox).setValue(value)
 
     def spec(self) -> dict[str, Any] | None:
         """The edited JSON spec; None when the script's spec could not be shown (keep the script's own).

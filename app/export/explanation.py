@@ -13,12 +13,12 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from pt2_viewer.app.panels import fixed_font
+from pt2_viewer.app.qt import tool_button
 from pt2_viewer.core.export.failures import SourceLine, plain_sentence
 from pt2_viewer.core.export.script_session import (
     ExportEntry,
@@ -64,7 +64,7 @@ class Explanation(QWidget):
         self.fix.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.apply_fix = QPushButton("Try it: re-export with this change (the file stays as it is)")
         self.apply_fix.clicked.connect(self.apply_fix_requested)
-        self.show_traceback = QToolButton(text=TRACEBACK_SHOW, checkable=True)
+        self.show_traceback = tool_button(TRACEBACK_SHOW, checkable=True)
         self.show_traceback.toggled.connect(self._toggle_traceback)
         self.traceback = QPlainTextEdit(readOnly=True)
         self.traceback.setFont(fixed_font())

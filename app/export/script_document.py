@@ -127,7 +127,7 @@ class ScriptDocument(DocumentTab):
         self.exports.setWordWrap(True)
         self.exports.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.exports.currentItemChanged.connect(lambda cur, _prev: self._selected(cur))
-        self.exports.itemActivated.connect(lambda it: it.data(ENTRY_ROLE) and self.open_entry(it.data(ENTRY_ROLE)))
+        self.exports.itemActivated.connect(self._activated)
 
         self.strict = QCheckBox("strict (trace Python with TorchDynamo)")
         self.editor = DynamicShapesEditor()
@@ -389,6 +389,11 @@ class ScriptDocument(DocumentTab):
             return
         self.editor.set_spec(fixed, entry.inputs, input_ranks(entry), entry.input_shapes)
         self.start(Rerun(entry.call_id, strict=entry.strict, dynamic_shapes=fixed))
+
+    def _activated(self, item: QListWidgetItem) -> None:
+        entry = item.data(ENTRY_ROLE)
+        if entry:
+            self.open_entry(entry)
 
     # -- programs ----------------------------------------------------------------------------------------------
     def selected_pt2(self) -> Path | None:

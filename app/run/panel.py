@@ -252,9 +252,9 @@ class RunPanel(QScrollArea):
         self.hot = QListWidget()
         self.hot.setMinimumHeight(120)
         self.hot.setToolTip("Slowest nodes (least of 3 runs); click one to show it in the graph")
-        for w in (self.failure, self.latency, self.comparisons, QLabel("<b>Outputs</b>"), self.outputs,
-                  QLabel("<b>Hottest nodes</b>"), self.hot):
-            v.addWidget(w)
+        for widget in (self.failure, self.latency, self.comparisons, QLabel("<b>Outputs</b>"), self.outputs,
+                       QLabel("<b>Hottest nodes</b>"), self.hot):
+            v.addWidget(widget)
         v.addStretch(1)
 
         self.input_mode.currentIndexChanged.connect(lambda _i: self._update_enabled())
