@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -38,6 +38,7 @@ from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
 from pt2_viewer.app.panels import narrow_combo
 from pt2_viewer.app.platform.trust_dialog import confirm_native
+from pt2_viewer.app.qt import push_button
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.import_policy import import_lines
 from pt2_viewer.core.model.program import Program
@@ -114,7 +115,7 @@ class NumericsPanel(QScrollArea):
         v.addWidget(choices)
 
         self.compare_button = QPushButton("Compare")
-        self.cancel_button = QPushButton("Cancel", enabled=False)
+        self.cancel_button = push_button("Cancel", enabled=False)
         buttons = QHBoxLayout()
         buttons.addWidget(self.compare_button)
         buttons.addWidget(self.cancel_button)
@@ -131,8 +132,8 @@ class NumericsPanel(QScrollArea):
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.go_first = QPushButton("Go to first divergence", enabled=False)
-        self.open_compare = QPushButton("Compare view at first divergence", enabled=False)
+        self.go_first = push_button("Go to first divergence", enabled=False)
+        self.open_compare = push_button("Compare view at first divergence", enabled=False)
         self.open_compare.setToolTip("For a decomposition: open the reference and the candidate side by side, both "
                                      "sides selected at the first divergence")
         go = QHBoxLayout()
@@ -168,13 +169,13 @@ class NumericsPanel(QScrollArea):
         self._cuda_item().setToolTip("Asking the worker whether torch sees a CUDA device…")
         self._update_enabled()
 
-    def showEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if not self._asked_cuda:
             self._asked_cuda = True
             self.cuda_asked.emit()
 
-    def resizeEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_columns()
 

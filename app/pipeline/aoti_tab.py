@@ -4,6 +4,7 @@ the ExportedProgram too (`package_pt2` with both). Nothing here loads the compil
 job's, after its own consent (`--allow-native`). What the files say comes from core/pt2/aoti.py."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import make_table
 from pt2_viewer.app.pipeline.code_view import CodeView
 from pt2_viewer.app.platform.trust_dialog import confirm_native
+from pt2_viewer.app.qt import top_level_items
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.platform import temp_dirs
@@ -106,8 +108,9 @@ class AotiTab(DocumentTab):
         self.table.itemDoubleClicked.connect(lambda item, _c: self._kernel_clicked(item, reveal=False))
         self.outline.currentItemChanged.connect(lambda item, _old: self._show(item))
         first = self.outline.topLevelItem(0)
-        if first is not None and first.childCount():
-            self.outline.setCurrentItem(first.child(0))
+        child = first.child(0) if first is not None else None
+        if child is not None:
+            self.outline.setCurrentItem(child)
 
     # -- the outline ---------------------------------------------------------------------------------------------
     def _fill(self, problem: str) -> None:
@@ -164,8 +167,8 @@ class AotiTab(DocumentTab):
         elif kind == "kernels":
             self._rows(["kernel", "line", "from the nodes", "ATen"],
                        [(k.kernel, str(k.line), ", ".join(k.source_nodes), ", ".join(k.aten)) for k in model.kernels])
-            for i in range(len(model.kernels)):
-                self.table.topLevelItem(i).setData(0, PAGE_ROLE, (model.name, i))
+            for i, item in enumerate(top_level_items(self.table)):
+                item.setData(0, PAGE_ROLE, (model.name, i))
         elif kind == "flags":
             self._rows(["flag"], [(f,) for f in model.compile_flags]
                        + [(f"command: {c}",) for c in model.compile_commands])
@@ -194,7 +197,7 @@ class AotiTab(DocumentTab):
             self.program.reveal(node)
         return node
 
-    def _rows(self, headers: list[str], rows: list[tuple[str, ...]]) -> None:
+    def _rows(self, headers: list[str], rows: Sequence[tuple[str, ...]]) -> None:
         self.table.setHeaderLabels(headers)
         self.table.setColumnCount(len(headers))
         for row in rows:
