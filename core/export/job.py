@@ -67,6 +67,7 @@ class ExportRecorder:
         self.save = True  # False in the doctor's verification runs, which only need each call's outcome
         self.real_export = torch.export.export
         self._depth = 0
+        self.raised: dict[int, ExportCall] = {}  # id of an exception an export call raised -> that call
 
     def install(self) -> None:
         self.torch.export.export = self.export  # `from torch.export import export` in the script gets this too
@@ -119,6 +120,7 @@ class ExportRecorder:
             self._diagnose(call, a)
             self._propose(call)
             self._finished(call)
+            self.raised[id(exc)] = call
             raise
         finally:
             self._depth -= 1
@@ -330,7 +332,7 @@ def run_script(script: Path, code: types.CodeType, recorder: ExportRecorder,
             error = ScriptError("SystemExit", f"the script called sys.exit({e.code!r})", _innermost(e, script),
                                 "The script stopped itself; exports made before it are kept.", _format(e, script))
     except BaseException as e:  # the script's own failure: report it at its line, keep the exports made before
-        error = _script_error(e, script)
+        error = _script_error(e, script, recorder.raised.get(id(e)))
     finally:
         recorder.uninstall()
         sys.argv = saved_argv
@@ -338,7 +340,9 @@ def run_script(script: Path, code: types.CodeType, recorder: ExportRecorder,
     return module.__dict__, error
 
 
-def _script_error(e: BaseException, script: Path) -> ScriptError:
+def _script_error(e: BaseException, script: Path, failed_call: ExportCall | None = None) -> ScriptError:
+    """The error the script stopped with. `failed_call`: the export call that raised it, when the script did not
+    catch an export's failure (the hint then says so, not that the script raised the error itself)."""
     chain = exception_chain(e)
     message = chain[0].message
     if isinstance(e, MemoryError) or "can't allocate memory" in message:
@@ -349,6 +353,10 @@ def _script_error(e: BaseException, script: Path) -> ScriptError:
                 "torch.export.export_for_training was removed; use torch.export.export).")
     elif isinstance(e, (ImportError, ModuleNotFoundError)):
         hint = "Install the missing module into the Python that runs the worker, or fix the import."
+    elif failed_call is not None:
+        where = f" at line {failed_call.line.line}" if failed_call.line else ""
+        hint = (f"Export #{failed_call.index}{where} failed and the script did not catch it, so the script stopped "
+                "there; exports made before it are kept.")
     else:
         hint = "The script raised this error itself; exports made before it are kept."
     return ScriptError(chain[0].type.removeprefix("builtins."), message, _innermost(e, script), hint,

@@ -31,6 +31,8 @@ def test_a_script_stopped_by_an_export_failure_leads_with_the_plain_sentence(tmp
     # report.json still holds torch's whole message
     error = json.loads((tmp_path / "report.json").read_text())["script_error"]
     assert "TORCHDYNAMO_EXTENDED_DEBUG_CPP" in error["message"] and error["line"]["line"] == 7
+    # the hint says an export stopped the script, not that the script raised the error itself
+    assert error["hint"].startswith("Export #0 at line 13 failed and the script did not catch it")  # the export call
 
 
 def test_a_script_of_its_own_error_gets_its_first_sentence(tmp_path, capsys):
@@ -45,3 +47,5 @@ def test_a_script_of_its_own_error_gets_its_first_sentence(tmp_path, capsys):
     assert code == 1
     assert "The script stopped at line 4 (raise ValueError(why)): ValueError: The config is wrong." in out.splitlines()
     assert "See the README." not in out and "the whole message and the traceback" in out
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["script_error"]["hint"].startswith(
+        "The script raised this error itself")
