@@ -9,6 +9,7 @@ a one-line message shown in the document itself and sent as `layout_failed`, nev
 """
 from __future__ import annotations
 
+import functools
 import time
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
@@ -42,6 +43,7 @@ from pt2_viewer.app.panels.panel import Panel
 from pt2_viewer.app.panels.signature import SignaturePanel
 from pt2_viewer.app.panels.summary import SummaryPanel
 from pt2_viewer.app.panels.symbols import SymbolsPanel
+from pt2_viewer.app.qt import tool_button
 from pt2_viewer.app.run.panel import RunPanel
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.app.widgets.source_view import open_source
@@ -69,7 +71,8 @@ class Breadcrumb(QWidget):
 
     def set_levels(self, titles: list[str]) -> None:
         while self.row.count():
-            w = self.row.takeAt(0).widget()
+            taken = self.row.takeAt(0)
+            w = taken.widget() if taken is not None else None
             if w is not None:
                 w.deleteLater()
         for i, title in enumerate(titles):
@@ -90,6 +93,10 @@ class DocumentWidget(DocumentTab):
 
     graph_ready = Signal()
     layout_failed = Signal(str)
+    # The Find box and the depth spin box. Their names are QWidget's find (a static lookup by window id) and depth (the
+    # paint device's colour depth), which nothing here calls; renaming them would change every caller.
+    find: QLineEdit  # type: ignore[assignment]
+    depth: QSpinBox  # type: ignore[assignment]
 
     def __init__(self, model: DocumentModel, layouts: LayoutClient, *, interactive: bool = True,
                  extra_panels: dict[str, Panel] | None = None, parent: QWidget | None = None) -> None:
@@ -130,7 +137,7 @@ class DocumentWidget(DocumentTab):
                                 ("Collapse all", "Collapse to the top-level modules", self.collapse_all),
                                 ("Fit", "Fit the graph in the window, readably: past that, the module overview "
                                  "(Ctrl+0)", self.fit)):
-            b = QToolButton(text=text, toolTip=tip)
+            b = tool_button(text, tip)
             b.clicked.connect(slot)
             bar.addWidget(b)
         bar.addWidget(self.depth)
@@ -166,8 +173,8 @@ class DocumentWidget(DocumentTab):
         self.numerics_panel = NumericsPanel(model.archive.path, model.program, interactive=interactive)
         self.panels.addTab(self.numerics_panel, "Numerics")
         # wide enough for every tab's title whole (a script's tab is narrow: "De…, Sig…, Sy…" said nothing)
-        bar = self.panels.tabBar()
-        self.panels.setMinimumWidth(sum(bar.tabSizeHint(i).width() for i in range(bar.count())) + 8)
+        tab_bar = self.panels.tabBar()
+        self.panels.setMinimumWidth(sum(tab_bar.tabSizeHint(i).width() for i in range(tab_bar.count())) + 8)
 
         split = splitter(Qt.Orientation.Horizontal, left, self.panels, sizes=(860, 540), stretch=(3, 1),
                          remember="document")
@@ -391,7 +398,7 @@ class DocumentWidget(DocumentTab):
         elif targets:
             menu = QMenu(self)
             for hop, sub in targets:
-                menu.addAction(f"Open {sub}", lambda h=hop, g=sub: self.enter_subgraph(h, g))
+                menu.addAction(f"Open {sub}", functools.partial(self.enter_subgraph, hop, sub))
             menu.popup(QCursor.pos())
             self.subgraph_menu = menu  # kept for tests and so it is not collected while shown
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from PySide6.QtCore import QEvent, QPoint, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
     QPainter,
@@ -33,6 +33,10 @@ START_MARGIN = 24  # pixels between the first view's region and the viewport's e
 
 class GraphView(QGraphicsView):
     """Pan with the mouse, zoom with the wheel or Ctrl+=/-/0, click to select, double-click a group to toggle it."""
+
+    # The scene's layout shown. The name is QWidget.layout()'s (the widget's own QLayout: a QGraphicsView has none
+    # that this code asks for); renaming it would change every caller.
+    layout: SceneLayout | None  # type: ignore[assignment]
 
     node_clicked = Signal(str)
     group_toggled = Signal(str)
@@ -81,10 +85,10 @@ class GraphView(QGraphicsView):
         self.proxies.clear()
         self.layout = layout
         for g in layout.groups:
-            item = GroupItem(g)
-            item.titled_by_view = g.expanded
-            scene.addItem(item)
-            self.groups[g.path] = item
+            group = GroupItem(g)
+            group.titled_by_view = g.expanded
+            scene.addItem(group)
+            self.groups[g.path] = group
         set_gaps(layout.groups, self.groups)
         self.edges = EdgeLayer(layout, edge_label, {name: look.subtitle for name, look in looks.items()})
         scene.addItem(self.edges)
@@ -94,9 +98,9 @@ class GraphView(QGraphicsView):
             scene.addItem(item)
             self.nodes[n.node] = item
         for px in layout.proxies:
-            item = ProxyItem(px.hub, px.x, px.y)
-            scene.addItem(item)
-            self.proxies.append(item)
+            proxy = ProxyItem(px.hub, px.x, px.y)
+            scene.addItem(proxy)
+            self.proxies.append(proxy)
         rect = scene.itemsBoundingRect().adjusted(-40, -40, 40, 40)
         scene.setSceneRect(rect)
         self.setSceneRect(QRectF())  # this view scrolls over the scene's rect again (show_start may widen it)
@@ -115,11 +119,11 @@ class GraphView(QGraphicsView):
             if item.state != s:
                 item.state = s
                 item.update()
-        for path, item in self.groups.items():
+        for path, group in self.groups.items():
             s = groups.get(path, HighlightState.NONE)
-            if item.state != s:
-                item.state = s
-                item.update()
+            if group.state != s:
+                group.state = s
+                group.update()
         for px in self.proxies:
             s = HighlightState.SELECTED if px.hub == hub else HighlightState.NONE
             if px.state != s:
@@ -166,10 +170,7 @@ class GraphView(QGraphicsView):
 
     def center_on_item(self, item_id: str) -> None:
         path = group_of(item_id)
-        if path is not None:
-            item = self.groups.get(path)
-        else:
-            item = self.nodes.get(item_id)
+        item: GroupItem | NodeItem | None = self.groups.get(path) if path is not None else self.nodes.get(item_id)
         if item is None:
             return
         if self.transform().m11() < 0.8:
@@ -303,7 +304,7 @@ class GraphView(QGraphicsView):
     def plain(self) -> Iterator[None]:
         """The scene without the selection, neighbours, matches and marks, while an export renders it: a PNG or SVG
         of the graph shows the graph, not where the user last clicked."""
-        items = [*self.nodes.values(), *self.groups.values(), *self.proxies]
+        items: list[NodeItem | GroupItem | ProxyItem] = [*self.nodes.values(), *self.groups.values(), *self.proxies]
         states = [i.state for i in items]
         hot = self.edges.hot if self.edges is not None else None
         for i in items:
@@ -341,7 +342,7 @@ class GraphView(QGraphicsView):
         super().paintEvent(event)
         self.painted += 1
 
-    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 (Qt's name)
+    def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802 (Qt's name)
         super().drawForeground(painter, rect)
         self.titles.paint(painter)
 
