@@ -53,7 +53,7 @@ from pt2_viewer.core.model.tensor_meta import (
 from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pte.errors import PteError
-from pt2_viewer.core.pte.reader import is_pte, read_pte
+from pt2_viewer.core.pte.magic import is_pte
 
 MEMORY_FORMATS = {0: "unknown", 1: "contiguous_format", 2: "channels_last", 3: "channels_last_3d",
                   4: "preserve_format"}
@@ -75,6 +75,8 @@ def read_archive(path: str | os.PathLike[str]) -> Archive:
     """Read every program in a `.pt2` (or, recognised by its magic, every method of an ExecuTorch `.pte`: see
     core/pte/). Raises `ArchiveError` with a user-facing message on any problem."""
     if is_pte(path):
+        from pt2_viewer.core.pte.reader import read_pte  # here: the flatbuffers runtime imports numpy
+
         try:
             return read_pte(path)
         except PteError as e:

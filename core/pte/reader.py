@@ -38,16 +38,6 @@ HEAD_BYTES = 64
 MAX_PROGRAM_BYTES = 2 * 1024 * 1024 * 1024  # the flatbuffer part; weights live in segments, which are never read
 
 
-def is_pte(path: str | os.PathLike[str]) -> bool:
-    """Whether the file starts as a `.pte` does (`ET` and two digits at byte 4), whatever its name."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(8)
-    except OSError:
-        return False
-    return len(head) == 8 and head[4:6] == b"ET" and head[6:8].isdigit()
-
-
 def read_pte(path: str | os.PathLike[str]) -> Archive:
     p = Path(path)
     name = p.name

@@ -74,7 +74,7 @@ def run_job_for(path: str | Path, compiled: bool = False) -> str:
     else `run_program`."""
     from pt2_viewer.core.pt2.archive import AOTI_DIR, MODELS_DIR, open_archive
     from pt2_viewer.core.pt2.errors import ArchiveError
-    from pt2_viewer.core.pte.reader import is_pte
+    from pt2_viewer.core.pte.magic import is_pte
 
     if is_pte(path):
         return "run_pte"

@@ -1,5 +1,6 @@
 """Opening one .pt2 imports only what its first view needs: a fresh process that opens a program offscreen has not
-imported the script, compare or decompose views (they load when first used), nor torch."""
+imported the script, compare or decompose views (they load when first used), nor torch, nor the .pte reader's
+flatbuffers runtime (which imports numpy)."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ import sys
 from tests.programs import REPO_ROOT
 
 NOT_NEEDED = ("pt2_viewer.app.export.script_document", "pt2_viewer.app.compare.view",
-              "pt2_viewer.app.decompose.dialog", "torch")
+              "pt2_viewer.app.decompose.dialog", "torch", "flatbuffers", "numpy")
 
 OPEN_ONE = """
 import json, sys
