@@ -118,3 +118,16 @@ def _alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"
+
+
+def test_the_python_chosen_in_preferences_runs_the_command_line_s_jobs(pt2_path: Callable[[str], Path],  # noqa: F811
+                                                                       tmp_path: Path,
+                                                                       recording_python: tuple[Path, Path]) -> None:
+    wrapper, log = recording_python
+    config = tmp_path / "config"  # the window's settings (QSettings' INI file), as File > Preferences writes them
+    (config / "pt2-viewer").mkdir(parents=True)
+    (config / "pt2-viewer" / "PT2 Viewer.conf").write_text(f"[worker]\nkind=local\npython={wrapper}\n")
+    env = {"XDG_CONFIG_HOME": str(config), "PT2V_WORKER_PYTHON": ""}
+    done = cli("run", str(pt2_path("batchnorm_train")), "--runs", "1", "--warmup", "0", "-q", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "-m pt2_viewer.core.worker run_program" in log.read_text()
