@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
@@ -36,8 +36,6 @@ from pt2_viewer.app.qt import application
 from pt2_viewer.app.start_page import StartPage
 from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.graph.document import DocumentModel
-from pt2_viewer.core.jobs.schemas.base import SchemaError
-from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
@@ -303,7 +301,8 @@ class MainWindow(QMainWindow):
                              extra_panels=pipeline_panels(model.archive))
         doc.layout_failed.connect(lambda msg: self._warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
-        doc.numerics_panel.compare_requested.connect(lambda result, node, d=doc: self.numerics_compare(d, result, node))
+        doc.numerics_panel.compare_requested.connect(
+            lambda decomposition, node, d=doc: self.numerics_compare(d, decomposition, node))
         several = len(model.archive.programs) > 1
         title = Path(path).name + (f" [{model.program.name}]" if several else "")
         # an AOTInductor package that holds its program too: the compiled models' tab, the graph beside them
@@ -496,18 +495,10 @@ class MainWindow(QMainWindow):
             loader.failed.connect(self._open_failed)
             loader.load(target)
 
-    def numerics_compare(self, doc: DocumentWidget, result: dict[str, Any], node: str) -> None:
+    def numerics_compare(self, doc: DocumentWidget, decomposition: Decomposition, node: str) -> None:
         """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence. The
-        candidate stays in the Numerics job's folder, which closing the comparison leaves alone."""
-        try:
-            decomposition = Decomposition.from_numerics(NumericsResult.from_json(result))
-        except SchemaError as e:
-            self._warn("Compare", f"The Numerics result cannot be read: {e}.")
-            return
-        if decomposition is None:
-            self._warn("Compare", "This comparison kept no decomposed program to show: run Numerics with the core, "
-                                  "functional or table candidate.")
-            return
+        candidate stays in the Numerics job's folder, which closing the comparison leaves alone (the decomposition
+        says whose it is)."""
         from pt2_viewer.core.compare.session import LEFT
 
         def select(view: CompareView) -> None:

@@ -5,7 +5,8 @@ Choices: the candidate (and a table file), the inputs, the threshold. Results: a
 used), a table of every compared node sorted by error (the first divergence in bold, nodes over the threshold tinted;
 click one to show it in the graph), a "Go to first divergence" button, and the error painted on the graph as an
 overlay (`overlay_changed`). For a decomposition, "Compare at first divergence" asks for the compare view opened on it
-(`compare_requested(result, node)`; the job saved the candidate and its node mapping). What the numbers mean is
+(`compare_requested(Decomposition, node)`; the job saved the candidate and its node mapping in its own folder, which
+the Decomposition says the comparison must leave alone). What the numbers mean is
 decided in core/numerics/session.py; this panel lays them out and drives the job (app/jobs/driver.py), never blocking.
 """
 from __future__ import annotations
@@ -39,8 +40,11 @@ from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code,
 from pt2_viewer.app.panels import narrow_combo
 from pt2_viewer.app.platform.trust_dialog import confirm_native
 from pt2_viewer.app.qt import push_button
+from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.import_policy import import_lines
+from pt2_viewer.core.jobs.schemas.base import SchemaError
+from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
 from pt2_viewer.core.numerics.session import (
@@ -66,11 +70,11 @@ LOWERED_FILTER = "ExecuTorch programs and AOTInductor packages (*.pte *.pt2)"
 
 
 class NumericsPanel(QScrollArea):
-    """Emits `overlay_changed(Overlay | None)`, `node_requested(name)` and `compare_requested(result, node)`."""
+    """Emits `overlay_changed(Overlay | None)`, `node_requested(name)` and `compare_requested(Decomposition, node)`."""
 
     overlay_changed = Signal(object)
     node_requested = Signal(str)
-    compare_requested = Signal(dict, str)
+    compare_requested = Signal(object, str)  # core/compare/decomposition.Decomposition, the first divergence
     finished = Signal(object)
     nodes_requested = Signal(list, int)  # go through these nodes (the table's order), starting at this one
     cuda_asked = Signal()  # first shown: whoever knows the worker's CUDA answers with `set_cuda` (as Run asks)
@@ -351,5 +355,12 @@ class NumericsPanel(QScrollArea):
 
     def _ask_compare(self) -> None:
         first = first_divergence(self.result)
-        if first and self.result:
-            self.compare_requested.emit(self.result, first)
+        if not first or not self.result:
+            return
+        try:
+            decomposition = Decomposition.from_numerics(NumericsResult.from_json(self.result))
+        except SchemaError as e:
+            self.stage.setText(f"The comparison's result cannot be read: {e}.")
+            return
+        if decomposition is not None:
+            self.compare_requested.emit(decomposition, first)
