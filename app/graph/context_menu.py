@@ -27,8 +27,8 @@ def item_menu(doc: DocumentWidget, item: str, parent: QWidget | None = None) -> 
     path = group_of(item)
     if path is not None:
         group = next((g for g in level.index.modules.walk() if g.path == path), None)
-        expanded = path in level.scene.expanded
-        menu.addAction("Collapse Group" if expanded else "Expand Group", lambda: doc.toggle_group(path))
+        expanded = doc.model.is_expanded(path)
+        menu.addAction("Collapse Group" if expanded else "Expand Group", lambda: doc.model.toggle_group(path))
         menu.addAction("Copy Module Path", lambda: copy_text(group.module if group and group.module else path))
         class_name = group.class_name if group is not None else ""
         if class_name:
@@ -37,8 +37,8 @@ def item_menu(doc: DocumentWidget, item: str, parent: QWidget | None = None) -> 
     node = level.graph.node_by_name.get(item) if item else None
     if node is None:
         menu.addAction("Fit", doc.view.fit)
-        menu.addAction("Expand All Groups", doc.expand_all)
-        menu.addAction("Collapse All Groups", doc.collapse_all)
+        menu.addAction("Expand All Groups", doc.model.expand_all)
+        menu.addAction("Collapse All Groups", doc.model.collapse_all)
         return menu
     menu.addAction("Copy Name", lambda: copy_text(node.name))
     if node.op is NodeOp.CALL_FUNCTION:
@@ -55,7 +55,7 @@ def item_menu(doc: DocumentWidget, item: str, parent: QWidget | None = None) -> 
     if group is not None and group.path in level.scene.leaves:  # a module of one op is that op's box: the one
         group = group.parent if group.parent is not None and group.parent.path else None  # around it collapses
     if group is not None:
-        menu.addAction(f"Collapse Group '{group.title}'", lambda: doc.toggle_group(group.path))
+        menu.addAction(f"Collapse Group '{group.title}'", lambda: doc.model.toggle_group(group.path))
     if doc.model.subgraphs_of(node.name):
         menu.addAction("Open Subgraph", lambda: doc.open_subgraph_of(node.name))
     return menu

@@ -47,7 +47,7 @@ from pt2_viewer.app.qt import tool_button
 from pt2_viewer.app.run.panel import RunPanel
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.app.widgets.source_view import open_source
-from pt2_viewer.core.graph.document import DocumentChange, DocumentModel
+from pt2_viewer.core.graph.document import DocumentChange, DocumentEvent, DocumentModel, Expansion, ExpansionCause
 from pt2_viewer.core.graph.find_pattern import find_label, find_status, find_tip
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.layout.driver import LayoutRounds
@@ -190,6 +190,7 @@ class DocumentWidget(DocumentTab):
         self.view.node_clicked.connect(self.select)
         self.view.hub_clicked.connect(self.select)
         self.view.group_toggled.connect(self.toggle_group)
+        self.view.palette_changed.connect(self.redraw)
         self.view.node_double_clicked.connect(self.open_subgraph_of)
         self.view.background_clicked.connect(lambda: self.select(None))
         self.breadcrumb.level_clicked.connect(self.go_to_level)
@@ -315,17 +316,12 @@ class DocumentWidget(DocumentTab):
 
     def _step_up(self) -> bool:
         """The level laid out does not fit the screen readably: open one level shallower, if one is left."""
-        scene = self.model.level.scene
         if self._settling == "first":
-            stepped = scene.fall_back()
-        elif self._fit_depths:
-            scene.expand_to_depth(self._fit_depths.pop(0))
-            stepped = True
-        else:
-            stepped = False
-        if stepped:
-            self.relayout()
-        return stepped
+            return self.model.fall_back()  # announced (FIT): laid out again (_expansion_changed)
+        if self._fit_depths:
+            self.model.expand_to_depth(self._fit_depths.pop(0), ExpansionCause.FIT)
+            return True
+        return False
 
     def fit(self) -> None:
         """Fit the graph in the window, never shrinking labels below legibility: a graph that does not fit readably
@@ -340,10 +336,8 @@ class DocumentWidget(DocumentTab):
             self.view.show_start()  # fits whole when it can; else its start, readably
             return
         self._fit_depths = list(range(depth - 1, 0, -1))
-        scene.expand_to_depth(self._fit_depths.pop(0))
         self._settling = "fit"
-        self._keep_view = False
-        self.relayout()
+        self.model.expand_to_depth(self._fit_depths.pop(0), ExpansionCause.FIT)  # laid out (_expansion_changed)
 
     def set_weights_as_nodes(self, on: bool) -> None:
         """View > Show Weights as Nodes: parameters and buffers as boxes of their own, or rows of their users."""
@@ -362,22 +356,19 @@ class DocumentWidget(DocumentTab):
         self._settling = ""
         self.relayout()
 
+    # Expanding and collapsing are the model's: it announces an `Expansion`, which lays the graph out again here
+    # (_expansion_changed), whoever asked (the view's group click, the context menu, the depth box, Find).
     def toggle_group(self, path: str) -> None:
-        scene = self.model.level.scene
-        scene.set_expanded(path, path not in scene.expanded)
-        self._lay_out_again(keep_view=True)
+        self.model.toggle_group(path)
 
     def expand_all(self) -> None:
-        self.model.level.scene.expand_all()
-        self._lay_out_again(keep_view=False)
+        self.model.expand_all()
 
     def collapse_all(self) -> None:
-        self.model.level.scene.collapse_all()
-        self._lay_out_again(keep_view=False)
+        self.model.collapse_all()
 
     def expand_to_depth(self, depth: int) -> None:
-        self.model.level.scene.expand_to_depth(depth)
-        self._lay_out_again(keep_view=False)
+        self.model.expand_to_depth(depth)
 
     def show_run_panel(self) -> None:
         self.panels.setVisible(True)
@@ -425,11 +416,9 @@ class DocumentWidget(DocumentTab):
 
     def reveal(self, node: str) -> None:
         """Select a node and bring it on screen, expanding collapsed groups as needed."""
-        scene = self.model.level.scene
-        if scene.visible_item(node) != node:
-            scene.reveal(node)
+        if self.model.level.scene.visible_item(node) != node:
             self.model.select(node)
-            self._lay_out_again(keep_view=True)
+            self.model.reveal(node)  # announced: laid out again, keeping the view (_expansion_changed)
             if not self.ready or self.laying_out:
                 self.graph_ready.connect(lambda: self._center(node), Qt.ConnectionType.SingleShotConnection)
                 return
@@ -451,13 +440,24 @@ class DocumentWidget(DocumentTab):
     def mark(self, nodes: list[str]) -> None:
         self.model.marked = nodes
 
-    def _model_changed(self, change: DocumentChange) -> None:
-        if change is DocumentChange.LEVEL:
+    def _model_changed(self, change: DocumentEvent) -> None:
+        if isinstance(change, Expansion):
+            self._expansion_changed(change)
+        elif change is DocumentChange.LEVEL:
             self._show_level()
         elif change is DocumentChange.DRAWING:
             self._lay_out_again(keep_view=True)
         else:
             self._apply_highlight()
+
+    def _expansion_changed(self, expansion: Expansion) -> None:
+        """Groups opened or closed: lay out what the new expansion needs. Fit and the first view stepping up keep
+        stepping (FIT); any other change ends that and keeps the view or not as its cause says."""
+        if expansion.cause is ExpansionCause.FIT:
+            self._keep_view = False
+            self.relayout()
+        else:
+            self._lay_out_again(keep_view=expansion.keep_view)
 
     def _apply_highlight(self) -> None:
         h = self.model.highlight()

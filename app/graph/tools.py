@@ -59,7 +59,7 @@ class GraphTools(QObject):
         view = doc.view
         view.step_requested.connect(self.step)
         view.context_requested.connect(self.context_menu)
-        view.palette_changed.connect(self._redraw)
+        view.palette_changed.connect(self._repaint)  # the document draws itself again on the same signal
         view.scene_shown.connect(self._scene_shown)
         self.legend.closed.connect(lambda: self.show_overlay(None))
         doc.run_panel.heat_changed.connect(self._heat)
@@ -258,9 +258,8 @@ class GraphTools(QObject):
             self._paint_groups()
         self.doc.minimap.beside_another = _beside_another_graph(self.doc)
 
-    def _redraw(self) -> None:
-        """The palette changed (light/dark): every look is computed from the theme again."""
-        self.doc.redraw()
+    def _repaint(self) -> None:
+        """The palette changed (light/dark): the legend and the minimap take the theme's colours again."""
         self.legend.update()
         self.doc.minimap.refit()
 

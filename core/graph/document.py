@@ -1,9 +1,12 @@
 """One open program as the window sees it: the graph level being shown (the top graph or a HOP subgraph reached
-through a breadcrumb), its expansion and layouts, the selection, search matches, and the highlight states the graph
-view paints. No Qt: the document widget mirrors this model.
+through a breadcrumb), its expansion (which module groups are open) and layouts, the selection, search matches, and
+the highlight states the graph view paints. No Qt: the document widget mirrors this model.
 
 The model owns that state and announces each change to its subscribers (`subscribe`), so a view that shows it
 repaints whoever changed it: a panel marking a symbol's users, the find bar, a comparison linking counterparts.
+Expanding or collapsing module groups is such a change too (`Expansion`, saying which groups and to what), so the
+context menu, the depth box, Find's reveal and Fit all go through the model and no view reaches into another's
+expansion state.
 """
 from __future__ import annotations
 
@@ -30,7 +33,29 @@ class DocumentChange(Enum):
     DRAWING = "drawing"  # how the graph is drawn changed (weights as nodes or as rows): lay it out again
 
 
-Subscriber = Callable[[DocumentChange], None]
+class ExpansionCause(Enum):
+    """Why groups were expanded or collapsed: what a view does with its viewport after laying out again."""
+    GROUP = "group"  # one group toggled (the group, its context menu): the view stays where it is
+    REVEAL = "reveal"  # a node's groups opened to show it (Find, history, arrow keys): the view stays, then centres
+    OVERVIEW = "overview"  # expand all, collapse all, a depth: the drawing is shown afresh
+    FIT = "fit"  # Fit or the first view stepping up to a level that fits readably: shown afresh, stepping on
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """Module groups of the current level were expanded or collapsed. `groups` holds each group whose state
+    changed, by module path, with its new state (True: expanded); empty when the request changed nothing (the view
+    is still laid out again, as asked)."""
+    groups: tuple[tuple[str, bool], ...]
+    cause: ExpansionCause
+
+    @property
+    def keep_view(self) -> bool:
+        return self.cause in (ExpansionCause.GROUP, ExpansionCause.REVEAL)
+
+
+DocumentEvent = DocumentChange | Expansion
+Subscriber = Callable[[DocumentEvent], None]
 
 
 @dataclass
@@ -70,11 +95,12 @@ class DocumentModel:
 
     # -- announcing changes ------------------------------------------------------------------------------------
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
-        """Call `subscriber(change)` after each change; returns what ends the subscription."""
+        """Call `subscriber(event)` after each change (a `DocumentChange`, or an `Expansion` saying which groups
+        opened or closed); returns what ends the subscription."""
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
 
-    def changed(self, change: DocumentChange = DocumentChange.HIGHLIGHT) -> None:
+    def changed(self, change: DocumentEvent = DocumentChange.HIGHLIGHT) -> None:
         """Tell the subscribers; subclasses call it when state of their own changes what `highlight` answers."""
         for subscriber in list(self._subscribers):
             subscriber(change)
@@ -151,6 +177,50 @@ class DocumentModel:
         self._matches = []
         self.changed(DocumentChange.LEVEL)
 
+    # -- expansion: which module groups of the current level are open ----------------------------------------
+    def is_expanded(self, path: str) -> bool:
+        return path in self.level.scene.expanded
+
+    def set_expanded(self, path: str, expanded: bool, cause: ExpansionCause = ExpansionCause.GROUP) -> None:
+        """Expand (with its ancestors) or collapse one group."""
+        self._expand(lambda scene: scene.set_expanded(path, expanded), cause)
+
+    def toggle_group(self, path: str) -> None:
+        self.set_expanded(path, not self.is_expanded(path))
+
+    def expand_all(self) -> None:
+        self._expand(lambda scene: scene.expand_all(), ExpansionCause.OVERVIEW)
+
+    def collapse_all(self) -> None:
+        self._expand(lambda scene: scene.collapse_all(), ExpansionCause.OVERVIEW)
+
+    def expand_to_depth(self, depth: int, cause: ExpansionCause = ExpansionCause.OVERVIEW) -> None:
+        """Open every group shallower than `depth` and close the rest (the depth box; Fit with FIT)."""
+        self._expand(lambda scene: scene.expand_to_depth(depth), cause)
+
+    def reveal(self, node: str) -> bool:
+        """Open the groups hiding `node`; False (and no event) when it is already visible."""
+        if self.level.scene.visible_item(node) == node:
+            return False
+        self._expand(lambda scene: scene.reveal(node), ExpansionCause.REVEAL)
+        return True
+
+    def fall_back(self) -> bool:
+        """The first view's depth does not fit readably: open one level shallower, if a candidate is left."""
+        return self._expand(lambda scene: scene.fall_back(), ExpansionCause.FIT)
+
+    def _expand(self, change: Callable[[SceneModel], bool | None], cause: ExpansionCause) -> bool:
+        """Apply `change` to the level's expansion and announce what it changed; a change answering False did
+        nothing and is not announced."""
+        scene = self.level.scene
+        before = set(scene.expanded)
+        if change(scene) is False:
+            return False
+        after = scene.expanded
+        groups = tuple(sorted([(p, True) for p in after - before] + [(p, False) for p in before - after]))
+        self.changed(Expansion(groups, cause))
+        return True
+
     # -- what to draw ------------------------------------------------------------------------------------------
     def looks(self, names: Iterable[str] | None = None) -> dict[str, Look]:
         """How each node looks (all nodes of the level, or just `names`: the visible ones)."""
@@ -212,4 +282,5 @@ def _mark(h: Highlight, item: str, state: HighlightState) -> None:
                                                                              state)
 
 
-__all__ = ["DocumentChange", "DocumentModel", "GraphLevel", "Highlight", "HighlightState", "Look", "group_id"]
+__all__ = ["DocumentChange", "DocumentEvent", "DocumentModel", "Expansion", "ExpansionCause", "GraphLevel", "Highlight",
+           "HighlightState", "Look", "group_id"]
