@@ -36,7 +36,7 @@ def item_menu(doc: DocumentWidget, item: str, parent: QWidget | None = None) -> 
         return menu
     node = level.graph.node_by_name.get(item) if item else None
     if node is None:
-        menu.addAction("Fit", doc.view.fit)
+        menu.addAction("Fit", doc.fit)  # the readable Fit, as Ctrl+0 and the toolbar do
         menu.addAction("Expand All Groups", doc.model.expand_all)
         menu.addAction("Collapse All Groups", doc.model.collapse_all)
         return menu

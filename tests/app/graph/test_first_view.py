@@ -112,14 +112,20 @@ def test_show_weights_as_nodes_is_remembered(qtbot, window: MainWindow, resnet18
     assert QSettings("pt2-viewer", "PT2 Viewer").value(WEIGHTS_SETTING) in (False, "false")
 
 
-def test_fit_shows_the_module_overview_rather_than_a_hairline(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("via", ["toolbar", "background menu"])
+def test_fit_shows_the_module_overview_rather_than_a_hairline(qtbot, window: MainWindow, pt2_path, via: str) -> None:  # type: ignore[no-untyped-def]
+    from pt2_viewer.app.graph.context_menu import item_menu
+
     doc = open_and_wait(qtbot, window, pt2_path("deep_encoder"))
     with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
         doc.expand_all()
     scene = doc.model.level.scene
     everything = len(doc.view.nodes)
     with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
-        doc.fit()
+        if via == "toolbar":
+            doc.fit()
+        else:  # a right-click on the background: its Fit is the same readable Fit
+            next(a for a in item_menu(doc, "").actions() if a.text() == "Fit").trigger()
     assert doc.view.transform().m11() >= READABLE_SCALE, "labels stay readable"
     assert scene.expanded_depth() < max(g.depth for g in scene.groups.values()) + 1
     assert len(doc.view.nodes) < everything and doc.view.groups, "the module overview: collapsed groups"
