@@ -15,9 +15,11 @@ class ApplyDialog(QDialog):
     def __init__(self, name: str, diff: str, narrows: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Apply to file: {name}")
-        shown = html.escape(name)
+        shown = html.escape(name)  # one file's name, or several joined with "and"
+        kept = (f"The original is kept as <b>{shown}.orig</b>" if " and " not in name
+                else "Each file's original is kept beside it as <b>NAME.orig</b>")
         self.text = QLabel(f"Write this fix to <b>{shown}</b>? It was verified: with it, the export call succeeds. "
-                           f"The original is kept as <b>{shown}.orig</b>, and the script is exported again at once."
+                           f"{kept}, and the script is exported again at once."
                            + (f"<br><i>Note: {html.escape(narrows)}.</i>" if narrows else ""))
         self.text.setWordWrap(True)
         self.diff = QPlainTextEdit(diff, readOnly=True)

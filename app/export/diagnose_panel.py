@@ -20,7 +20,7 @@ from pt2_viewer.app.export.apply_dialog import ApplyDialog
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.core.export.doctor import Diagnosis
 from pt2_viewer.core.export.failures import SourceLine
-from pt2_viewer.core.export.fixes.apply import PatchError, apply_to_files, undo
+from pt2_viewer.core.export.fixes.apply import PatchError, Written, apply_to_files, split_files, undo
 from pt2_viewer.core.export.report import REPORT_FILE, ExportReport, read_report
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import JobOutcome
@@ -53,7 +53,7 @@ class DiagnosePanel(QWidget):
         self._out: Path | None = None
         self._lines: list[SourceLine] = []
         self._diffs: list[str] = []
-        self.applied: list[Path] = []  # files the last "Apply to file" changed (their NAME.orig kept beside)
+        self.applied: list[Written] = []  # files the last "Apply to file" changed, and their kept originals
         self.report: ExportReport | None = None
         # asks the user to confirm a diff before it is written; tests replace it (the window never writes unasked)
         self.confirm_apply: Callable[[str, str], bool] = self._ask
@@ -141,7 +141,8 @@ class DiagnosePanel(QWidget):
         if self.report is None or not 0 <= index < len(self._diffs):
             return False
         diff, script = self._diffs[index], Path(self.report.script)
-        if not self.confirm_apply(script.name, diff):
+        names = [Path(name).name for name in split_files(diff)] or [script.name]
+        if not self.confirm_apply(" and ".join(names), diff):  # every file the fix writes, named
             self.status.setText("Nothing was written: the fix was not applied.")
             return False
         try:
@@ -149,9 +150,10 @@ class DiagnosePanel(QWidget):
         except (PatchError, OSError) as e:
             self.status.setText(f"The fix was not applied: {e}")
             return False
-        names = ", ".join(p.name for p in self.applied)
-        self.status.setText(f"Applied the fix to {names} (the original is kept as {self.applied[0].name}.orig; "
-                            "Undo puts it back). Exporting again…")
+        changed = ", ".join(w.path.name for w in self.applied)
+        kept = ", ".join(w.original.name for w in self.applied)
+        self.status.setText(f"Applied the fix to {changed} (the original is kept as {kept}; Undo puts it back). "
+                            "Exporting again…")
         self.file_changed.emit(str(script))
         return True
 

@@ -2,14 +2,19 @@
 
 The diff was made against the files as they were on disk when Diagnose ran; if a file changed since, its context
 lines no longer match and the file is left alone (`PatchError`, in words). The original is kept beside it as
-`NAME.py.orig`, so the change can be undone (`undo`). Plain text only: no torch, no Qt.
+`NAME.py.orig` (or `NAME.py.orig2`, ... when that name is taken: a file of the user's is never overwritten), so the
+change can be undone (`undo`). Each file is written atomically, keeping its line endings; if one of several files
+cannot be written, those already written are put back. Plain text only: no torch, no Qt.
 """
 from __future__ import annotations
 
 import os
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
+
+from pt2_viewer.core.util.files import write_atomically
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -66,33 +71,60 @@ def apply_hunks(old: list[str], hunks: list[str]) -> list[str]:
     return out
 
 
-def apply_to_files(diff: str, base: str | os.PathLike[str]) -> list[Path]:
-    """Apply the diff to the files under `base` (the script's folder), keeping each original as NAME.orig; returns
-    the files changed. Nothing is written unless every file's hunks apply."""
+@dataclass(frozen=True)
+class Written:
+    """A file "Apply to file" changed, and where its original was kept."""
+
+    path: Path
+    original: Path
+
+
+def apply_to_files(diff: str, base: str | os.PathLike[str]) -> list[Written]:
+    """Apply the diff to the files under `base` (the script's folder), keeping each original beside it; returns the
+    files changed. Nothing is written unless every file's hunks apply."""
     root = Path(base)
-    new: dict[Path, str] = {}
+    new: dict[Path, bytes] = {}
     for name, hunks in split_files(diff).items():
         path = (root / name).resolve()
         if root.resolve() not in path.parents:
             raise PatchError(f"the diff names {name}, outside the script's folder")
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            raise PatchError(f"{name} is no longer UTF-8 text: diagnose again") from None
+        eol = "\r\n" if "\r\n" in text else "\n"
         lines = apply_hunks(text.splitlines(), hunks)
-        new[path] = "\n".join(lines) + ("\n" if text.endswith("\n") or not text else "")
+        new[path] = (eol.join(lines) + (eol if text.endswith(("\n", "\r")) or not text else "")).encode("utf-8")
     if not new:
         raise PatchError("the diff changes no file")
-    for path, text in new.items():
-        shutil.copy2(path, orig_path(path))
-        path.write_text(text, encoding="utf-8")
-    return list(new)
+    written: list[Written] = []
+    try:
+        for path, content in new.items():
+            original = free_orig_path(path)
+            shutil.copy2(path, original)
+            written.append(Written(path, original))
+            write_atomically(path, content, parents=False)
+    except OSError:
+        undo(written)
+        raise
+    return written
 
 
 def orig_path(path: Path) -> Path:
     return path.with_name(path.name + ".orig")
 
 
-def undo(files: list[Path]) -> None:
-    """Put each NAME.orig back in place of NAME."""
-    for path in files:
-        orig = orig_path(path)
-        if orig.exists():
-            os.replace(orig, path)
+def free_orig_path(path: Path) -> Path:
+    """NAME.orig, or NAME.orig2, NAME.orig3, ... if the user already has a file of that name."""
+    candidate, n = orig_path(path), 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.orig{n}")
+    return candidate
+
+
+def undo(written: list[Written]) -> None:
+    """Put each kept original back in place of the file it was copied from."""
+    for w in written:
+        if w.original.exists():
+            os.replace(w.original, w.path)

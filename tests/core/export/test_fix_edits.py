@@ -115,12 +115,30 @@ def test_spec_fixes_follow_the_users_dims_and_literal(tmp_path):
 def test_apply_to_file_keeps_the_original_and_undo_restores_it(tmp_path):
     s = script(tmp_path, "a = 1\nb = 2\n")
     diff = unified_diff([Edit(s.path, 2, 2, ["b = 3"])], str(tmp_path))
-    [changed] = apply_to_files(diff, tmp_path)
+    [written] = apply_to_files(diff, tmp_path)
+    changed = written.path
     assert changed.read_text() == "a = 1\nb = 3\n" and (tmp_path / "model.py.orig").read_text() == "a = 1\nb = 2\n"
     with pytest.raises(PatchError, match="the file changed since Diagnose ran"):
         apply_to_files(diff, tmp_path)  # already applied: its context no longer matches
-    undo([changed])
+    undo([written])
     assert changed.read_text() == "a = 1\nb = 2\n" and not (tmp_path / "model.py.orig").exists()
+
+
+def test_apply_to_file_keeps_line_endings_and_never_overwrites_a_file_of_the_users(tmp_path):
+    s = script(tmp_path, "a = 1\nb = 2\n")
+    diff = unified_diff([Edit(s.path, 2, 2, ["b = 3"])], str(tmp_path))
+    Path(s.path).write_bytes(b"a = 1\r\nb = 2\r\n")  # the same lines, saved on Windows
+    (tmp_path / "model.py.orig").write_text("the user's own backup\n")
+    [written] = apply_to_files(diff, tmp_path)
+    assert Path(s.path).read_bytes() == b"a = 1\r\nb = 3\r\n"
+    assert (tmp_path / "model.py.orig").read_text() == "the user's own backup\n"
+    assert written.original == tmp_path / "model.py.orig2" and written.original.read_bytes() == b"a = 1\r\nb = 2\r\n"
+    undo([written])
+    assert Path(s.path).read_bytes() == b"a = 1\r\nb = 2\r\n"
+    assert (tmp_path / "model.py.orig").read_text() == "the user's own backup\n"
+    Path(s.path).write_bytes(b"a = 1\nb = \xff\n")
+    with pytest.raises(PatchError, match="no longer UTF-8"):
+        apply_to_files(diff, tmp_path)
 
 
 def test_a_failed_scripts_report_says_why_its_graph_is_empty(tmp_path):
