@@ -84,6 +84,23 @@ def dim_order_text(t: PteTensor) -> str:
     return "(" + ", ".join(str(d) for d in t.dim_order) + ("," if len(t.dim_order) == 1 else "") + ")"
 
 
+LIST_KINDS = ("tensor_list", "optional_tensor_list", "int_list")
+
+
+def expansion_cost(plan: PtePlan) -> int:
+    """How many entries mapping the plan walks: every instruction argument, a list argument as all its items. The
+    reader's budget charges each list once, when it is read; a hostile file can name one long list from many
+    arguments, so the reader checks this too before mapping the plan (and its memory plan) onto the program model."""
+    n = len(plan.values)
+    cost = 0
+    for ins in plan.instructions:
+        for a in ins.args:
+            cost += 1
+            if 0 <= a < n and plan.values[a].kind in LIST_KINDS and isinstance(plan.values[a].value, list | tuple):
+                cost += len(plan.values[a].value)
+    return cost
+
+
 class PlanMapper:
     """Builds the `Program` of one plan; `value_names[i]` is the value name of EValue i (after `program()`)."""
 

@@ -23,7 +23,7 @@ from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.pte.errors import PteError
 from pt2_viewer.core.pte.flatbuffer import Buffer
 from pt2_viewer.core.pte.memory import memory_plan
-from pt2_viewer.core.pte.program_map import PlanMapper, operator_text
+from pt2_viewer.core.pte.program_map import PlanMapper, expansion_cost, operator_text
 from pt2_viewer.core.pte.schema import (
     FILE_IDENTIFIER,
     SCHEMA_SOURCE,
@@ -96,7 +96,13 @@ def _archive(path: Path, pte: PteFile, source: BinaryIO) -> Archive:
         holds.setdefault(seg, []).append(f"named data '{key}'")
     methods = []
     programs = []
+    budget = 4 * pte.program_size + 100_000  # as the flatbuffer reader's: work in proportion to the file's size
     for plan in pte.plans:
+        cost = expansion_cost(plan)
+        if cost > budget:
+            raise PteError(f"The method '{plan.name}' is damaged: its instructions name its lists {cost:,} entries "
+                           f"over, more than a file of {pte.program_size:,} bytes can hold.")
+        budget -= cost
         blocks = _delegates(plan, pte, segments, holds, warnings, source)
         mapper = PlanMapper(plan, blocks, constant_names, pte.version)
         program = mapper.program()

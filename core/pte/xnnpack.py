@@ -45,7 +45,7 @@ def xnnpack_ops(f: BinaryIO, offset: int, size: int) -> tuple[str, ...]:
             return ()
         graph = Buffer(data, "the XNNPACK payload").root()
         kinds = graph.each(1, "the XNNPACK nodes", lambda node: int(node.scalar(0, "ubyte")))
-    except (PteError, OSError, struct.error, ValueError, IndexError):
+    except (PteError, OSError, OverflowError, struct.error, ValueError, IndexError):  # Overflow: a seek past 2^63
         return ()
     counts = Counter(NODE_TYPES[k] if 0 < k < len(NODE_TYPES) else f"type {k}" for k in kinds)
     return tuple(f"{name} x{n}" for name, n in counts.items())

@@ -121,6 +121,40 @@ def test_shared_tables_cannot_multiply_the_work(tmp_path: Path) -> None:
         read_archive(_write(tmp_path, _shared_plans(3000, 5000)))
 
 
+def test_one_long_list_named_by_many_arguments_cannot_multiply_the_work(small: dict[str, bytes], tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each list is charged once when read, but mapping walks a list once per argument that names it: a method whose
+    100k arguments all name one 100k-item list (a few hundred KB on disk) would be 10^10 entries to walk."""
+    from pt2_viewer.core.pte import reader
+    from pt2_viewer.core.pte.schema import PteInstruction, PteValue
+
+    real = reader.read_program
+
+    def hostile(*args, **kwargs):  # type: ignore[no-untyped-def]
+        pte = real(*args, **kwargs)
+        plan = pte.plans[0]
+        plan.values.append(PteValue("tensor_list", [0] * 100_000))
+        plan.instructions.append(PteInstruction("kernel", 0, (len(plan.values) - 1,) * 100_000))
+        return pte
+
+    path = _write(tmp_path, small["portable"])
+    assert read_or_error(path) == "ok"
+    monkeypatch.setattr(reader, "read_program", hostile)
+    with pytest.raises(ArchiveError, match="damaged: its instructions name its lists"):
+        read_archive(path)
+
+
+def test_a_delegate_payload_past_any_file_lists_no_ops(tmp_path: Path) -> None:
+    """A payload offset from the file (64 bits) past what a seek can reach: that delegate lists nothing, the rest of
+    the file still reads."""
+    from pt2_viewer.core.pte.xnnpack import xnnpack_ops
+
+    path = _write(tmp_path, b"\0" * 64, "payload.bin")
+    with path.open("rb") as f:
+        assert xnnpack_ops(f, 1 << 63, 16) == ()
+        assert xnnpack_ops(f, 8, 16) == ()
+
+
 def test_a_newer_schema_is_named(small: dict[str, bytes], tmp_path: Path) -> None:
     data = bytearray(small["portable"])
     data[4:8] = b"ET13"
