@@ -17,13 +17,6 @@ from pt2_viewer.core.jobs.remote.target import RemoteWorker, WorkerUrlError, par
 AnyWorkerJob = WorkerJob | RemoteJob
 
 
-def chosen_remote(worker: str | None = None) -> RemoteWorker | None:
-    """The remote worker chosen (flag, environment, Preferences), or None for a local one. WorkerUrlError for a
-    malformed ssh:// URL."""
-    choice = choose_worker(worker)
-    return parse_worker_url(choice.path, preferred_scratch()) if choice.remote else None
-
-
 def worker_job(job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], worker: str | None = None,
                **options: Any) -> AnyWorkerJob:
     """A job (not started yet) on the chosen worker. A malformed ssh:// URL gives a job whose start fails saying
