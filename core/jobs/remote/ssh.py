@@ -113,7 +113,8 @@ class SshCommand:
         return done
 
     def close_master(self) -> None:
-        """End the app's shared connection to this server (tests, and after emptying the cache)."""
+        """End the app's shared connection to this server now (the tests do). Otherwise it ends by itself
+        `ControlPersist` seconds after its last job, as any ssh master with that option does."""
         subprocess.run([*self.base, *self.options(), "-O", "exit", self.target.destination], capture_output=True,
                        stdin=subprocess.DEVNULL, timeout=10, check=False)
 
