@@ -39,36 +39,54 @@ def split_files(diff: str) -> dict[str, list[str]]:
     return files
 
 
-def apply_hunks(old: list[str], hunks: list[str]) -> list[str]:
-    out: list[str] = []
-    pos = 0  # index into old
+def _parse_hunks(hunks: list[str]) -> list[tuple[int, list[str], list[str]]]:
+    """Each hunk as (its start in the old file, 0-based; the old lines it expects; the new lines it writes)."""
+    parsed: list[tuple[int, list[str], list[str]]] = []
     i = 0
     while i < len(hunks):
         m = _HUNK.match(hunks[i])
+        i += 1
         if not m:
-            i += 1
             continue
         start = int(m.group(1)) - (0 if m.group(2) == "0" else 1)
-        if start < pos:
-            raise PatchError("the diff's hunks overlap")
-        out.extend(old[pos:start])
-        pos = start
-        i += 1
+        old: list[str] = []
+        new: list[str] = []
         while i < len(hunks) and not hunks[i].startswith("@@"):
             line = hunks[i]
             tag, text = (line[:1], line[1:]) if line else (" ", "")
             if tag in (" ", "-"):
-                if pos >= len(old) or old[pos] != text:
-                    raise PatchError(f"line {pos + 1} is not what the fix expects (the file changed since "
-                                     "Diagnose ran): diagnose again")
-                pos += 1
-                if tag == " ":
-                    out.append(text)
-            elif tag == "+":
-                out.append(text)
+                old.append(text)
+            if tag in (" ", "+"):
+                new.append(text)
             i += 1
+        parsed.append((start, old, new))
+    return parsed
+
+
+def apply_hunks(old: list[str], hunks: list[str]) -> list[str]:
+    """The old lines with the hunks applied. A hunk whose lines moved (another fix applied first added or removed
+    lines above it) is found at its nearest offset, as `patch` does; one whose lines are gone is a `PatchError`."""
+    out: list[str] = []
+    pos = 0  # index into old
+    offset = 0  # how far the file's lines moved from the diff's numbers, as found for the hunks before
+    for start, expected, new in _parse_hunks(hunks):
+        at = _find_block(old, expected, start + offset, pos)
+        if at is None:
+            raise PatchError(f"line {start + offset + 1} is not what the fix expects (the file changed since "
+                             "Diagnose ran): diagnose again")
+        offset = at - start
+        out.extend(old[pos:at])
+        out.extend(new)
+        pos = at + len(expected)
     out.extend(old[pos:])
     return out
+
+
+def _find_block(lines: list[str], block: list[str], near: int, lowest: int) -> int | None:
+    """Where `block` occurs in `lines` at or after `lowest`, nearest to `near`; None if nowhere."""
+    n = len(block)
+    found = [i for i in range(lowest, len(lines) - n + 1) if lines[i:i + n] == block]
+    return min(found, key=lambda i: (abs(i - near), i)) if found else None
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,18 @@ def test_apply_to_file_keeps_the_original_and_undo_restores_it(tmp_path):
     assert changed.read_text() == "a = 1\nb = 2\n" and not (tmp_path / "model.py.orig").exists()
 
 
+def test_two_fixes_of_one_call_apply_one_after_the_other(tmp_path):
+    """Each problem's diff is made against the file as Diagnose saw it; once the first is applied (a line added above),
+    the second's lines have moved and are found where they went, as `patch` finds them."""
+    s = script(tmp_path, "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\nf = 6\ng = 7\nh = 8\n")
+    first = unified_diff([Edit(s.path, 2, 1, ["check_a = True"])], str(tmp_path))  # an insertion before line 2
+    second = unified_diff([Edit(s.path, 7, 7, ["g = 70"])], str(tmp_path))
+    apply_to_files(first, tmp_path)
+    apply_to_files(second, tmp_path)
+    assert Path(s.path).read_text().splitlines() == ["a = 1", "check_a = True", "b = 2", "c = 3", "d = 4", "e = 5",
+                                                     "f = 6", "g = 70", "h = 8"]
+
+
 def test_apply_to_file_keeps_line_endings_and_never_overwrites_a_file_of_the_users(tmp_path):
     s = script(tmp_path, "a = 1\nb = 2\n")
     diff = unified_diff([Edit(s.path, 2, 2, ["b = 3"])], str(tmp_path))
