@@ -37,6 +37,7 @@ from pt2_viewer.core.jobs.python_env import choose_worker
 from pt2_viewer.core.jobs.remote.any_worker import worker_job
 from pt2_viewer.core.jobs.remote.content import FolderTooBig, allow_folder
 from pt2_viewer.core.jobs.remote.target import is_remote
+from pt2_viewer.core.jobs.schemas.failure import Failure
 from pt2_viewer.core.jobs.warm import WarmPool
 from pt2_viewer.core.platform.trust import TrustStore
 
@@ -188,8 +189,8 @@ class WorkerDriver(QObject):
 
     def _rerun_if_trusted(self, outcome: JobOutcome) -> bool:
         """The job refused an untrusted file: ask (or look up) the user's trust and start it again with `trust`."""
-        error = (outcome.result or {}).get("error") if outcome.ok else None
-        if not isinstance(error, dict) or error.get("kind") != "untrusted" or self._started is None:
+        failure = Failure.of_result(outcome.result) if outcome.ok else None
+        if failure is None or failure.kind != "untrusted" or self._started is None:
             return False
         job, request, out_dir, options = self._started
         program = request.get("program")
@@ -199,8 +200,7 @@ class WorkerDriver(QObject):
         widget = parent if isinstance(parent, QWidget) else None
         store = getattr(parent, "trust", None)
         store = store if isinstance(store, TrustStore) else TrustStore.default()
-        items = [str(item) for item in error.get("consent") or []]
-        modules = [str(m) for m in error.get("modules") or []]
+        items, modules = failure.consent, failure.modules
         if modules and len(modules) == len(items) and not store.is_trusted(program):
             # only installed modules to import: asked per module and worker Python, not for the whole file
             python = str(options.get("python") or choose_worker().path)
