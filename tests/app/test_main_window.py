@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
-from PySide6.QtWidgets import QApplication, QFileDialog, QPlainTextEdit
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QFileDialog, QPlainTextEdit
 
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.items import GroupItem
@@ -17,6 +17,7 @@ from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.main import take_screenshot
 from pt2_viewer.app.main_window import MainWindow
 from tests.aoti_package import aoti_package  # noqa: F401  (a fixture)
+from tests.app.drag_and_drop import drag_enter_accepted, drop
 from tests.programs import REPO_ROOT, pt2_path  # noqa: F401  (pt2_path is a fixture)
 
 EXAMPLE = REPO_ROOT / "resources" / "examples" / "example.pt2"
@@ -50,16 +51,9 @@ def test_open_from_the_menu_shows_every_node(qtbot, window: MainWindow, monkeypa
 
 
 def test_drop_opens_the_file(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(EXAMPLE))])
-    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(window, enter)
-    assert enter.isAccepted()
-    drop = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                      Qt.KeyboardModifier.NoModifier)
+    mime = drag_enter_accepted(window, EXAMPLE)
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
-        QApplication.sendEvent(window, drop)
+        drop(window, mime)
     assert window.tabs.count() == 1
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
+from tests.app.drag_and_drop import drag_enter_accepted, drop
 from tests.programs import ExportFailed
 
 TIMEOUT = 120_000
@@ -73,25 +74,16 @@ def test_a_delegated_pte_opens_with_its_memory_plan(qtbot, window: MainWindow, d
 
 def test_open_offers_pte_and_a_dropped_pte_opens(qtbot, window: MainWindow, delegated: Path,  # type: ignore[no-untyped-def]
                                                  monkeypatch) -> None:
-    from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
-    from PySide6.QtGui import QDragEnterEvent, QDropEvent
-    from PySide6.QtWidgets import QApplication, QFileDialog
+    from PySide6.QtWidgets import QFileDialog
 
     offered: list[str] = []
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (offered.append(a[3]), ("", ""))[1])
     window.open_dialog()
     assert "*.pte" in offered[0] and "ExecuTorch programs (*.pte)" in offered[0]
 
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(delegated))])
-    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(window, enter)
-    assert enter.isAccepted()
-    drop = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                      Qt.KeyboardModifier.NoModifier)
+    mime = drag_enter_accepted(window, delegated)
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
-        QApplication.sendEvent(window, drop)
+        drop(window, mime)
     assert blocker.args[0].model.archive.executorch is not None
 
 
