@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QObject, QProcess, QProcessEnvironment, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -369,18 +370,26 @@ class PreferencesDialog(QDialog):
         self.python.editingFinished.connect(lambda: self.check(force=False))
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        env = os.environ.get(python_env.WORKER_PYTHON_ENV, "").strip()
-        self.env_note.setText(f"{python_env.WORKER_PYTHON_ENV} is set to {env}: it wins over this setting."
-                              if env else "")
+        self.override = environment_worker()
+        self.env_note.setText(self.override.note if self.override is not None else "")
         self.check(force=False)
 
     def chosen_python(self) -> str:
         """The Python the field names, or the default when it is empty."""
         return self.python.text().strip() or python_env.default_python()
 
+    def checked_python(self) -> str:
+        """The Python the status line checks: the one jobs will use. An environment variable that wins over the
+        field is that Python (the field is kept for when it is unset); else the field's."""
+        return self.override.path if self.override is not None else self.chosen_python()
+
     def check(self, force: bool) -> None:
-        """Show what the chosen Python has: remembered, or checked now in a subprocess (always when `force`)."""
-        python = self.chosen_python()
+        """Show what the Python jobs will use has: remembered, or checked now in a subprocess (always when
+        `force`). A remote worker named by the environment is not checked here (Test connection does that)."""
+        if self.override is not None and self.override.remote:
+            self.status.setText(f"Jobs run on {self.override.path}, as the environment says.")
+            return
+        python = self.checked_python()
         known = None if force else remembered_probe(python, self.store)
         if known is not None:
             self._show(known)
@@ -392,7 +401,7 @@ class PreferencesDialog(QDialog):
 
     def _probed(self, probe: PythonProbe) -> None:
         remember_probe(probe, self.store)
-        if probe.python == self.chosen_python():
+        if probe.python == self.checked_python():
             self._show(probe)
         self.probed.emit(probe)
 
@@ -430,6 +439,34 @@ class PreferencesDialog(QDialog):
         self.checker.stop()
         self.remote.stop()
         super().reject()
+
+
+@dataclass(frozen=True)
+class EnvironmentWorker:
+    """A worker an environment variable names, which wins over the dialog's choice (core/jobs/python_env.py)."""
+
+    path: str
+    variable: str
+
+    @property
+    def remote(self) -> bool:
+        return self.path.startswith("ssh://")
+
+    @property
+    def note(self) -> str:
+        checked = "" if self.remote else " The check below is of that Python."
+        return (f"{self.variable} is set to {self.path}: it wins over this setting, so jobs run there.{checked} "
+                "Unset it to use the Python chosen here.")
+
+
+def environment_worker() -> EnvironmentWorker | None:
+    """The worker PT2V_WORKER or PT2V_WORKER_PYTHON names, as `choose_worker` picks it; None when neither is set."""
+    chosen = python_env.choose_worker()
+    if chosen.source != python_env.FROM_ENV:
+        return None
+    variable = (python_env.WORKER_ENV if os.environ.get(python_env.WORKER_ENV, "").strip()
+                else python_env.WORKER_PYTHON_ENV)
+    return EnvironmentWorker(chosen.path, variable)
 
 
 def _open(window: QWidget) -> PreferencesDialog:

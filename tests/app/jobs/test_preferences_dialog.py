@@ -20,6 +20,7 @@ PROBE_TIMEOUT = 120_000  # importing torch and transformers on a shared two-core
 @pytest.fixture(autouse=True)
 def fresh_settings(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.delenv(WORKER_PYTHON_ENV, raising=False)
+    monkeypatch.delenv(python_env.WORKER_ENV, raising=False)
     settings().clear()
     python_env.set_preferred(None)
     yield
@@ -56,12 +57,9 @@ def test_the_chosen_python_is_checked_remembered_and_used(qtbot,  # type: ignore
     assert python_env.choose_worker_python().path == sys.executable
 
 
-def test_a_missing_python_and_the_environment_variable_are_explained(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(WORKER_PYTHON_ENV, sys.executable)
+def test_a_missing_python_is_explained(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     dialog = PreferencesDialog()
     qtbot.addWidget(dialog)
-    assert f"{WORKER_PYTHON_ENV} is set to {sys.executable}: it wins" in dialog.env_note.text()
     missing = tmp_path / "nowhere" / "python3"
     dialog.python.setText(str(missing))
     with qtbot.waitSignal(dialog.probed, timeout=PROBE_TIMEOUT,
@@ -70,6 +68,27 @@ def test_a_missing_python_and_the_environment_variable_are_explained(qtbot, tmp_
     assert f"{missing} does not exist" in dialog.status.text()
     dialog.reject()
     assert python_env.preferred() is None  # Cancel keeps the old choice
+
+
+def test_the_environment_variable_wins_and_is_the_python_checked(  # type: ignore[no-untyped-def]
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, python_without_torch: Path) -> None:  # noqa: F811
+    """Issue 30: the dialog said PT2V_WORKER_PYTHON wins, then checked the field's Python. The status line is about
+    the Python jobs will use, whatever the field says (the field is kept for when the variable is unset)."""
+    monkeypatch.setenv(WORKER_PYTHON_ENV, str(python_without_torch))
+    dialog = PreferencesDialog()
+    qtbot.addWidget(dialog)
+    note = dialog.env_note.text()
+    assert f"{WORKER_PYTHON_ENV} is set to {python_without_torch}: it wins" in note
+    assert "The check below is of that Python" in note
+    dialog.python.setText(sys.executable)  # a Python with torch in the field: not the one jobs use
+    with qtbot.waitSignal(dialog.probed, timeout=PROBE_TIMEOUT,
+                          check_params_cb=lambda probe: probe.python == str(python_without_torch)):
+        dialog.check(force=True)
+    assert f"{python_without_torch}, has no torch" in dialog.status.text()
+    assert f"torch {torch.__version__}" not in dialog.status.text()
+    dialog.accept()
+    assert settings().value(PYTHON_KEY) == sys.executable  # kept for when the variable is unset
+    assert python_env.choose_worker_python().path == str(python_without_torch)
 
 
 def test_preferences_is_in_the_file_menu(qtbot, window) -> None:  # type: ignore[no-untyped-def]
