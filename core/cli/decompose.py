@@ -1,6 +1,7 @@
 """`pt2-viewer decompose FILE --to functional|core|TABLE.py -o OUT.pt2`: the decompose job from a terminal.
 
-Writes the decomposed program to OUT.pt2 and the node mapping beside it (OUT.mapping.json), prints the op diff and
+Writes the decomposed program to OUT.pt2 and the node mapping beside it (OUT.mapping.json), and nothing else there (the
+job's own files stay in its temporary folder); prints the op diff and
 the ops left outside core ATen; exits non-zero with the job's message when it fails. The job runs in the worker
 (core/cli/jobs.py: PT2V_WORKER_PYTHON or Preferences, `--timeout`, `--max-memory-mb`).
 """
@@ -13,9 +14,7 @@ from typing import Any
 from pt2_viewer.core.cli.jobs import (
     add_program_arguments,
     add_worker_arguments,
-    finish,
-    out_dir_for,
-    run_in_worker,
+    run_job_command,
     table,
     trust_fields,
 )
@@ -44,8 +43,7 @@ def main(args: argparse.Namespace) -> int:
     request = DecomposeRequest(program=str(args.file), to=args.to, output=str(output), table_name=args.table_name,
                                program_name=args.program, preload=str(args.preload) if args.preload else None,
                                **trust_fields(args))
-    result = run_in_worker("decompose", request, out_dir_for(output), args)
-    return finish(result, args.json, readable)
+    return run_job_command("decompose", request, args, readable)
 
 
 def readable(result: dict[str, Any]) -> str:

@@ -168,9 +168,25 @@ def finish(result: dict[str, Any], as_json: bool, readable: Callable[[dict[str, 
     return 0
 
 
-def out_dir_for(path: Path) -> Path:
-    """Where a command-line job keeps its scratch files: beside the output it writes."""
-    return path.parent if str(path.parent) else Path(".")
+@contextmanager
+def job_folder(kind: str) -> Iterator[Path]:
+    """The job's own temporary folder (its request.json, result.json and scratch files), removed when the command
+    ends: a user's folder receives only the files they asked for (`-o OUT.pt2`), never the job's bookkeeping."""
+    from pt2_viewer.core.platform import temp_dirs
+
+    folder = temp_dirs.new_dir(kind)
+    try:
+        yield folder
+    finally:
+        temp_dirs.remove(folder)
+
+
+def run_job_command(job: str, request: Schema, args: argparse.Namespace, readable: Callable[[dict[str, Any]], str]
+                    ) -> int:
+    """Run `job` in the worker, in a folder of its own, print its result and return the exit status."""
+    with job_folder(job) as out:
+        result = run_in_worker(job, request, out, args)
+    return finish(result, bool(getattr(args, "json", False)), readable)
 
 
 def table(rows: list[list[str]], header: list[str]) -> str:

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.cli.jobs import (
     add_program_arguments,
     add_worker_arguments,
-    finish,
-    run_in_worker,
+    run_job_command,
     table,
     trust_fields,
 )
@@ -62,9 +60,7 @@ def main(args: argparse.Namespace) -> int:
         threshold=args.threshold, inputs=args.inputs, seed=args.seed, top=args.top, budget_mb=args.budget_mb,
         table_name=args.table_name, program_name=args.program, preload=str(args.preload) if args.preload else None,
         **trust_fields(args))
-    with tempfile.TemporaryDirectory(prefix="pt2v-numerics-") as out:
-        result = run_in_worker("numerics", request, Path(out), args)
-    return finish(result, args.json, readable)
+    return run_job_command("numerics", request, args, readable)
 
 
 def _num(v: Any) -> str:

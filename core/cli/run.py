@@ -16,8 +16,7 @@ from typing import Any
 from pt2_viewer.core.cli.jobs import (
     add_program_arguments,
     add_worker_arguments,
-    finish,
-    run_in_worker,
+    run_job_command,
     table,
     trust_fields,
 )
@@ -60,8 +59,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    import tempfile
-
     request = RunRequest(
         program=str(args.file), device=args.device, inputs=args.inputs, dims=dict(args.dim), seed=args.seed,
         warmup=args.warmup, runs=args.runs, node_times=args.node_times, compile=args.compile,
@@ -71,9 +68,7 @@ def main(args: argparse.Namespace) -> int:
     if job != "run_program":  # an ExecuTorch .pte or AOTInductor code (core/run/pte_job.py, aoti_job.py)
         fields = {k: v for k, v in request.to_json().items() if k not in ("version",)}
         request = PipelineRunRequest.from_json({**fields, "source": str(args.source) if args.source else None})
-    with tempfile.TemporaryDirectory(prefix="pt2v-run-") as out:
-        result = run_in_worker(job, request, Path(out), args)
-    return finish(result, args.json, readable)
+    return run_job_command(job, request, args, readable)
 
 
 def _ms(seconds: float) -> str:

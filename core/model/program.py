@@ -220,9 +220,27 @@ class Signature:
     outputs: list[OutputSpec]
 
 
+# torch's symbol prefixes (torch.utils._sympy.symbol.SymT), longest first: what each kind of symbol stands for.
+# `f<N>` is how torch before 2.5 named an unbacked float.
+SYMBOL_KINDS: tuple[tuple[str, str, bool], ...] = (  # (prefix, kind, unbacked)
+    ("zuf", "unbacked float", True), ("zf", "float", False), ("u", "unbacked int", True), ("f", "unbacked float", True),
+    ("s", "size", False),
+)
+
+
+def symbol_kind(name: str) -> tuple[str, bool] | None:
+    """(kind, unbacked) of a symbol by torch's naming (`s3`, `u0`, `zf1`, `zuf0`), or None for a name torch does
+    not give a symbol."""
+    for prefix, kind, unbacked in SYMBOL_KINDS:
+        if name.startswith(prefix) and name[len(prefix):].isdigit():
+            return kind, unbacked
+    return None
+
+
 @dataclass
 class Symbol:
-    """A symbolic dimension: `s*` backed by an input size, `u*` unbacked (from data, e.g. `.item()` or nonzero)."""
+    """A symbolic dimension: `s*` backed by an input size, `u*` (int) and `zuf*` (float) unbacked: read from data,
+    e.g. by `.item()` or nonzero; `zf*` a backed float."""
 
     name: str
     min: int | None  # None: unbounded
@@ -232,7 +250,14 @@ class Symbol:
 
     @property
     def unbacked(self) -> bool:
-        return self.name.startswith(("u", "f")) and self.name[1:].isdigit()
+        kind = symbol_kind(self.name)
+        return kind is not None and kind[1]
+
+    @property
+    def kind(self) -> str:
+        """'size', 'unbacked int', 'float', 'unbacked float', or '' for a name torch's prefixes do not explain."""
+        kind = symbol_kind(self.name)
+        return kind[0] if kind else ""
 
 
 @dataclass

@@ -52,8 +52,10 @@ class TensorMeta:
 
     @property
     def short(self) -> str:
-        """`f32[s77, 3]`, as torch's print_readable writes it."""
-        return f"{DTYPE_SHORT.get(self.dtype, self.dtype)}{self.shape_text}"
+        """`f32[s77, 3]`, as torch's print_readable writes it; a tensor of another layout than strided says which:
+        `f32[5, 5] sparse_coo` (its values, min and max mean something else than a dense tensor's)."""
+        layout = "" if self.layout == "strided" else f" {self.layout.lstrip('_')}"
+        return f"{DTYPE_SHORT.get(self.dtype, self.dtype)}{self.shape_text}{layout}"
 
     def numel(self) -> int | None:
         n = 1

@@ -33,14 +33,21 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def measure(fn: Callable[[], Any], device: str, warmup: int = 3, runs: int = 10) -> tuple[Latency, Any]:
-    """Call `fn` `warmup` times, then time `runs` calls. Returns the latency and the last result."""
+def measure(fn: Callable[[], Any], device: str, warmup: int = 3, runs: int = 10,
+            setup: Callable[[], None] | None = None) -> tuple[Latency, Any]:
+    """Call `fn` `warmup` times, then time `runs` calls. Returns the latency and the last result. `setup` runs
+    before each call, outside the timed region (fresh copies of the inputs: core/run/fresh_inputs.py)."""
     result = None
     for _ in range(warmup):
+        if setup is not None:
+            setup()
         result = fn()
     _sync(device)
     times: list[float] = []
     for _ in range(max(runs, 1)):
+        if setup is not None:
+            setup()
+            _sync(device)
         t = time.perf_counter()
         result = fn()
         _sync(device)
