@@ -6,22 +6,29 @@ dynamic shapes (Dim.AUTO, named Dims), unbacked symbols, a custom op, buffer mut
 multi-output op, and a two-program archive.
 
 Exporting costs seconds per program, so each archive is built once and cached under
-`.cache/test-programs/<torch version>/<hash of this file>/NAME.pt2`; editing this file starts a fresh cache. An
-export that torch refuses (some ExportDB cases are expected to fail) is cached as `NAME.failed.txt` holding torch's
-reason, and the tests skip that program naming the reason.
+`.cache/test-programs/<torch version>/NAME/<builder key>/NAME.pt2`. The builder key (`builder_key`) hashes the
+builder's own source and the source of every function and class of its module it reaches, so editing one program
+re-exports that program only (`make fixtures` builds them all before the tests, tests/README.md). An export that torch
+refuses (some ExportDB cases are expected to fail) is cached as `NAME.failed.txt` holding torch's reason, and the tests
+skip that program naming the reason. Other fixture modules reuse the same helpers: `builder_key`, `cached_file` (build
+once under a key, atomically, under a lock, failures cached) and `cache_dir`.
 
 Use `from tests.programs import pt2_path` in a test module (or in conftest.py) for the `pt2_path` fixture:
 `pt2_path("topk_cond")` returns the archive's path.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import inspect
 import json
 import os
 import tempfile
 import traceback
+import types
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +50,12 @@ Programs = dict[str, ExportedProgram]  # model name in the archive -> program
 # rootdir insertion and `tests.programs`) does not register the op twice.
 CUSTOM_OP = "pt2v_test::scale_add"
 
-if not hasattr(getattr(torch.ops, "pt2v_test", None), "scale_add"):
+
+def define_custom_op() -> None:
+    """Register `pt2v_test::scale_add` (once per process): at import, and named by the builder that uses it, so its
+    source is part of that builder's cache key."""
+    if hasattr(getattr(torch.ops, "pt2v_test", None), "scale_add"):
+        return
 
     @torch.library.custom_op(CUSTOM_OP, mutates_args=())
     def scale_add(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -52,6 +64,9 @@ if not hasattr(getattr(torch.ops, "pt2v_test", None), "scale_add"):
     @scale_add.register_fake
     def _scale_add_fake(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
         return torch.empty_like(x)
+
+
+define_custom_op()
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -161,6 +176,7 @@ def _unbacked() -> Programs:
 
 
 def _custom_op() -> Programs:
+    define_custom_op()
     return {"model": torch.export.export(CustomOp(), (torch.randn(3), torch.randn(3)))}
 
 
@@ -407,9 +423,96 @@ class ExportFailed(Exception):
         self.reason = reason
 
 
-def cache_dir() -> Path:
+def _code_names(code: types.CodeType) -> set[str]:
+    """Global names a code object and the functions, lambdas and comprehensions inside it use."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _reached_sources(obj: object, namespace: dict[str, object], seen: set[int]) -> list[str]:
+    """The source of `obj` (a function or class) and, recursively, of every function or class defined in the same
+    module (`namespace`) that its code names; the constants it closes over (an ExportDB case's name) too."""
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    try:
+        out = [inspect.getsource(obj)]  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        out = [repr(obj)]
+    codes: list[types.CodeType] = []
+    if isinstance(obj, types.FunctionType):
+        codes.append(obj.__code__)
+        out += [repr(c.cell_contents) for c in obj.__closure__ or () if isinstance(c.cell_contents, (str, int))]
+    elif isinstance(obj, type):
+        codes += [v.__code__ for v in vars(obj).values() if isinstance(v, types.FunctionType)]
+    module_name = namespace.get("__name__")
+    for code in codes:
+        for name in sorted(_code_names(code)):
+            found = namespace.get(name)
+            if isinstance(found, (types.FunctionType, type)) and getattr(found, "__module__", None) == module_name:
+                out += _reached_sources(found, namespace, seen)
+    return out
+
+
+def builder_key(build: Callable[..., object], *extra: str) -> str:
+    """A short hash naming one fixture builder's version: torch's version, the builder's source and the source of
+    every function and class of its module that it reaches (helpers, the nn.Modules it exports), and `extra` (say, a
+    library's version). Editing one builder changes its key only; editing an unrelated one changes nothing."""
+    namespace = getattr(build, "__globals__", {})
+    digest = hashlib.sha256(torch.__version__.encode())
+    for text in [*_reached_sources(build, namespace, set()), *extra]:
+        digest.update(text.encode())
+    return digest.hexdigest()[:12]
+
+
+def cache_dir(build: Callable[..., object] | None = None, *extra: str) -> Path:
+    """The folder for one builder's files: `.cache/test-programs/<torch>/<builder key>`. Without a builder, the
+    folder of the whole of this file's version (the key of the first cache, kept for callers that want it)."""
+    if build is not None:
+        return CACHE_ROOT / torch.__version__ / builder_key(build, *extra)
     source_hash = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
     return CACHE_ROOT / torch.__version__ / source_hash
+
+
+@contextmanager
+def build_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock beside `path` while it is built, so two test runs (or `make fixtures` and a test) sharing
+    the checkout do not build the same file twice at once; the second waits, then finds it built."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def cached_file(path: Path, build: Callable[[Path], None]) -> Path:
+    """`path`, built first if missing by `build(tmp)` writing a temporary file that then replaces `path` atomically.
+    A build that raises is cached as `STEM.failed.txt` (torch's reason, first line) beside `path` and raised as
+    `ExportFailed`, then and on every later call, until the key in `path`'s folder changes."""
+    failed = path.with_name(f"{path.name.removesuffix(path.suffix)}.failed.txt")
+    if path.exists():
+        return path
+    with build_lock(path):
+        if path.exists():
+            return path
+        if failed.exists():
+            raise ExportFailed(path.stem, failed.read_text(encoding="utf-8"))
+        try:
+            with tempfile.TemporaryDirectory(dir=path.parent, prefix=".build-") as tmp_dir:
+                tmp = Path(tmp_dir) / path.name
+                build(tmp)
+                os.replace(tmp, path)
+        except Exception as error:  # torch's export errors have no common base class
+            reason = _failure_reason(error)
+            _write_text_atomic(failed, reason)
+            _write_text_atomic(failed.with_suffix(".traceback.txt"), traceback.format_exc())
+            raise ExportFailed(path.stem, reason) from error
+    return path
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
@@ -448,23 +551,12 @@ def program_path(name: str, cases: dict[str, ProgramCase] | None = None) -> Path
     cases = cases if cases is not None else all_cases()
     if name not in cases:
         raise KeyError(f"no test program named {name!r}; known: {', '.join(cases)}")
-    directory = cache_dir()
-    path = directory / f"{name}.pt2"
-    failed = directory / f"{name}.failed.txt"
-    if path.exists():
-        return path
-    if failed.exists():
-        raise ExportFailed(name, failed.read_text(encoding="utf-8"))
-    directory.mkdir(parents=True, exist_ok=True)
+    build = cases[name].build
+    directory = CACHE_ROOT / torch.__version__ / name / builder_key(build, inspect.getsource(save_programs))
     try:
-        programs = cases[name].build()
-        save_programs(programs, path)
-    except Exception as error:  # torch's export errors have no common base class
-        reason = _failure_reason(error)
-        _write_text_atomic(failed, reason)
-        _write_text_atomic(directory / f"{name}.failed.traceback.txt", traceback.format_exc())
-        raise ExportFailed(name, reason) from error
-    return path
+        return cached_file(directory / f"{name}.pt2", lambda tmp: save_programs(build(), tmp))
+    except ExportFailed as error:
+        raise ExportFailed(name, error.reason) from None
 
 
 def build_all() -> tuple[dict[str, Path], dict[str, str]]:
@@ -551,7 +643,7 @@ def pt2_path() -> Callable[[str], Path]:
 
 if __name__ == "__main__":
     built_paths, failures = build_all()
-    print(f"{len(built_paths)} archives in {cache_dir()}")
+    print(f"{len(built_paths)} archives in {CACHE_ROOT / torch.__version__}")
     print(f"{len(failures)} cases torch cannot export:")
     for case, why in failures.items():
         print(f"  {case}: {why}")
