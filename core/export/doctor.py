@@ -14,6 +14,7 @@ Nothing here imports torch: the job hands in torch's objects and this module onl
 """
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import asdict, dataclass, field
@@ -34,6 +35,7 @@ from pt2_viewer.core.export.fixes import code_fixes, spec_fixes
 from pt2_viewer.core.export.fixes.code_fixes import Candidates
 from pt2_viewer.core.export.fixes.source import Script
 from pt2_viewer.core.export.guards import GuardLog
+from pt2_viewer.core.export.plain_words import requirement_sentence, source_text, user_words
 
 DRAFT = "draft_export"
 STRICT = "strict"  # the fallback: the real export's first failure only
@@ -117,7 +119,7 @@ def fallback(reason: str, failure: Failure | None, spec: dict[str, Any] | None) 
     if failure is None:
         return Diagnosis(STRICT, [], f"torch's draft export could not diagnose this call ({reason}); the export "
                          "itself succeeded, so there is no problem to list.")
-    problem = Problem(kind=failure.kind, count=1, message=failure.message, user_line=failure.user_line,
+    problem = Problem(kind=failure.kind, count=1, message=user_words(failure.message), user_line=failure.user_line,
                       suggestion="; ".join(failure.suggested_fixes_text) or failure.hint)
     return Diagnosis(STRICT, [problem], note)
 
@@ -135,14 +137,17 @@ def _problem(kind: str, data: dict[str, Any], line: SourceLine | None, guards: G
              dynamic_shapes: str | None) -> Problem:
     if kind == "data_dependent_error":
         expr, result = str(data.get("expr", "")), str(data.get("result", ""))
+        names = _symbol_names(data, guards)
         problem = Problem(kind, int(data.get("occurrences") or 1),
-                          f"could not decide `{expr}` from the example inputs' shapes (it was {result} for these "
-                          "inputs, and export specialized to that)", line, expr,
+                          f"could not decide `{user_words(expr, names)}` from the example inputs' shapes (it was "
+                          f"{result} for these inputs, and export specialized to that)", line, expr,
                           "add torch._check(...) to the original code to assert this data-dependent assumption")
-        problem.result, problem.symbols = result, _symbol_names(data, guards)
+        problem.result, problem.symbols = result, names
         return problem
     if kind == "guard_added":
-        return Problem(kind, 1, f"a guard `{data.get('expr', '')}` was added where {data.get('symbol_to_sources')}",
+        sources = data.get("symbol_to_sources") or {}
+        names = {str(k): source_text(str(v)) for k, v in sources.items()} if isinstance(sources, dict) else {}
+        return Problem(kind, 1, f"export requires {user_words(str(data.get('expr', '')), names)}",
                        line, str(data.get("expr", "")),
                        "change dynamic_shapes, or use Dim.AUTO and let export infer it")
     op = str(data.get("op", ""))
@@ -178,6 +183,7 @@ def check_line(expr: str, holds: bool, names: dict[str, str]) -> str:
 
 
 _DATA_DEPENDENT = ("data_dependent_error", DATA_DEPENDENT_GUARD)
+CONVENTION = "convention"  # ExportCall.source of the worker's own export of the module-level `model` (report.py)
 _GUARD_EXPR = re.compile(r"Could not guard on data-dependent expression (.+?) \(unhinted")
 
 
@@ -192,6 +198,7 @@ def propose(diagnosis: Diagnosis, script: str, call: Any) -> dict[int, Candidate
     out: dict[int, Candidates] = {}
     if call.ok or failure is None:
         for p in diagnosis.items:
+            p.message = user_words(p.message, p.symbols)
             p.reason = "The export succeeded: no change is needed; torch's draft export noted this while tracing."
         return out
     if failure.kind == CONSTRAINT_VIOLATION and not any(p.kind == CONSTRAINT_VIOLATION for p in diagnosis.items):
@@ -202,10 +209,23 @@ def propose(diagnosis: Diagnosis, script: str, call: Any) -> dict[int, Candidate
         p.fix_kind, p.fix, p.diff = "", "", ""
         found = _candidates(p, parsed, script, call, failure)
         p.reason = found.reason
-        p.message = found.message or p.message
+        p.message = user_words(found.message or p.message, p.symbols)
         if found.fixes:
             out[i] = found
     return out
+
+
+def _branch_then_strict(parsed: Script, line: int, strict: Candidates) -> Candidates:
+    """Strict export refused `if <tensor>:` (Dynamo's "data-dependent branching"): torch.cond keeps both branches;
+    strict=False alone would only meet the same branch as a data-dependent guard, so it is tried last."""
+    stmt = parsed.statement_at(line)
+    if not isinstance(stmt, ast.If):
+        return strict
+    found = code_fixes.tensor_branch(parsed, stmt, stmt.test)
+    found.fixes += strict.fixes
+    found.message = (f"strict export cannot follow `if {parsed.segment(stmt.test)}`: which branch runs depends on "
+                     "tensor data")
+    return found
 
 
 def _candidates(p: Problem, parsed: Script | None, script: str, call: Any, failure: Failure) -> Candidates:
@@ -219,10 +239,17 @@ def _candidates(p: Problem, parsed: Script | None, script: str, call: Any, failu
         return Candidates(reason=("export added this guard while tracing; the dynamic_shapes fix of this call "
                                   "covers it." if failure.kind == CONSTRAINT_VIOLATION else
                                   "export added this guard while tracing; the program requires it."))
-    if p.kind == CONSTRAINT_VIOLATION and call_line is not None:
-        return spec_fixes.spec_fix(parsed, call_line, failure.suggested_fixes_text, failure.fixes, call.inputs)
-    if p.kind == GRAPH_BREAK and call_line is not None:
-        return code_fixes.strict_false(parsed, call_line)
+    convention = getattr(call, "source", "") == CONVENTION
+    if p.kind == CONSTRAINT_VIOLATION and (call_line is not None or convention):
+        found = spec_fixes.spec_fix(parsed, call_line or 0, failure.suggested_fixes_text, failure.fixes, call.inputs,
+                                    convention)
+        found.message = requirement_sentence(failure.fixes, call.dynamic_shapes_spec) or found.message
+        return found
+    if p.kind == GRAPH_BREAK and (call_line is not None or convention):
+        strict = code_fixes.strict_false(parsed, call_line or 0, convention)
+        if line is not None and "data-dependent branching" in p.message.lower():
+            return _branch_then_strict(parsed, line, strict)
+        return strict
     if line is None:
         return Candidates(reason="torch names no line of the script for this problem, so no patch can be built.")
     if p.kind in _DATA_DEPENDENT:

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.export.dim_names import dim_names
 from pt2_viewer.core.export.failures import Failure, SourceLine, apply_changes, first_sentence
 from pt2_viewer.core.export.guards import GuardLog
+from pt2_viewer.core.export.plain_words import headline, symbol_names, user_words
 from pt2_viewer.core.export.report import (
     CONVENTION,
     REPORT_FILE,
@@ -96,10 +98,24 @@ class ExportEntry:
             if self.pt2 is None:
                 shown += f"; not saved: {self.save_error or 'no .pt2'}"
             return f"{shown}, {self.duration_s:.1f} s"
-        first = self.message.splitlines()[0] if self.message else ""
+        first = self.headline
         if len(first) > SUMMARY_CHARS:
             first = first[:SUMMARY_CHARS - 1] + "…"
         return f"{(self.kind or 'failed').replace('_', ' ')}: {first}"
+
+
+    @property
+    def names(self) -> dict[str, str]:
+        """torch's symbols -> the user's names (a script's Dim name, else the input dimension or variable)."""
+        return symbol_names(self.guards.symbols, dim_names(self.spec))
+
+    @property
+    def headline(self) -> str:
+        """Why the call failed, in one line of the user's words (plain_words.headline), for every place that says it."""
+        if self.failure is not None:
+            return headline(self.failure, self.spec, self.names)
+        first = self.message.splitlines()[0] if self.message else ""
+        return user_words(first, self.names)
 
 
 @dataclass
@@ -179,7 +195,7 @@ class ScriptSession:
                 self.progress = f"Running {self.script.name}"
             return finished
         elif kind == "script_error":
-            self.progress = f"The script stopped: {event.get('error_type')}: {event.get('message')}"
+            self.progress = f"The script stopped: {event.get('error_type')}: {user_words(str(event.get('message')))}"
         elif kind == "garbled":
             self.log.append(LogLine("worker", f"(unreadable worker event: {event.get('text', '')})"))
         return None
@@ -215,9 +231,31 @@ class ScriptSession:
                     "`example_args` to export. Call torch.export.export in the script, or define those names.")
         if self.script_error is not None:
             where = f" at line {self.script_error.line.line}" if self.script_error.line else ""
-            text += (f" The script stopped{where}: {self.script_error.type.rsplit('.', 1)[-1]}: "
-                     f"{first_sentence(self.script_error.message)}")
+            text += f" The script stopped{where}: {self.script_error_text()}"
         return text
+
+    def script_error_text(self) -> str:
+        """The script's error in one line: an export failure it did not catch is said as that call's headline,
+        not as torch's exception."""
+        error = self.script_error
+        if error is None:
+            return ""
+        failed = self.uncaught_export()
+        if failed is not None:
+            return f"export #{failed.index} failed and the script did not catch it: {failed.headline}"
+        return f"{error.type.rsplit('.', 1)[-1]}: {user_words(first_sentence(error.message))}"
+
+    def uncaught_export(self) -> ExportEntry | None:
+        """The failed export call whose exception stopped the script, if it was one."""
+        error = self.script_error
+        if error is None:
+            return None
+        for entry in reversed(self.entries):
+            f = entry.failure
+            if f is not None and (f.exception_type.rsplit(".", 1)[-1] == error.type.rsplit(".", 1)[-1]
+                                  and (error.line is None or entry.line is None or error.line.line == entry.line.line)):
+                return entry
+        return None
 
     def _read_report(self) -> ExportReport | None:
         """report.json of the run; None when the worker stopped before writing it (or wrote something else)."""

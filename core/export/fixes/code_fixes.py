@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from pt2_viewer.core.export.fixes.edits import Edit, Fix, indent_of
 from pt2_viewer.core.export.fixes.source import Script, bound_names
+from pt2_viewer.core.export.plain_words import user_words
 
 _FLIP = {">=": "<", "<=": ">", ">": "<=", "<": ">=", "==": "!=", "!=": "=="}
 _SYMBOL = re.compile(r"\b([uf]\d+)\b")
@@ -73,7 +74,7 @@ def data_dependent(script: Script, line: int, expr: str, result: str | None, nam
     if test is not None:
         example = f"; it was {result} for the example inputs" if result in ("True", "False") else ""
         out.message = (f"export could not decide `{script.segment(test)}` while tracing: it depends on tensor data "
-                       f"(torch's guard `{expr}`{example})")
+                       f"(export's question was `{user_words(expr, names)}`{example})")
     if isinstance(stmt, ast.If) and test is not None and re.fullmatch(r"Eq\(u\d+, 1\)", expr) and unmapped:
         branch = tensor_branch(script, stmt, test)  # `if y.sum() > 0`: the implicit .item() of a tensor's truth
         branch.message = out.message
@@ -198,10 +199,13 @@ STRICT_NARROWS = ("non-strict export runs the Python as-is and records only tens
                   "computes while exporting (such as id(x)) is baked into the program as a constant")
 
 
-def strict_false(script: Script, call_line: int) -> Candidates:
-    """Strict mode refused a Python construct: export this call with strict=False."""
+def strict_false(script: Script, call_line: int, convention: bool = False) -> Candidates:
+    """Strict mode refused a Python construct: export this call with strict=False (`convention`: the script's
+    module-level `strict = True`, which the worker's own export of `model` reads)."""
     out = Candidates(reason="strict export (TorchDynamo) cannot trace this Python; rewrite it with tensor "
                             "operations, or export with strict=False, which runs your Python as-is.")
+    if convention:
+        return _module_strict_false(script, out)
     call = script.export_call_at(call_line)
     if call is None:
         out.reason += " The export call is not written in the script, so no patch can set strict=False there."
@@ -236,6 +240,25 @@ def strict_false(script: Script, call_line: int) -> Candidates:
         sep = "" if before.endswith("(") else " " if before.endswith(",") else ", "
         edit = Edit(script.path, end_line, end_line, [before + sep + "strict=False" + text[end_col:]])
     out.fixes.append(Fix("strict", "strict=False", [edit], "export this call in non-strict mode",
+                         STRICT_NARROWS))
+    return out
+
+
+def _module_strict_false(script: Script, out: Candidates) -> Candidates:
+    """`strict = True` at module level becomes `strict = False` (the last such line: the one the export reads); a
+    script without one gets `strict = False` as its last line."""
+    assigned = [n for n in script.tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == "strict"]
+    if assigned:
+        v = assigned[-1].value
+        if v.lineno != v.end_lineno:
+            return out
+        text = script.line(v.lineno)
+        edit = Edit(script.path, v.lineno, v.lineno, [text[:v.col_offset] + "False" + text[v.end_col_offset or 0:]])
+    else:
+        end = len(script.lines)
+        edit = Edit(script.path, end + 1, end, ["strict = False"])
+    out.fixes.append(Fix("strict", "strict = False", [edit], "export the module-level model in non-strict mode",
                          STRICT_NARROWS))
     return out
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 from pt2_viewer.core.export.failures import SpecChange
 from pt2_viewer.core.export.fixes.code_fixes import Candidates
@@ -18,33 +19,57 @@ from pt2_viewer.core.export.fixes.source import Script
 _POSITION = 3  # export(mod, args, kwargs, dynamic_shapes, ...)
 
 
+@dataclass
+class SpecSite:
+    """Where a call's dynamic_shapes come from: the export call's argument, or (the module-level convention) the
+    script's own `dynamic_shapes = ...` assignment. `line`: assignments before it count; `scope`: where to look."""
+
+    spec: ast.expr | None
+    line: int
+    scope: ast.AST
+    where: str  # how the spec is written, for a reason
+
+    @classmethod
+    def of_call(cls, script: Script, call_line: int, convention: bool) -> SpecSite | None:
+        if convention:  # the worker exports `model` itself once the script has run: every module-level line counts
+            end = len(script.lines) + 1
+            name = ast.Name(id="dynamic_shapes", ctx=ast.Load(), lineno=end, col_offset=0)
+            return cls(name, end, script.tree, "the module-level dynamic_shapes")
+        call = script.export_call_at(call_line)
+        if call is None:
+            return None
+        stmt = script.statement_at(call.lineno)
+        arg = _spec_arg(call)
+        return cls(arg, call.lineno, script.scope_of(stmt) if stmt is not None else script.tree,
+                   script.segment(arg or call).splitlines()[0])
+
+
 def spec_fix(script: Script, call_line: int, fix_lines: list[str], changes: list[SpecChange],
-             inputs: list[str]) -> Candidates:
-    """One fix for all of a constraint violation's changes, or the reason no patch can make it."""
+             inputs: list[str], convention: bool = False) -> Candidates:
+    """One fix for all of a constraint violation's changes, or the reason no patch can make it. `convention`: the
+    call is the worker's export of the script's module-level `model`/`dynamic_shapes`."""
     out = Candidates()
-    call = script.export_call_at(call_line)
-    if call is None:
-        out.reason = ("the export call is not written in the script (the module-level convention); change "
-                      "dynamic_shapes as torch suggests: " + "; ".join(fix_lines or [c.text for c in changes]))
+    site = SpecSite.of_call(script, call_line, convention)
+    if site is None:
+        out.reason = ("the export call is not written in the script; change dynamic_shapes as torch suggests: "
+                      + "; ".join(fix_lines or [c.text for c in changes]))
         return out
-    stmt = script.statement_at(call.lineno)
-    scope = script.scope_of(stmt) if stmt is not None else script.tree
     edits: list[Edit] = []
     narrows: list[str] = []
     missing: list[str] = []
+    spans: dict[int, list[tuple[int, int, str]]] = {}
     named = [ln for ln in fix_lines if re.match(r"^\w+ = ", ln)]
     if named:
-        edit = _named_dims(script, call.lineno, scope, named)
+        edit = _named_dims(script, site, named, spans)
         if edit is None:
             missing += named
         else:
             edits += edit
             narrows += [_narrow_named(ln) for ln in named]
-    spans: dict[int, list[tuple[int, int, str]]] = {}
     for change in changes:
         if change.action != "make_static" or change.input is None or change.axis is None:
             continue
-        element = _spec_element(script, call, scope, change.input, change.axis, inputs)
+        element = _spec_element(script, site, change.input, change.axis, inputs)
         if element is None or element.lineno != element.end_lineno:
             missing.append(f"{change.input} dimension {change.axis} = {change.value}")
             continue
@@ -59,9 +84,8 @@ def spec_fix(script: Script, call_line: int, fix_lines: list[str], changes: list
             text = text[:start] + new + text[end:]
         edits.append(Edit(script.path, lineno, lineno, [text]))
     if missing:
-        where = script.segment(_spec_arg(call) or call).splitlines()[0]
-        out.reason = (f"the dynamic_shapes spec ({where}) is built in a way no patch can follow; change it so that: "
-                      + "; ".join(missing))
+        out.reason = (f"the dynamic_shapes spec ({site.where}) is built in a way no patch can follow; change it so "
+                      "that: " + "; ".join(missing))
         return out
     if not edits:
         out.reason = "torch suggested no change to dynamic_shapes that a patch can make."
@@ -72,21 +96,28 @@ def spec_fix(script: Script, call_line: int, fix_lines: list[str], changes: list
     return out
 
 
-def _named_dims(script: Script, call_line: int, scope: ast.AST, fix_lines: list[str]) -> list[Edit] | None:
+def _named_dims(script: Script, site: SpecSite, fix_lines: list[str],
+               spans: dict[int, list[tuple[int, int, str]]]) -> list[Edit] | None:
     """torch's `NAME = ...` lines placed where those Dims are defined: a lone `NAME = Dim(...)` is replaced, other
-    definitions (`dx, dy = dims(...)`) get the line after them. None when a name has no definition to follow."""
+    definitions (`dx, dy = dims(...)`) get the line after them, and a Dim written inline in the spec
+    (`{0: Dim("n", max=64)}`) is replaced in place (its span added to `spans`). None when a name has no definition
+    to follow."""
     edits: list[Edit] = []
     inserts: list[str] = []
     last: ast.stmt | None = None
     for line in fix_lines:
         name, value = (s.strip() for s in line.split(" = ", 1))
-        defs = script.assignments_before(name, call_line, scope)
+        defs = script.assignments_before(name, site.line, site.scope)
         if not defs:
-            return None
+            inline = _inline_dim(script, site, name, value)
+            if inline is None:
+                return None
+            spans.setdefault(inline[0], []).append(inline[1:])
+            continue
         d = defs[-1]
         root = re.fullmatch(r"(?:-?\d+\*)?([A-Za-z_]\w*)(?:\s*[+-]\s*\d+)?", value)
         root_ok = root is None or root.group(1) == "Dim" or any(
-            r.lineno < d.lineno for r in script.assignments_before(root.group(1), call_line, scope))
+            r.lineno < d.lineno for r in script.assignments_before(root.group(1), site.line, site.scope))
         if (isinstance(d, ast.Assign) and len(d.targets) == 1 and isinstance(d.targets[0], ast.Name)
                 and d.lineno == d.end_lineno and root_ok):
             edits.append(Edit(script.path, d.lineno, d.lineno, [indent_of(script.line(d.lineno)) + line]))
@@ -98,6 +129,44 @@ def _named_dims(script: Script, call_line: int, scope: ast.AST, fix_lines: list[
         indent = indent_of(script.line(last.lineno))
         edits.append(Edit(script.path, end + 1, end, [indent + s for s in inserts]))
     return edits
+
+
+def _inline_dim(script: Script, site: SpecSite, name: str, value: str) -> tuple[int, int, int, str] | None:
+    """(line, start, end, new text) replacing a `Dim("NAME", ...)` written inside the spec: torch's `NAME = 4`
+    makes it `Dim.STATIC`, `NAME = Dim('NAME', min=3)` takes the new range; a relation to another Dim cannot be
+    written inline (None)."""
+    for node in _spec_nodes(script, site):
+        for call in ast.walk(node):
+            if not (isinstance(call, ast.Call) and script.segment(call.func).rsplit(".", 1)[-1] == "Dim"
+                    and call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value == name
+                    and call.lineno == call.end_lineno):
+                continue
+            func = script.segment(call.func)
+            if re.fullmatch(r"-?\d+", value):
+                new = f"{func}.STATIC"
+            elif value.startswith("Dim("):
+                new = func + value[len("Dim"):].replace(f"'{name}'", f'"{name}"', 1)
+            else:
+                return None
+            return call.lineno, call.col_offset, call.end_col_offset or 0, new
+    return None
+
+
+def _spec_nodes(script: Script, site: SpecSite) -> list[ast.expr]:
+    """The expressions the spec is written in: the argument itself, or what the name it passes was bound to."""
+    spec = site.spec
+    if not isinstance(spec, ast.Name):
+        return [spec] if spec is not None else []
+    found: list[ast.expr] = []
+    for d in script.assignments_before(spec.id, site.line, site.scope):
+        if isinstance(d, ast.Assign):
+            found.append(d.value)
+    for node in ast.walk(site.scope):
+        if isinstance(node, ast.Assign) and node.lineno < site.line:
+            if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == spec.id
+                   for t in node.targets):
+                found.append(node.value)
+    return found
 
 
 def _narrow_named(line: str) -> str:
@@ -119,14 +188,14 @@ def _spec_arg(call: ast.Call) -> ast.expr | None:
     return kw
 
 
-def _spec_element(script: Script, call: ast.Call, scope: ast.AST, input_name: str, axis: int,
+def _spec_element(script: Script, site: SpecSite, input_name: str, axis: int,
                   inputs: list[str]) -> ast.expr | None:
     """The node of the spec entry for `input_name`'s dimension `axis`, followed through plain assignments."""
-    spec = _spec_arg(call)
+    spec = site.spec
     entry: ast.expr | None = None
     if isinstance(spec, ast.Name):
-        subs = script.subscript_assignments_before(spec.id, input_name, call.lineno, scope)
-        defs = [d for d in script.assignments_before(spec.id, call.lineno, scope) if isinstance(d, ast.Assign)]
+        subs = script.subscript_assignments_before(spec.id, input_name, site.line, site.scope)
+        defs = [d for d in script.assignments_before(spec.id, site.line, site.scope) if isinstance(d, ast.Assign)]
         last_sub = subs[-1] if subs else None
         last_def = defs[-1] if defs else None
         if last_sub is not None and (last_def is None or last_sub.lineno > last_def.lineno):
