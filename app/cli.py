@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "numerics": ("pt2_viewer.core.cli.numerics", "compare a program with a candidate node by node; find the first "
                  "divergence"),
     "report": ("pt2_viewer.core.cli.report", "write one self-contained HTML report of a .pt2 or a model script"),
+    "diff": ("pt2_viewer.core.cli.diff", "what changed between two programs, by module (--fail-on for CI)"),
 }
 # the subcommands that run a torch job in the worker: the worker Python chosen in the window's Preferences applies
 WORKER_COMMANDS = frozenset({"export", "decompose", "run", "numerics", "report"})
