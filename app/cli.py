@@ -19,11 +19,13 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("pt2_viewer.core.cli.run", "run a program on CPU or CUDA and print output summaries and latency"),
     "numerics": ("pt2_viewer.core.cli.numerics", "compare a program with a candidate node by node; find the first "
                  "divergence"),
+    "lower": ("pt2_viewer.core.cli.lower", "lower a program to an ExecuTorch .pte (portable or XNNPACK) with its "
+              "ETRecord; say why each op was not delegated"),
     "report": ("pt2_viewer.core.cli.report", "write one self-contained HTML report of a .pt2 or a model script"),
     "diff": ("pt2_viewer.core.cli.diff", "what changed between two programs, by module (--fail-on for CI)"),
 }
 # the subcommands that run a torch job in the worker: the worker Python chosen in the window's Preferences applies
-WORKER_COMMANDS = frozenset({"export", "decompose", "run", "numerics", "report"})
+WORKER_COMMANDS = frozenset({"export", "decompose", "run", "numerics", "report", "lower"})
 
 
 def _gui_parser() -> argparse.ArgumentParser:

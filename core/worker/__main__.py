@@ -48,6 +48,7 @@ JOBS: dict[str, str] = {
     "numerics": "pt2_viewer.core.numerics.job",
     "run_pte": "pt2_viewer.core.run.pte_job",  # an ExecuTorch .pte, with executorch.runtime
     "run_aoti": "pt2_viewer.core.run.aoti_job",  # an AOTInductor package, after --allow-native
+    "lower": "pt2_viewer.core.deploy.lower",  # a .pt2 lowered to an ExecuTorch .pte, with its ETRecord
 }
 
 

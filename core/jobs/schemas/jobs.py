@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pt2_viewer.core.jobs.schemas.base import Schema
 from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest, DecomposeResult
 from pt2_viewer.core.jobs.schemas.export import ExportDone, ExportRequest
+from pt2_viewer.core.jobs.schemas.lower import LowerRequest, LowerResult
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
 from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunRequest, RunResult
@@ -25,6 +26,7 @@ JOB_SCHEMAS: dict[str, JobSchema] = {
     "numerics": JobSchema(NumericsRequest, NumericsResult),
     "run_pte": JobSchema(PipelineRunRequest, RunResult),
     "run_aoti": JobSchema(PipelineRunRequest, RunResult),
+    "lower": JobSchema(LowerRequest, LowerResult),
 }
 
 
