@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.graph.document import DocumentWidget, show_weights_as_nodes, weights_as_nodes_wanted
-from pt2_viewer.app.graph.export_image import export_scene
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
@@ -34,21 +33,21 @@ from pt2_viewer.app.pipeline.pte_panel import pipeline_panels
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
 from pt2_viewer.app.qt import application
 from pt2_viewer.app.start_page import StartPage
-from pt2_viewer.core.compare.decomposition import Decomposition
+from pt2_viewer.app.window import file_actions
+from pt2_viewer.app.window.comparisons import Comparisons
+from pt2_viewer.app.window.recent_files import RecentFiles
+from pt2_viewer.app.window.screen_fit import keep_on_screen
 from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.pt2.info import aoti_text
-from pt2_viewer.core.util.files import write_atomically
 
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the script, compare and decompose views
-    from pt2_viewer.app.compare.view import ComparePlan, CompareView
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
     from pt2_viewer.app.export.script_document import ScriptDocument
 
 OPENABLE = (".pt2", ".pte", ".py")
-MAX_RECENT = 10
 Shortcut = QKeySequence.StandardKey | str | list[QKeySequence.StandardKey | str] | None
 
 
@@ -63,18 +62,16 @@ class MainWindow(QMainWindow):
                  trust_scripts: bool = False, remember_recent: bool = True) -> None:
         super().__init__()
         self.setWindowTitle("PT2 Viewer")
-        self.resize(1400, 900)
         self.setAcceptDrops(True)
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.trust_scripts = trust_scripts  # run .py scripts without asking (the user named them for --screenshot)
-        self.remember_recent = remember_recent  # False for --screenshot: a script's files never crowd Open Recent
         self.trust_store = TrustStore.default()
         self.settings = QSettings("pt2-viewer", "PT2 Viewer")
         theme.apply_link_colors(application())  # links readable on a dark palette too
         self.layouts = layouts or LayoutClient(parent=self)
         self.loader = ArchiveLoader(self)
         self.loader.loaded.connect(self._archive_loaded)
-        self.loader.failed.connect(self._open_failed)
+        self.loader.failed.connect(self.open_failed_message)
         self.loader.built.connect(self._model_built)
         self.wanted_program: str | None = None
 
@@ -95,24 +92,26 @@ class MainWindow(QMainWindow):
         self._owned_dirs: dict[object, Path] = {}  # tab widget -> the temporary folder it keeps alive
         temp_dirs.sweep_stale()  # folders left by an app that crashed
         self.statusBar().showMessage("Open a .pt2 archive (File > Open, or drop it here)")
-        self._build_menus()
+        self.comparisons = Comparisons(self, self)  # Program menu: decompose, compare (app/window/comparisons.py)
+        self._build_menus(remember_recent)
         self._update_actions()
-        geometry = self.settings.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
+        keep_on_screen(self, self.settings.value("window/geometry"))  # app/window/screen_fit.py
 
     # -- menus -------------------------------------------------------------------------------------------------
-    def _build_menus(self) -> None:
+    def _build_menus(self, remember_recent: bool) -> None:
         # The window owns every shortcut (the document and graph views define none), so Qt never finds two
         # owners for one key and the keys work wherever the focus is.
         file_menu = self.menuBar().addMenu("&File")
         self._add(file_menu, "&Open…", QKeySequence.StandardKey.Open, self.open_dialog)
         self.recent_menu = file_menu.addMenu("Open &Recent")
-        self._fill_recent()
-        self.export_action = self._add(file_menu, "Export Graph as &SVG or PNG…", "Ctrl+Shift+E", self.export_dialog)
+        self.recent_files = RecentFiles(self.settings, self.recent_menu, self.open_path, self.start_page.set_recent,
+                                        remember=remember_recent)  # app/window/recent_files.py
+        self.export_action = self._add(file_menu, "Export Graph as &SVG or PNG…", "Ctrl+Shift+E",
+                                       lambda: file_actions.export_graph_dialog(self, self))
         self.export_visible_action = self._add(file_menu, "Export &Visible Area as SVG or PNG…", None,
-                                               lambda: self.export_dialog(visible_only=True))
-        self.report_action = self._add(file_menu, "Export &Report…", None, self.export_report_dialog)
+                                               lambda: file_actions.export_graph_dialog(self, self, visible_only=True))
+        self.report_action = self._add(file_menu, "Export &Report…", None,
+                                       lambda: file_actions.export_report_dialog(self, self))
         self.save_action = self._add(file_menu, "Save Program &As…", QKeySequence.StandardKey.SaveAs,
                                      self.save_program_dialog)
         file_menu.addSeparator()
@@ -152,7 +151,7 @@ class MainWindow(QMainWindow):
         program = self.menuBar().addMenu("&Program")
         self.program_actions = [
             self._add(program, "&Decompose…", "Ctrl+Shift+D", self.decompose_dialog),
-            self._add(program, "&Compare With…", None, self.compare_dialog),
+            self._add(program, "&Compare With…", None, self.comparisons.compare_dialog),
             self._add(program, "&Run…", "Ctrl+R", lambda: self._doc_call(lambda d: d.show_run_panel()))]
         self.save_decomposed_action = self._add(program, "&Save Decomposed As…", None, self.save_decomposed_dialog)
         help_menu = self.menuBar().addMenu("&Help")
@@ -269,7 +268,7 @@ class MainWindow(QMainWindow):
         self.loader.load(str(p.resolve()) if p.exists() else str(p))
 
     def _archive_loaded(self, path: str, archive: Archive) -> None:
-        self._remember(path)
+        self.recent_files.remember(path)
         if not archive.programs:
             tab: DocumentTab = (AotiTab(path, archive, interactive=self.interactive, trust=self.trust_store)
                                 if archive.aoti is not None else TextTab(path, aoti_text(archive)))
@@ -281,7 +280,8 @@ class MainWindow(QMainWindow):
         names = [p.name for p in archive.programs]
         name = self.wanted_program
         if name is not None and name not in names:
-            self._open_failed(path, f"'{Path(path).name}' has no program named '{name}'. It holds: {', '.join(names)}.")
+            self.open_failed_message(path, f"'{Path(path).name}' has no program named '{name}'. It holds: "
+                                     f"{', '.join(names)}.")
             return
         if name is None:
             name = names[0]
@@ -299,10 +299,10 @@ class MainWindow(QMainWindow):
     def _model_built(self, path: str, model: DocumentModel) -> None:
         doc = DocumentWidget(model, self.layouts, interactive=self.interactive,
                              extra_panels=pipeline_panels(model.archive))
-        doc.layout_failed.connect(lambda msg: self._warn("Layout failed", msg))
+        doc.layout_failed.connect(lambda msg: self.warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
         doc.numerics_panel.compare_requested.connect(
-            lambda decomposition, node, d=doc: self.numerics_compare(d, decomposition, node))
+            lambda decomposition, node, d=doc: self.comparisons.numerics_compare(d, decomposition, node))
         several = len(model.archive.programs) > 1
         title = Path(path).name + (f" [{model.program.name}]" if several else "")
         # an AOTInductor package that holds its program too: the compiled models' tab, the graph beside them
@@ -323,7 +323,7 @@ class MainWindow(QMainWindow):
     def open_script(self, path: Path) -> ScriptDocument | None:
         """Run a model script in the export worker (after the trust question) and show its tab."""
         if not path.is_file():
-            self._open_failed(str(path), f"'{path}' does not exist or is not a file. Check the path.")
+            self.open_failed_message(str(path), f"'{path}' does not exist or is not a file. Check the path.")
             return None
         path = path.resolve()
         if not confirm_run(self, path, self.trust_store, interactive=self.interactive,
@@ -331,14 +331,14 @@ class MainWindow(QMainWindow):
             if self.interactive:
                 self.statusBar().showMessage(f"{path.name} was not run.")
             else:
-                self._open_failed(str(path), not_trusted_message(path))
+                self.open_failed_message(str(path), not_trusted_message(path))
             return None
-        self._remember(str(path))
+        self.recent_files.remember(str(path))
         from pt2_viewer.app.export.script_document import ScriptDocument
 
         doc = ScriptDocument(path, self.layouts, interactive=self.interactive)
         doc.document_ready.connect(self.document_ready.emit)
-        doc.open_failed.connect(lambda message: self._open_failed(str(path), message))
+        doc.open_failed.connect(lambda message: self.open_failed_message(str(path), message))
         doc.open_in_new_tab.connect(self.open_copy)
         doc.document_ready.connect(lambda _d: self._update_actions())
         self.add_tab(doc, path.name, str(path))
@@ -355,7 +355,7 @@ class MainWindow(QMainWindow):
             shutil.copyfile(path, copy)
         except OSError as e:
             temp_dirs.remove(folder)
-            self._open_failed(path, f"Could not copy '{Path(path).name}' to open it: {e.strerror or e}.")
+            self.open_failed_message(path, f"Could not copy '{Path(path).name}' to open it: {e.strerror or e}.")
             return
         self._pending_copies[str(copy)] = folder
         self.open_path(str(copy))
@@ -363,13 +363,14 @@ class MainWindow(QMainWindow):
     def _drop_pending_copy(self, path: str) -> None:
         temp_dirs.remove(self._pending_copies.pop(path, None))
 
-    def _open_failed(self, path: str, message: str) -> None:
+    def open_failed_message(self, path: str, message: str) -> None:
+        """`path` could not be opened (or compared): say so in the status bar, emit `open_failed`, and warn."""
         self._drop_pending_copy(path)
         self.statusBar().showMessage(f"Could not open {Path(path).name}")
         self.open_failed.emit(message)
-        self._warn("Cannot open file", message)
+        self.warn("Cannot open file", message)
 
-    def _warn(self, title: str, message: str) -> None:
+    def warn(self, title: str, message: str) -> None:
         if self.interactive:
             QMessageBox.warning(self, title, message)
 
@@ -388,26 +389,9 @@ class MainWindow(QMainWindow):
             tab.release()
             temp_dirs.remove(self._owned_dirs.pop(tab, None))
 
-    # -- recent files ------------------------------------------------------------------------------------------
+    # -- recent files (app/window/recent_files.py) --------------------------------------------------------------
     def recent(self) -> list[str]:
-        value = self.settings.value("recent", [])
-        items = [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
-        return [p for p in items if not temp_dirs.is_temporary(p)]
-
-    def _remember(self, path: str) -> None:
-        if temp_dirs.is_temporary(path) or not self.remember_recent:  # a program the app wrote is gone with its tab
-            return
-        items = [path] + [p for p in self.recent() if p != path]
-        self.settings.setValue("recent", items[:MAX_RECENT])
-        self._fill_recent()
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        for path in self.recent():
-            action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda _=False, p=path: self.open_path(p))
-        self.recent_menu.setEnabled(bool(self.recent()))
-        self.start_page.set_recent(self.recent())
+        return self.recent_files.paths()
 
     # -- drag and drop -----------------------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -420,156 +404,26 @@ class MainWindow(QMainWindow):
                 self.open_path(url.toLocalFile())
         event.acceptProposedAction()
 
-    # -- other -------------------------------------------------------------------------------------------------
-    def export_report_dialog(self) -> None:
-        """File > Export Report…: the tab's program or script as one self-contained HTML file (core/report/)."""
-        from pt2_viewer.app.export.report_export import ReportWriter, report_source
-
-        source = report_source(self.tabs.currentWidget())
-        if source is None:
-            self._warn("Export Report", "Open a .pt2, or run a script to its end, first: a report shows a program "
-                       "or a script's export calls.")
-            return
-        path, _ = QFileDialog.getSaveFileName(self, "Export report", "report.html", "HTML (*.html)")
-        if not path:
-            return
-        self.report_writer = ReportWriter(self)
-        self.report_writer.finished.connect(
-            lambda message, ok: self.statusBar().showMessage(message) if ok else self._warn("Export Report", message))
-        self.report_writer.write(source, path)
-        self.statusBar().showMessage(f"Writing the report {path}…")
-
-    def export_dialog(self, visible_only: bool = False) -> None:
-        """Save the whole graph, or only the part in view, as SVG or PNG."""
-        doc = self.view_document()
-        if doc is None:
-            return
-        what = "visible area" if visible_only else "graph"
-        path, _ = QFileDialog.getSaveFileName(self, f"Export {what}", "graph.svg", "SVG (*.svg);;PNG (*.png)")
-        if not path:
-            return
-        view = doc.view
-        region = view.mapToScene(view.viewport().rect()).boundingRect() if visible_only else None
-        try:
-            with view.plain():  # no selection or marks baked into the file
-                size = export_scene(view.scene(), path, region)
-        except OSError as e:
-            self._warn("Export failed", f"Could not write '{path}': {e.strerror or e}")
-            return
-        if size is not None and size.capped:
-            self.statusBar().showMessage(f"Saved {path}: {size.width} x {size.height} px, drawn at {size.scale:.0%} "
-                                         "to stay within what image viewers open. For more detail, zoom in and use "
-                                         "Export Visible Area, or save as SVG.")
-        else:
-            self.statusBar().showMessage(f"Saved {path}")
-
-    # -- program menu: decompose, compare (app/decompose/dialog.py, app/compare/view.py) -------------------------
+    # -- Program menu (app/window/comparisons.py), File menu's saving dialogs (app/window/file_actions.py) -------
     def decompose_dialog(self) -> DecomposeDialog | None:
-        doc = self.current_document()
-        if doc is None:
-            return None
-        from pt2_viewer.app.decompose.dialog import DecomposeDialog
-
-        dialog = DecomposeDialog(doc.model.archive.path, doc.model.program.name, interactive=self.interactive,
-                                 parent=self)
-        dialog.decomposed.connect(lambda decomposition, archive: self.open_decomposition(doc, decomposition, archive))
-        dialog.show()
-        return dialog
+        return self.comparisons.decompose_dialog()
 
     def compare_dialog(self) -> None:
-        doc = self.current_document()
-        if doc is None:
-            return
-        others = {f"{self.tabs.tabText(i)} ({i + 1})": w for i in range(self.tabs.count())
-                  if isinstance(w := self.tabs.widget(i), DocumentWidget) and w is not doc}
-        from pt2_viewer.app.compare.view import ask_comparison_target
-
-        target = ask_comparison_target(self, others)
-        if isinstance(target, DocumentWidget):
-            self.compare_with(doc, target.model.archive, target.model.program)
-        elif target:
-            loader = ArchiveLoader(self)
-            loader.loaded.connect(lambda path, archive: self.compare_with(doc, archive, archive.program())
-                                  if archive.programs else self._open_failed(path, f"'{Path(path).name}' holds no "
-                                                                                   "program graph to compare."))
-            loader.failed.connect(self._open_failed)
-            loader.load(target)
-
-    def numerics_compare(self, doc: DocumentWidget, decomposition: Decomposition, node: str) -> None:
-        """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence. The
-        candidate stays in the Numerics job's folder, which closing the comparison leaves alone (the decomposition
-        says whose it is)."""
-        from pt2_viewer.core.compare.session import LEFT
-
-        def select(view: CompareView) -> None:
-            view.left.reveal(node)
-            view.select(LEFT, node)
-
-        loader = ArchiveLoader(self)
-        loader.loaded.connect(lambda _path, archive: self.open_decomposition(doc, decomposition, archive, then=select))
-        loader.failed.connect(self._open_failed)
-        loader.load(decomposition.output)
-
-    def open_decomposition(self, doc: DocumentWidget, decomposition: Decomposition, decomposed: Archive,
-                           then: Callable[[CompareView], None] | None = None) -> None:
-        """The original beside its decomposition in a new tab; both document models (indexes, module trees, the
-        mapping) are built off the GUI thread first, as for any program opened."""
-        from pt2_viewer.app.compare.view import plan_decomposition
-
-        archive, program = doc.model.archive, doc.model.program
-        self._open_comparison(decomposition.output,
-                              lambda: plan_decomposition(archive, program, decomposition, decomposed), then)
+        self.comparisons.compare_dialog()
 
     def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> None:
-        """Any two programs side by side in a new tab (models built off the GUI thread)."""
-        from pt2_viewer.app.compare.view import plan_programs
-
-        left = (doc.model.archive, doc.model.program)
-        self._open_comparison(Path(archive.path).name, lambda: plan_programs(left, (archive, program)))
-
-    def _open_comparison(self, key: str, plan: Callable[[], ComparePlan],
-                         then: Callable[[CompareView], None] | None = None) -> None:
-        from pt2_viewer.app.compare.view import ComparePlan, CompareView
-
-        def show(_key: str, built: object) -> None:
-            assert isinstance(built, ComparePlan)  # what `plan` returned, handed back by the loader
-            view = self.show_compare(CompareView.from_plan(built, self.layouts, interactive=self.interactive))
-            if then is not None:
-                then(view)
-
-        builder = ArchiveLoader(self)
-        builder.built.connect(show)
-        builder.failed.connect(self._open_failed)
-        builder.run(key, plan, "compare")
-
-    def show_compare(self, view: CompareView) -> CompareView:
-        self.add_tab(view, view.title())
-        return view
+        self.comparisons.compare_with(doc, archive, program)
 
     def save_decomposed_dialog(self) -> None:
         tab = self.current_tab()
         if tab is not None and tab.can_save_decomposed():
             tab.save_decomposed_dialog()
         else:
-            self._warn("Nothing to save", "Decompose a program first (Program > Decompose…), then save the "
+            self.warn("Nothing to save", "Decompose a program first (Program > Decompose…), then save the "
                        "decomposed program from its comparison tab.")
 
     def save_program_dialog(self) -> None:
-        """Save the program shown (an archive's, or the selected export of a script) as a .pt2, atomically."""
-        tab = self.current_tab()
-        source = tab.program_file() if tab is not None and tab.can_save_program() else None
-        if not source:
-            self._warn("Nothing to save", "Select a successful export of a script, or open a program, first.")
-            return
-        target, _ = QFileDialog.getSaveFileName(self, "Save program", Path(source).name, "PyTorch archive (*.pt2)")
-        if not target:
-            return
-        try:
-            write_atomically(target, lambda tmp: shutil.copyfile(source, tmp))
-        except OSError as e:
-            self._warn("Save failed", f"Could not write '{target}': {e.strerror or e}")
-        else:
-            self.statusBar().showMessage(f"Saved {target}")
+        file_actions.save_program_dialog(self, self)
 
     def about(self) -> None:
         QMessageBox.about(self, "About PT2 Viewer",

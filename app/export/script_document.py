@@ -109,6 +109,7 @@ class ScriptDocument(DocumentTab):
     def _build(self) -> None:
         self.heading = QLabel(f"<b>{html.escape(self.session.script.name)}</b> "
                               f"<span style='color:gray'>{html.escape(str(self.session.script))}</span>")
+        self.heading.setWordWrap(True)  # a long path wraps: it never widens the window (issue 30)
         self.progress_label = QLabel()
         self.progress_label.setWordWrap(True)
         self.progress = QProgressBar()

@@ -1,0 +1,123 @@
+"""The Program menu's second views of a program: Decompose…, Compare With…, and the Numerics tab's "Compare view at
+first divergence". Each opens the two programs side by side in a new tab of the window (app/compare/view.py), their
+document models built off the GUI thread first (app/graph/loader.py), as for any program opened."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from PySide6.QtWidgets import QTabWidget, QWidget
+
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.graph.layout_client import LayoutClient
+from pt2_viewer.app.graph.loader import ArchiveLoader
+from pt2_viewer.core.compare.decomposition import Decomposition
+from pt2_viewer.core.model.program import Archive, Program
+
+if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the compare and decompose views
+    from pt2_viewer.app.compare.view import ComparePlan, CompareView
+    from pt2_viewer.app.decompose.dialog import DecomposeDialog
+    from pt2_viewer.app.graph.tab import DocumentTab
+
+
+class Window(Protocol):
+    """What the comparisons need of the main window."""
+
+    tabs: QTabWidget
+    layouts: LayoutClient
+    interactive: bool
+
+    def current_document(self) -> DocumentWidget | None: ...
+
+    def add_tab(self, tab: DocumentTab, title: str, tooltip: str = "") -> int: ...
+
+    def open_failed_message(self, path: str, message: str) -> None: ...
+
+
+class Comparisons:
+    """Opens comparisons as tabs of `window` (which is also the parent of their dialogs and loaders)."""
+
+    def __init__(self, window: Window, parent: QWidget) -> None:
+        self.window = window
+        self.parent = parent
+
+    def decompose_dialog(self) -> DecomposeDialog | None:
+        doc = self.window.current_document()
+        if doc is None:
+            return None
+        from pt2_viewer.app.decompose.dialog import DecomposeDialog
+
+        dialog = DecomposeDialog(doc.model.archive.path, doc.model.program.name, interactive=self.window.interactive,
+                                 parent=self.parent)
+        dialog.decomposed.connect(lambda decomposition, archive: self.open_decomposition(doc, decomposition, archive))
+        dialog.show()
+        return dialog
+
+    def compare_dialog(self) -> None:
+        doc = self.window.current_document()
+        if doc is None:
+            return
+        tabs = self.window.tabs
+        others = {f"{tabs.tabText(i)} ({i + 1})": w for i in range(tabs.count())
+                  if isinstance(w := tabs.widget(i), DocumentWidget) and w is not doc}
+        from pt2_viewer.app.compare.view import ask_comparison_target
+
+        target = ask_comparison_target(self.parent, others)
+        if isinstance(target, DocumentWidget):
+            self.compare_with(doc, target.model.archive, target.model.program)
+        elif target:
+            loader = self._loader()
+            loader.loaded.connect(lambda path, archive: self.compare_with(doc, archive, archive.program())
+                                  if archive.programs else self.window.open_failed_message(
+                                      path, f"'{Path(path).name}' holds no program graph to compare."))
+            loader.load(target)
+
+    def numerics_compare(self, doc: DocumentWidget, decomposition: Decomposition, node: str) -> None:
+        """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence. The
+        candidate stays in the Numerics job's folder, which closing the comparison leaves alone (the decomposition
+        says whose it is)."""
+        from pt2_viewer.core.compare.session import LEFT
+
+        def select(view: CompareView) -> None:
+            view.left.reveal(node)
+            view.select(LEFT, node)
+
+        loader = self._loader()
+        loader.loaded.connect(lambda _path, archive: self.open_decomposition(doc, decomposition, archive, then=select))
+        loader.load(decomposition.output)
+
+    def open_decomposition(self, doc: DocumentWidget, decomposition: Decomposition, decomposed: Archive,
+                           then: Callable[[CompareView], None] | None = None) -> None:
+        """The original beside its decomposition in a new tab."""
+        from pt2_viewer.app.compare.view import plan_decomposition
+
+        archive, program = doc.model.archive, doc.model.program
+        self._open(decomposition.output, lambda: plan_decomposition(archive, program, decomposition, decomposed), then)
+
+    def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> None:
+        """Any two programs side by side in a new tab."""
+        from pt2_viewer.app.compare.view import plan_programs
+
+        left = (doc.model.archive, doc.model.program)
+        self._open(Path(archive.path).name, lambda: plan_programs(left, (archive, program)))
+
+    def _open(self, key: str, plan: Callable[[], ComparePlan],
+              then: Callable[[CompareView], None] | None = None) -> None:
+        from pt2_viewer.app.compare.view import ComparePlan, CompareView
+
+        def show(_key: str, built: object) -> None:
+            assert isinstance(built, ComparePlan)  # what `plan` returned, handed back by the loader
+            view = CompareView.from_plan(built, self.window.layouts, interactive=self.window.interactive)
+            self.window.add_tab(view, view.title())
+            if then is not None:
+                then(view)
+
+        builder = self._loader()
+        builder.built.connect(show)
+        builder.run(key, plan, "compare")
+
+    def _loader(self) -> ArchiveLoader:
+        loader = ArchiveLoader(self.parent)
+        loader.failed.connect(self.window.open_failed_message)
+        return loader

@@ -1,0 +1,102 @@
+"""The File menu's dialogs that write files: Export Graph (SVG or PNG, whole or the visible area), Export Report
+(one self-contained HTML file, core/report/) and Save Program As (a .pt2, atomically). Each suggests a name from
+what the tab shows, never overwrites half a file, and says what it wrote in the status bar."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Protocol
+
+from PySide6.QtWidgets import QFileDialog, QStatusBar, QTabWidget, QWidget
+
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.graph.export_image import export_scene
+from pt2_viewer.app.graph.tab import DocumentTab
+from pt2_viewer.core.util.files import write_atomically
+
+
+class Window(Protocol):
+    """What these dialogs need of the main window."""
+
+    tabs: QTabWidget
+
+    def current_tab(self) -> DocumentTab | None: ...
+
+    def view_document(self) -> DocumentWidget | None: ...
+
+    def warn(self, title: str, message: str) -> None: ...
+
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt's name)
+
+
+def suggested_name(source_file: str | None, suffix: str, fallback: str) -> str:
+    """The file name a save dialog offers: the shown program's or script's own name with `suffix` (`gpt2.html`
+    for gpt2.pt2), else `fallback`."""
+    stem = Path(source_file).stem if source_file else ""
+    return f"{stem}{suffix}" if stem else f"{fallback}{suffix}"
+
+
+def export_report_dialog(window: Window, parent: QWidget) -> None:
+    """File > Export Report…: the tab's program or script as one self-contained HTML file (core/report/)."""
+    from pt2_viewer.app.export.report_export import ReportWriter, report_source
+
+    source = report_source(window.tabs.currentWidget())
+    if source is None:
+        window.warn("Export Report", "Open a .pt2, or run a script to its end, first: a report shows a program "
+                    "or a script's export calls.")
+        return
+    tab = window.current_tab()
+    name = suggested_name(tab.source_file() if tab is not None else None, ".html", "report")
+    path, _ = QFileDialog.getSaveFileName(parent, "Export report", name, "HTML (*.html)")
+    if not path:
+        return
+    writer = ReportWriter(parent)
+    writer.finished.connect(
+        lambda message, ok: window.statusBar().showMessage(message) if ok else window.warn("Export Report", message))
+    writer.write(source, path)
+    window.statusBar().showMessage(f"Writing the report {path}…")
+
+
+def export_graph_dialog(window: Window, parent: QWidget, visible_only: bool = False) -> None:
+    """Save the whole graph, or only the part in view, as SVG or PNG."""
+    doc = window.view_document()
+    if doc is None:
+        return
+    what = "visible area" if visible_only else "graph"
+    tab = window.current_tab()
+    name = suggested_name(tab.source_file() if tab is not None else None, ".svg", "graph")
+    path, _ = QFileDialog.getSaveFileName(parent, f"Export {what}", name, "SVG (*.svg);;PNG (*.png)")
+    if not path:
+        return
+    view = doc.view
+    region = view.mapToScene(view.viewport().rect()).boundingRect() if visible_only else None
+    try:
+        with view.plain():  # no selection or marks baked into the file
+            size = export_scene(view.scene(), path, region)
+    except OSError as e:
+        window.warn("Export failed", f"Could not write '{path}': {e.strerror or e}")
+        return
+    if size is not None and size.capped:
+        window.statusBar().showMessage(f"Saved {path}: {size.width} x {size.height} px, drawn at {size.scale:.0%} "
+                                       "to stay within what image viewers open. For more detail, zoom in and use "
+                                       "Export Visible Area, or save as SVG.")
+    else:
+        window.statusBar().showMessage(f"Saved {path}")
+
+
+def save_program_dialog(window: Window, parent: QWidget) -> None:
+    """Save the program shown (an archive's, or the selected export of a script) as a .pt2, atomically."""
+    tab = window.current_tab()
+    source = tab.program_file() if tab is not None and tab.can_save_program() else None
+    if not source:
+        window.warn("Nothing to save", "Select a successful export of a script, or open a program, first.")
+        return
+    target, _ = QFileDialog.getSaveFileName(parent, "Save program", Path(source).name, "PyTorch archive (*.pt2)")
+    if not target:
+        return
+    try:
+        write_atomically(target, lambda tmp: shutil.copyfile(source, tmp))
+    except OSError as e:
+        window.warn("Save failed", f"Could not write '{target}': {e.strerror or e}")
+    else:
+        window.statusBar().showMessage(f"Saved {target}")
