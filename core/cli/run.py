@@ -23,6 +23,7 @@ from pt2_viewer.core.cli.jobs import (
 from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunRequest
 from pt2_viewer.core.run.pipeline import run_job_for
+from pt2_viewer.core.run.session import dtype_text
 
 
 def _dim(text: str) -> tuple[str, int]:
@@ -83,7 +84,8 @@ def readable(result: dict[str, Any]) -> str:
     lines = [f"{result['program']} on {result['device']} ({result['inputs']['source']} inputs"
              + (f", {', '.join(f'{k}={v}' for k, v in result['inputs']['sizes'].items())})"
                 if result["inputs"]["sizes"] else ")")]
-    rows = [[o["name"], o.get("dtype", o["kind"]), "x".join(map(str, o.get("shape", []))) or "scalar",
+    rows = [[o["name"], dtype_text(o) if o["kind"] == "tensor" else o["kind"],
+             "x".join(map(str, o.get("shape", []))) or "scalar",
              _stat(o.get("min")), _stat(o.get("max")), _stat(o.get("mean")), str(o.get("nan", "")),
              str(o.get("inf", ""))] for o in result["outputs"]]
     lines.append(table(rows, ["output", "dtype", "shape", "min", "max", "mean", "nan", "inf"]))

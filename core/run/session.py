@@ -168,6 +168,12 @@ class OutputRow:
         return bool(self.nan or self.inf)
 
 
+def dtype_text(summary: dict[str, Any]) -> str:
+    """'float32', or with the layout when it is not strided: 'float32 sparse_coo', 'quint8 quantized'."""
+    layout = summary.get("layout", "strided")
+    return f"{summary.get('dtype', '')} {layout}" if layout != "strided" else str(summary.get("dtype", ""))
+
+
 def output_row(summary: dict[str, Any]) -> OutputRow:
     if summary.get("kind") != "tensor":
         value = _number(summary.get("value"))
@@ -175,7 +181,7 @@ def output_row(summary: dict[str, Any]) -> OutputRow:
     preview = ", ".join(_number(v) for v in summary.get("preview", []))
     if summary.get("numel", 0) > len(summary.get("preview", [])):
         preview += ", …"
-    return OutputRow(summary["name"], summary.get("dtype", ""), "[" + ", ".join(map(str, summary["shape"])) + "]",
+    return OutputRow(summary["name"], dtype_text(summary), "[" + ", ".join(map(str, summary["shape"])) + "]",
                      _number(summary.get("min")), _number(summary.get("max")), _number(summary.get("mean")),
                      int(summary.get("nan", 0)), int(summary.get("inf", 0)), preview)
 
