@@ -207,6 +207,7 @@ def propose(diagnosis: Diagnosis, script: str, call: Any) -> dict[int, Candidate
     parsed = Script.read(script)
     for i, p in enumerate(diagnosis.items):
         p.fix_kind, p.fix, p.diff = "", "", ""
+        p.symbols = p.symbols or _symbol_names({}, call.guards)
         found = _candidates(p, parsed, script, call, failure)
         p.reason = found.reason
         p.message = user_words(found.message or p.message, p.symbols)
@@ -241,8 +242,9 @@ def _candidates(p: Problem, parsed: Script | None, script: str, call: Any, failu
                                   "export added this guard while tracing; the program requires it."))
     convention = getattr(call, "source", "") == CONVENTION
     if p.kind == CONSTRAINT_VIOLATION and (call_line is not None or convention):
+        spec = spec_fixes.SpecJson(call.dynamic_shapes_spec, call.dynamic_shapes)
         found = spec_fixes.spec_fix(parsed, call_line or 0, failure.suggested_fixes_text, failure.fixes, call.inputs,
-                                    convention)
+                                    convention, spec)
         found.message = requirement_sentence(failure.fixes, call.dynamic_shapes_spec) or found.message
         return found
     if p.kind == GRAPH_BREAK and (call_line is not None or convention):
@@ -252,6 +254,9 @@ def _candidates(p: Problem, parsed: Script | None, script: str, call: Any, failu
         return strict
     if line is None:
         return Candidates(reason="torch names no line of the script for this problem, so no patch can be built.")
+    if p.kind in _DATA_DEPENDENT and re.fullmatch(r"[uf]\d+", p.expr) and p.expr in p.symbols \
+            and re.fullmatch(r"-?\d+", p.result):  # draft export's "could not decide u0 (it was 3)": a needed int
+        return code_fixes.specialized_int(parsed, line, p.symbols, known=(p.symbols[p.expr], int(p.result)))
     if p.kind in _DATA_DEPENDENT:
         expr = p.expr
         if not expr:
@@ -261,7 +266,7 @@ def _candidates(p: Problem, parsed: Script | None, script: str, call: Any, failu
     if p.kind == UNTRACEABLE_DATA:
         return code_fixes.data_write(parsed, line, str(call.model))
     if p.kind == SPECIALIZED_VALUE:
-        return code_fixes.specialized_int(parsed, line, p.symbols)
+        return code_fixes.specialized_int(parsed, line, p.symbols, getattr(call, "item_values", None))
     if p.kind == "mismatched_fake_kernel":
         return Candidates(reason="the op's fake kernel must return outputs of the real kernel's shapes and dtypes.")
     return Candidates(reason="the doctor knows no safe change for this failure; read torch's message.")

@@ -32,6 +32,7 @@ from typing import Any
 from pt2_viewer.core.export import doctor, dynamic_spec
 from pt2_viewer.core.export.failures import (
     CONSTRAINT_VIOLATION,
+    SPECIALIZED_VALUE,
     Failure,
     SourceLine,
     classify_exception,
@@ -118,6 +119,8 @@ class ExportRecorder:
             if call.failure.user_line is None or call.failure.user_line == site:
                 call.failure.user_line = _blamed_guard_line(call.failure, call.guards) or site
             self._diagnose(call, a)
+            if self.diagnose and call.failure is not None and call.failure.kind == SPECIALIZED_VALUE:
+                call.item_values = item_values(self.torch, str(self.script), mod, ex_args, ex_kwargs)
             self._propose(call)
             self._finished(call)
             self.raised[id(exc)] = call
@@ -238,6 +241,31 @@ def _blamed_guard_line(failure: Failure, guards: GuardLog) -> SourceLine | None:
         if named & set(guard.symbols) and guard.user_line is not None:
             return guard.user_line
     return None
+
+
+def item_values(torch: Any, script: str, mod: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Script line -> the Python number `.item()` returned there, from one eager call of the model on the example
+    inputs: the value a `torch._check(a == N)` fix pins (export needed a plain int from tensor data). "error": the
+    eager call's own exception, when the model fails without export too."""
+    seen: dict[str, Any] = {}
+    real = torch.Tensor.item
+
+    def item(self: Any) -> Any:
+        value = real(self)
+        frame = sys._getframe(1)
+        if same_file(frame.f_code.co_filename, script):
+            seen.setdefault(str(frame.f_lineno), value)
+        return value
+
+    torch.Tensor.item = item
+    try:
+        with torch.no_grad():
+            mod(*args, **kwargs)
+    except Exception as e:  # the model fails without export too: no pin can help, and the fix's reason says so
+        seen["error"] = f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0][:200]}"
+    finally:
+        torch.Tensor.item = real
+    return seen
 
 
 def current_frames() -> list[SourceLine]:

@@ -20,7 +20,8 @@ from pt2_viewer.core.export.failures import Failure, SpecChange, first_sentence,
 _SOURCE = re.compile(r"L\[['\"]([^'\"\]]+)['\"]\]((?:\[[^\]]+\])*)(?:\.size\(\)\[(\d+)\])?")
 _SYMBOL = re.compile(r"\b([su]\d+|zuf\d+|f\d+)\b")
 _EQ = re.compile(r"\b(Eq|Ne)\(([^(),]+(?:\([^()]*\))?[^(),]*), ([^(),]+(?:\([^()]*\))?[^(),]*)\)")
-_NOISE = re.compile(r"\s*(?:\(unhinted: [^)]*\)(?:\.)?|For more information, run with TORCH_LOGS=\"?\+dynamic\"?\.?"
+_NOISE = re.compile(r"\s*(?:\(unhinted: .*?\)(?=\.|\s*\(Size-like|\s*$)"
+                    r"|For more information, run with TORCH_LOGS=\"?\+dynamic\"?\.?"
                     r"|, for more info run with TORCH_LOGS=\S+|\(Size-like symbols: [^)]*\))")
 _RANGE = re.compile(r"VR\[(-?\w+), (-?\w+)\]")
 
@@ -43,8 +44,14 @@ def user_words(text: str, names: Mapping[str, str] | None = None) -> str:
     for _ in range(3):  # nested Eq(...) once or twice at most
         out = _EQ.sub(lambda m: f"{m.group(2).strip()} {'==' if m.group(1) == 'Eq' else '!='} {m.group(3).strip()}",
                       out)
+    out = re.sub(r"\bMod\(([^(),]+), ([^(),]+)\)", lambda m: f"{_paren(m.group(1))} % {m.group(2).strip()}", out)
     out = re.sub(r"\(\(([^()]*)\)\)", r"(\1)", out)
     return re.sub(r"\s+([.,;])", r"\1", out).strip()
+
+
+def _paren(text: str) -> str:
+    text = text.strip()
+    return f"({text})" if re.search(r"[-+* /]", text) else text
 
 
 def _unnamed(symbol: str) -> str:

@@ -43,6 +43,7 @@ class ExportCall:
     guards: GuardLog = field(default_factory=GuardLog)
     rerun: bool = False  # options came from the request's "rerun"
     problems: Diagnosis | None = None  # the export doctor's findings (request "diagnose": true; core/export/doctor.py)
+    item_values: dict[str, Any] = field(default_factory=dict)  # script line -> what .item() gave there, run eagerly
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -316,7 +316,7 @@ function selftest(term) {
 }
 
 wire();
-if (D.programs.length) chooseProgram(0); else { $("node-count").textContent = "0 nodes"; showTab("extra"); }
+if (D.programs.length) chooseProgram(0); else { $("counts").style.display = "none"; showTab("extra"); }
 const m = /^#selftest=(.*)$/.exec(location.hash);
 if (m) selftest(decodeURIComponent(m[1]));
 """

@@ -46,7 +46,8 @@ def render_page(page: ReportPage) -> str:
 <body>
 <header><h1>{html.escape(page.title)}</h1><span class="muted">{html.escape(page.subtitle)}</span>
 <select id="program"></select>
-<span id="node-count"></span>·<span id="group-count" class="muted"></span>·<span id="visible-count" class="muted"></span>
+<span id="counts"><span id="node-count"></span>·<span id="group-count" class="muted"></span>·<span id="visible-count"
+ class="muted"></span></span>
 <input id="search" placeholder="search names, ops, modules (regex), Enter" size="34"><span id="search-count"></span>
 <span id="overlay" class="muted"></span>
 <button id="expand-all">Expand all</button><button id="collapse-all">Collapse all</button><button id="fit">Fit</button>

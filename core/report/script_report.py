@@ -7,6 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.export.dim_names import dim_names
+from pt2_viewer.core.export.failures import failure_from_json
+from pt2_viewer.core.export.guards import guard_log_from_json
+from pt2_viewer.core.export.plain_words import detail, headline, symbol_names
 from pt2_viewer.core.layout.service import LayoutService
 from pt2_viewer.core.report.page import ReportPage
 from pt2_viewer.core.report.program_report import program_section
@@ -39,7 +43,9 @@ def calls_html(report: dict[str, Any]) -> str:
                      f"({mode}) {state}</div><div>{_where(call.get('line'))}</div>")
         failure = call.get("failure")
         if failure:
-            parts.append(f"<pre>{_e(failure.get('message'))}</pre><div>at {_where(failure.get('user_line'))}</div>")
+            said, detail = failure_words(call)
+            parts.append(f"<div><b>{_e(said)}</b></div><pre>{_e(detail)}</pre>"
+                         f"<div>at {_where(failure.get('user_line'))}</div>")
             if failure.get("suggested_fixes_text"):
                 fixes = "; ".join(failure["suggested_fixes_text"])
                 parts.append(f"<div>torch suggests: <code>{_e(fixes)}</code></div>")
@@ -49,7 +55,7 @@ def calls_html(report: dict[str, Any]) -> str:
         if rows:
             parts.append(f"<details><summary>{_e(plural(len(guards['guards']), 'guard'))}</summary>"
                          f"<table>{rows}</table></details>")
-        parts.append(problems_html(call.get("problems")))
+        parts.append(problems_html(call.get("problems"), failure_words(call)[1] if failure else ""))
         parts.append("</div>")
     error = report.get("script_error")
     if error:
@@ -58,8 +64,18 @@ def calls_html(report: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def problems_html(problems: dict[str, Any] | None) -> str:
-    """The doctor's findings for one call (core/export/doctor.py): each problem with its count, line and fix."""
+def failure_words(call: dict[str, Any]) -> tuple[str, str]:
+    """(the headline, torch's key message) of a failed call in the user's words: the same formatter as the window's
+    Exports list and status bar (core/export/plain_words.py), so no `s97` or `L['a']` reaches the report."""
+    failure = failure_from_json(call["failure"])
+    spec = call.get("dynamic_shapes_spec")
+    names = symbol_names(guard_log_from_json(call.get("guards") or {}).symbols, dim_names(spec))
+    return headline(failure, spec, names), detail(failure, names)
+
+
+def problems_html(problems: dict[str, Any] | None, said: str = "") -> str:
+    """The doctor's findings for one call (core/export/doctor.py): each problem with its count, line and fix; a
+    problem's message is left out where it only repeats the call's failure (`said`)."""
     if not problems:
         return ""
     parts = [f"<div class='sec'>Diagnose ({_e(problems.get('method'))}): "
@@ -67,8 +83,9 @@ def problems_html(problems: dict[str, Any] | None) -> str:
     if problems.get("note"):
         parts.append(f"<div class='note'>{_e(problems['note'])}</div>")
     for p in problems.get("items", []):
+        message = "" if p.get("message") == said else f"<pre>{_e(p.get('message'))}</pre>"
         parts.append(f"<div><b>{_e(p.get('kind'))}</b> ×{_e(p.get('count'))} at {_where(p.get('user_line'))}"
-                     f"<pre>{_e(p.get('message'))}</pre>")
+                     + message)
         if p.get("suggestion"):
             parts.append(f"<div>torch suggests: <code>{_e(p['suggestion'])}</code></div>")
         if p.get("diff"):  # only verified fixes carry a diff (core/export/fixes/verify.py)

@@ -335,12 +335,44 @@ def _defines_op(node: ast.FunctionDef, qualified: str) -> bool:
     return False
 
 
-def specialized_int(script: Script, line: int, names: dict[str, str]) -> Candidates:
-    """Export needs a Python int from tensor data (range(a), int(a)): only a rewrite keeps the program general."""
+def specialized_int(script: Script, line: int, names: dict[str, str],
+                    item_values: dict[str, object] | None = None, known: tuple[str, int] | None = None) -> Candidates:
+    """Export needs a Python int from tensor data (range(a), int(a)). Only a rewrite keeps the program general; what
+    a patch can do is pin the value the example inputs gave (`item_values`: line -> what `.item()` returned there,
+    recorded by the worker, or `known`: what torch's draft export said it was) with `torch._check(a == 32)`, which
+    the fix says it narrows to."""
     code = script.line(line).strip()
-    held = ", ".join(sorted(set(names.values()))) or "it"
-    return Candidates(reason=(
+    stmt = script.statement_at(line)
+    pinned = known or (_pinned_value(script, stmt, item_values or {}) if stmt is not None else None)
+    held = pinned[0] if pinned else ", ".join(sorted(set(names.values()))) or "it"
+    out = Candidates(reason=(
         f"export needs a plain Python int from tensor data at line {line} (`{code}`); no torch._check can give it "
         f"one without pinning {held} to one value. Rewrite it with tensor operations that take the value as "
         "it is (e.g. y.unsqueeze(0).repeat(a, 1) instead of torch.cat over range(a); x * 0.5 ** n instead of a "
-        "loop over range(n))."))
+        "loop over range(n)) to keep the program general."))
+    error = (item_values or {}).get("error")
+    if error:
+        out.reason = (f"the model fails on the example inputs even without export ({error}), so no change to the "
+                      f"export can help; make `{code}` run in plain PyTorch first, then export again.")
+        return out
+    if pinned is None or stmt is None:
+        return out
+    name, value = pinned
+    condition = f"{name} == {value}"
+    out.fixes.append(Fix("torch_check", f"torch._check({condition})", [insert_before(script, stmt.lineno, [
+        f"torch._check({condition})"])], f"pin {name} to {value}, its value for the example inputs",
+        f"the exported program accepts only inputs where {name} == {value} (its value for the example inputs)"))
+    return out
+
+
+def _pinned_value(script: Script, stmt: ast.stmt, item_values: dict[str, object]) -> tuple[str, int] | None:
+    """(variable, int) for a name the statement reads that an earlier `v = t.item()` line of its function bound,
+    with the value that line gave on the example inputs."""
+    read = [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    scope = script.scope_of(stmt)
+    for name in dict.fromkeys(read):
+        for d in reversed(script.assignments_before(name, stmt.lineno, scope)):
+            value = item_values.get(str(d.lineno))
+            if isinstance(value, int) and not isinstance(value, bool) and bound_names(d) == {name}:
+                return name, value
+    return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from pt2_viewer.core.export.failures import SpecChange
 from pt2_viewer.core.export.fixes.code_fixes import Candidates
@@ -28,24 +29,25 @@ class SpecSite:
     line: int
     scope: ast.AST
     where: str  # how the spec is written, for a reason
+    insert_at: int  # where a statement that changes the spec goes: before the export call's statement, or the end
 
     @classmethod
     def of_call(cls, script: Script, call_line: int, convention: bool) -> SpecSite | None:
         if convention:  # the worker exports `model` itself once the script has run: every module-level line counts
             end = len(script.lines) + 1
             name = ast.Name(id="dynamic_shapes", ctx=ast.Load(), lineno=end, col_offset=0)
-            return cls(name, end, script.tree, "the module-level dynamic_shapes")
+            return cls(name, end, script.tree, "the module-level dynamic_shapes", end)
         call = script.export_call_at(call_line)
         if call is None:
             return None
         stmt = script.statement_at(call.lineno)
         arg = _spec_arg(call)
         return cls(arg, call.lineno, script.scope_of(stmt) if stmt is not None else script.tree,
-                   script.segment(arg or call).splitlines()[0])
+                   script.segment(arg or call).splitlines()[0], stmt.lineno if stmt is not None else call.lineno)
 
 
 def spec_fix(script: Script, call_line: int, fix_lines: list[str], changes: list[SpecChange],
-             inputs: list[str], convention: bool = False) -> Candidates:
+             inputs: list[str], convention: bool = False, spec: SpecJson | None = None) -> Candidates:
     """One fix for all of a constraint violation's changes, or the reason no patch can make it. `convention`: the
     call is the worker's export of the script's module-level `model`/`dynamic_shapes`."""
     out = Candidates()
@@ -86,6 +88,10 @@ def spec_fix(script: Script, call_line: int, fix_lines: list[str], changes: list
     if missing:
         out.reason = (f"the dynamic_shapes spec ({site.where}) is built in a way no patch can follow; change it so "
                       "that: " + "; ".join(missing))
+        assigned = _assigned_entries(script, site, changes, spec)
+        if assigned is not None:
+            out.fixes.append(assigned)
+            out.reason = ""
         return out
     if not edits:
         out.reason = "torch suggested no change to dynamic_shapes that a patch can make."
@@ -93,6 +99,65 @@ def spec_fix(script: Script, call_line: int, fix_lines: list[str], changes: list
     code = "\n".join(fix_lines) or "\n".join(e.new[0].strip() for e in edits)
     out.fixes.append(Fix("dynamic_shapes", code, edits, "change dynamic_shapes as torch suggests",
                          "; ".join(n for n in narrows if n)))
+    return out
+
+
+@dataclass
+class SpecJson:
+    """The call's dynamic_shapes as core/export/dynamic_spec.py's JSON, and how the script passed it (its repr)."""
+
+    json: dict[str, Any] | None
+    text: str | None
+
+
+def _assigned_entries(script: Script, site: SpecSite, changes: list[SpecChange], spec: SpecJson | None) -> Fix | None:
+    """A spec the script builds by code (a comprehension, a loop) cannot be edited where it is written; statements
+    after it can set the entries torch's changes name: `shapes["b"][0] = shapes["a"][0]`. None when the spec is not
+    passed by name or its layout is unknown. Verification tells whether the entries can be assigned (a tuple cannot)."""
+    if not isinstance(site.spec, ast.Name) or spec is None or spec.json is None or not spec.text:
+        return None
+    var = site.spec.id
+    inputs = list((spec.json.get("inputs") or {}).keys())
+    keyed = spec.text.lstrip().startswith("{")
+
+    def entry(use: tuple[str, int]) -> str:
+        name, axis = use
+        key = repr(name) if keyed else str(inputs.index(name)) if name in inputs else None
+        return f"{var}[{key}][{axis}]".replace("'", '"')
+
+    uses = _uses(spec.json)
+    lines: list[str] = []
+    for c in changes:
+        if c.action == "relate" and c.dim and c.root and c.root in uses and c.dim in uses:
+            root = entry(uses[c.root][0])
+            value = (f"{c.mul} * " if c.mul != 1 else "") + root + (f" + {c.add}" if c.add > 0 else
+                                                                    f" - {-c.add}" if c.add < 0 else "")
+            lines += [f"{entry(u)} = {value}" for u in uses[c.dim]]
+        elif c.action == "set_range" and c.dim and c.dim in uses:
+            rng = ", ".join(f"{k}={v}" for k, v in (("min", c.min), ("max", c.max)) if v is not None)
+            lines += [f'{entry(u)} = torch.export.Dim("{c.dim}"{", " + rng if rng else ""})' for u in uses[c.dim]]
+        elif c.action == "make_static" and c.dim and c.dim in uses:
+            lines += [f"{entry(u)} = torch.export.Dim.STATIC" for u in uses[c.dim]]
+        elif c.action == "make_static" and c.input is not None and c.axis is not None and c.input in inputs:
+            lines.append(f"{entry((c.input, c.axis))} = torch.export.Dim.STATIC")
+        else:
+            return None
+    if not lines or "import torch" not in script.text:
+        return None
+    indent = indent_of(script.line(site.insert_at)) if site.insert_at <= len(script.lines) else ""
+    edit = Edit(script.path, site.insert_at, site.insert_at - 1, [indent + ln for ln in dict.fromkeys(lines)])
+    return Fix("dynamic_shapes", "\n".join(dict.fromkeys(lines)), [edit],
+               f"set the entries of {var} that torch's suggestion changes, after the code that builds it", "")
+
+
+def _uses(spec: dict[str, Any]) -> dict[str, list[tuple[str, int]]]:
+    """Dim name -> the (input, axis) entries of the JSON spec that use it."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for name, dims in (spec.get("inputs") or {}).items():
+        if isinstance(dims, list):
+            for axis, d in enumerate(dims):
+                if isinstance(d, dict) and isinstance(d.get("dim"), str):
+                    out.setdefault(d["dim"], []).append((name, axis))
     return out
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from pt2_viewer.core.export.fixes.code_fixes import Candidates
 from pt2_viewer.core.export.fixes.edits import EditConflict, Fix, patched_texts, unified_diff
+from pt2_viewer.core.export.plain_words import user_words
 
 ROUNDS = 2
 MIN_BUDGET_S = 60.0
@@ -181,7 +182,7 @@ def _rerun(script: Path, fixes: list[Fix], out: Path, timeout: float) -> dict[in
 def _sentence(failure: dict[str, Any]) -> str:
     if not failure:
         return ""
-    return f"{failure.get('title', 'export failed')}: {_first_line(failure.get('message', ''))}"
+    return f"{failure.get('title', 'export failed')}: {user_words(_first_line(failure.get('message', '')))}"
 
 
 def _first_line(text: str) -> str:
