@@ -1,4 +1,5 @@
-"""LayoutService: lays out graphs in ONE long-lived child process, so the GUI thread never waits on Graphviz.
+"""LayoutService: lays out graphs in a small pool of long-lived child processes, so the GUI thread never waits on
+Graphviz, and a round of many group layouts (Expand all) uses every core.
 
 pygraphviz holds the GIL for a whole layout, so a layout in a thread of the GUI process freezes the GUI; in a child
 process it cannot. The child (`python -m pt2_viewer.core.layout`) is started on first need and kept, so Python start-up
@@ -11,9 +12,12 @@ to the child, decoding replies); the caller's thread only queues work and collec
     for ticket, outcome in service.poll(): ...    # outcome: list[LayoutResult] or LayoutError
     results = service.wait(ticket, timeout=30)    # or block, for headless use and tests
 
-Tickets run one at a time, in submission order. Requests found in the disk cache never reach the child (a reopen
-starts no process at all). cancel() drops a queued ticket, or kills the child if it is busy with that ticket; a
-child that dies (killed, crashed) fails its ticket with a LayoutError and the next ticket starts a fresh child.
+Tickets run one at a time, in submission order. Requests found in the disk cache never reach a child (a reopen
+starts no process at all). A ticket's missing requests are split by size among up to `processes` children (one per
+core by default, `PT2V_LAYOUT_PROCESSES` to change it), each fed by a thread here that only waits on its pipe; a
+small ticket uses one child, so a second child starts only when there is enough work to share. cancel() drops a
+queued ticket, or kills every child busy with that ticket; a child that dies (killed, crashed) fails its ticket with
+a LayoutError and the next ticket starts a fresh child.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pt2_viewer.core.layout.cache import LayoutCache
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult, dumps
@@ -34,12 +38,21 @@ from pt2_viewer.core.platform import install
 Outcome = list[LayoutResult] | LayoutError
 
 
+# Below this many nodes in a ticket's missing requests, one child lays them all out: starting a second child (Python
+# and pygraphviz, about 0.3 s) would cost more than sharing saves.
+SHARE_ABOVE_NODES = 400
+
+
 @dataclass
 class _Ticket:
     number: int
     requests: list[LayoutRequest]
     cancelled: bool = False
-    in_child: bool = False  # handed to the child process
+    slots: set[int] = field(default_factory=set)  # the children (by slot) laying out part of it now
+
+    @property
+    def in_child(self) -> bool:
+        return bool(self.slots)
 
 
 class _Cancelled(Exception):
@@ -47,7 +60,8 @@ class _Cancelled(Exception):
 
 
 class LayoutService:
-    """One layout child process behind a non-blocking ticket queue. Usable without Qt. Call close() when done."""
+    """A pool of layout child processes behind a non-blocking ticket queue. Usable without Qt. Call close() when
+    done."""
 
     def __init__(
         self,
@@ -55,6 +69,7 @@ class LayoutService:
         *,
         use_cache: bool = True,
         python: str = sys.executable,
+        processes: int | None = None,
     ) -> None:
         self.cache: LayoutCache | None = LayoutCache(cache_dir) if use_cache else None
         self._python = python
@@ -64,13 +79,18 @@ class LayoutService:
         self._done: dict[int, Outcome] = {}
         self._cancelled: set[int] = set()
         self._next_ticket = 1
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._procs: list[subprocess.Popen[bytes] | None] = [None] * (processes or default_processes())
         self._closed = False
         self._thread: threading.Thread | None = None
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self.child_starts = 0  # how many child processes were started (tests and benchmarks read it)
+
+    @property
+    def processes(self) -> int:
+        """The most children this service runs at once."""
+        return len(self._procs)
 
     # ---- the caller's side: none of these block on layout work ----
 
@@ -136,8 +156,8 @@ class LayoutService:
             )
 
     def cancel(self, ticket: int) -> None:
-        """Forget `ticket`: dropped if queued; if the child is laying it out, the child is killed at once (a new one
-        starts for the next ticket). Its outcome is never reported. Unknown or finished tickets are ignored."""
+        """Forget `ticket`: dropped if queued; the children laying it out are killed at once (new ones start for the
+        next ticket). Its outcome is never reported. Unknown or finished tickets are ignored."""
         with self._cond:
             self._done.pop(ticket, None)
             for queued in self._queue:
@@ -149,15 +169,17 @@ class LayoutService:
             if current is not None and current.number == ticket:
                 current.cancelled = True
                 self._cancelled.add(ticket)
-                if current.in_child and self._proc is not None:
-                    self._proc.kill()
+                for slot in current.slots:
+                    proc = self._procs[slot]
+                    if proc is not None:
+                        proc.kill()
             self._cond.notify_all()
 
     @property
     def child_pid(self) -> int | None:
-        """The running child's process id, or None while there is none."""
+        """The first running child's process id (the one a one-request ticket uses), or None while there is none."""
         with self._cond:
-            return self._proc.pid if self._proc is not None else None
+            return next((proc.pid for proc in self._procs if proc is not None), None)
 
     def close(self) -> None:
         """Stop the child and the background thread. Unfinished tickets are dropped. Safe to call twice."""
@@ -165,8 +187,9 @@ class LayoutService:
             if self._closed:
                 return
             self._closed = True
-            if self._proc is not None:
-                self._proc.kill()
+            for proc in self._procs:
+                if proc is not None:
+                    proc.kill()
             self._cond.notify_all()
         if self._thread is not None:
             self._thread.join(timeout=10)
@@ -213,7 +236,7 @@ class LayoutService:
                     except (BlockingIOError, OSError):
                         pass  # the pipe is full, so it is readable already
                 self._cond.notify_all()
-        self._stop_child()
+        self._stop_children()
 
     def _serve(self, ticket: _Ticket) -> list[LayoutResult]:
         results: list[LayoutResult | None] = [None] * len(ticket.requests)
@@ -221,17 +244,44 @@ class LayoutService:
             results = [self.cache.get(request) for request in ticket.requests]
         missing = [i for i, result in enumerate(results) if result is None]
         if missing:
-            computed = self._ask_child(ticket, [ticket.requests[i] for i in missing])
+            computed = self._ask_children(ticket, [ticket.requests[i] for i in missing])
             for i, result in zip(missing, computed):
                 results[i] = result
         return results  # type: ignore[return-value]  # every slot is filled now
 
-    def _ask_child(self, ticket: _Ticket, requests: list[LayoutRequest]) -> list[LayoutResult]:
+    def _ask_children(self, ticket: _Ticket, requests: list[LayoutRequest]) -> list[LayoutResult]:
+        """Lay out `requests`, shared among the pool's children: each share in a thread of its own that waits on its
+        child's pipe (no GIL held while Graphviz works), the first share in this thread."""
+        shares = share_out(requests, self.processes)
+        if len(shares) == 1:
+            return self._ask_child(0, ticket, requests)
+        results: list[LayoutResult | None] = [None] * len(requests)
+        failures: list[BaseException] = []
+
+        def lay_out(slot: int, share: list[int]) -> None:
+            try:
+                for i, result in zip(share, self._ask_child(slot, ticket, [requests[i] for i in share]), strict=True):
+                    results[i] = result
+            except BaseException as exc:  # handed to the serving thread below
+                failures.append(exc)
+
+        helpers = [threading.Thread(target=lay_out, args=(slot, share), name=f"layout-share-{slot}", daemon=True)
+                   for slot, share in enumerate(shares[1:], start=1)]
+        for helper in helpers:
+            helper.start()
+        lay_out(0, shares[0])
+        for helper in helpers:
+            helper.join()
+        if failures:
+            raise next((f for f in failures if isinstance(f, _Cancelled)), failures[0])
+        return results  # type: ignore[return-value]  # every slot is filled when nothing failed
+
+    def _ask_child(self, slot: int, ticket: _Ticket, requests: list[LayoutRequest]) -> list[LayoutResult]:
         with self._cond:
             if ticket.cancelled or self._closed:
                 raise _Cancelled
-            proc = self._running_child()
-            ticket.in_child = True
+            proc = self._running_child(slot)
+            ticket.slots.add(slot)
             self._cond.notify_all()
         message = dumps({"ticket": ticket.number, "requests": [r.to_json_obj() for r in requests]})
         assert proc.stdin is not None and proc.stdout is not None
@@ -242,9 +292,9 @@ class LayoutService:
         except OSError:  # BrokenPipeError: the child died before reading
             line = b""
         with self._cond:
-            ticket.in_child = False  # a cancel from now on must not kill the (idle) child
+            ticket.slots.discard(slot)  # a cancel from now on must not kill the (idle) child
         if not line:
-            code = self._reap(proc)
+            code = self._reap(slot, proc)
             if ticket.cancelled or self._closed:
                 raise _Cancelled
             raise LayoutError(
@@ -262,16 +312,17 @@ class LayoutService:
                 raise ValueError(f"{len(results)} results for {len(requests)} requests")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:  # the child is out of step: replace it
             proc.kill()
-            self._reap(proc)
+            self._reap(slot, proc)
             raise LayoutError(f"the layout process answered nonsense ({exc}); it was restarted") from exc
         return results
 
-    def _running_child(self) -> subprocess.Popen[bytes]:
-        """The live child, started if there is none (call with the lock held)."""
-        if self._proc is not None and self._proc.poll() is None:
-            return self._proc
-        if self._proc is not None:  # died while idle: clean up quietly, its death cost no ticket
-            self._close_pipes(self._proc)
+    def _running_child(self, slot: int) -> subprocess.Popen[bytes]:
+        """The live child in `slot`, started if there is none (call with the lock held)."""
+        proc = self._procs[slot]
+        if proc is not None and proc.poll() is None:
+            return proc
+        if proc is not None:  # died while idle: clean up quietly, its death cost no ticket
+            self._close_pipes(proc)
         command = [self._python, "-m", "pt2_viewer.core.layout"]
         if self.cache is not None:
             command += ["--cache-dir", str(self.cache.directory)]
@@ -283,28 +334,31 @@ class LayoutService:
             # stdlib.)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
         try:
-            self._proc = subprocess.Popen(
+            started = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True
             )
         except OSError as exc:
+            self._procs[slot] = None
             raise LayoutError(f"could not start the layout process {command[0]!r}: {exc}") from exc
+        self._procs[slot] = started
         self.child_starts += 1
-        return self._proc
+        return started
 
-    def _reap(self, proc: subprocess.Popen[bytes]) -> int:
+    def _reap(self, slot: int, proc: subprocess.Popen[bytes]) -> int:
         code = proc.wait()
         self._close_pipes(proc)
         with self._cond:
-            if self._proc is proc:
-                self._proc = None
+            if self._procs[slot] is proc:
+                self._procs[slot] = None
         return code
 
-    def _stop_child(self) -> None:
+    def _stop_children(self) -> None:
         with self._cond:
-            proc = self._proc
-        if proc is not None:
-            proc.kill()
-            self._reap(proc)
+            procs = list(enumerate(self._procs))
+        for slot, proc in procs:
+            if proc is not None:
+                proc.kill()
+                self._reap(slot, proc)
 
     @staticmethod
     def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
@@ -314,6 +368,35 @@ class LayoutService:
                     pipe.close()
             except OSError:
                 pass
+
+
+def default_processes() -> int:
+    """One child per core this process may use, at most 8; `PT2V_LAYOUT_PROCESSES` overrides it."""
+    wanted = os.environ.get("PT2V_LAYOUT_PROCESSES", "").strip()
+    if wanted.isdigit() and int(wanted) > 0:
+        return int(wanted)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
+
+
+def share_out(requests: list[LayoutRequest], processes: int) -> list[list[int]]:
+    """Split requests (by index) into at most `processes` shares of about equal work, biggest first to the least
+    loaded share; each share keeps the requests' order. One share when the work is too small to be worth a second
+    child. A request's work is counted as its nodes plus edges (dot's cost grows a little faster; near enough)."""
+    work = [len(r.nodes) + len(r.edges) for r in requests]
+    parts = min(processes, len(requests))
+    if parts <= 1 or sum(len(r.nodes) for r in requests) < SHARE_ABOVE_NODES:
+        return [list(range(len(requests)))]
+    shares: list[list[int]] = [[] for _ in range(parts)]
+    loads = [0] * parts
+    for i in sorted(range(len(requests)), key=lambda i: -work[i]):
+        least = loads.index(min(loads))
+        shares[least].append(i)
+        loads[least] += work[i]
+    return [sorted(share) for share in shares if share]
 
 
 def _describe_exit(code: int) -> str:

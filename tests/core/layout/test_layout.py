@@ -62,7 +62,7 @@ def boxes_overlap(request: LayoutRequest, result: LayoutResult) -> list[tuple[st
 
 @pytest.fixture
 def service(tmp_path):
-    svc = LayoutService(tmp_path / "cache")
+    svc = LayoutService(tmp_path / "cache", processes=1)  # one child's life; the pool's tests are at the end
     yield svc
     svc.close()
 
@@ -339,3 +339,43 @@ def test_one_node_is_laid_out_without_graphviz_exactly_as_graphviz_would():
     for request in (one, LayoutRequest([], [LayoutEdge("a", "b")])):
         assert trivial_layout(request) == dataclasses.replace(layout(request), seconds=0.0)
     assert trivial_layout(chain(2)) is None, "two nodes need Graphviz"
+
+
+# ---- the pool: a round of many layouts shared among children ----
+
+
+def test_share_out_balances_work_and_keeps_order():
+    from pt2_viewer.core.layout.service import SHARE_ABOVE_NODES, share_out
+
+    requests = [chain(n) for n in (300, 10, 250, 40, 200, 5)]
+    shares = share_out(requests, 2)
+    assert sorted(i for share in shares for i in share) == list(range(6)), "every request in exactly one share"
+    assert all(share == sorted(share) for share in shares)
+    work = [sum(len(requests[i].nodes) for i in share) for share in shares]
+    assert len(shares) == 2 and max(work) - min(work) < 300, work  # apart by less than the biggest request
+    small = [chain(10), chain(SHARE_ABOVE_NODES // 4)]
+    assert share_out(small, 4) == [[0, 1]], "too little work for a second child"
+    assert share_out(requests, 1) == [list(range(6))]
+
+
+def test_a_big_round_uses_two_children_and_lays_out_as_one_child_does(tmp_path):
+    requests = [big_random_dag(250, seed) for seed in range(4)] + [chain(3, "small")]
+    with LayoutService(tmp_path / "pool", processes=2) as pool, LayoutService(use_cache=False, processes=1) as one:
+        shared = pool.wait(pool.submit(requests), timeout=120)
+        alone = one.wait(one.submit(requests), timeout=120)
+        assert pool.child_starts == 2 and one.child_starts == 1
+    assert [r.positions for r in shared] == [r.positions for r in alone]
+    assert [r.width for r in shared] == [r.width for r in alone]
+
+
+def test_cancel_kills_every_child_of_a_shared_round(tmp_path):
+    with LayoutService(tmp_path / "pool", processes=2) as svc:
+        ticket = svc.submit([big_random_dag(3000, 1), big_random_dag(3000, 2)])
+        assert svc.wait_in_child(ticket, timeout=60)
+        pids = [p.pid for p in svc._procs if p is not None]
+        svc.cancel(ticket)
+        after = svc.wait(svc.submit([chain(2, "after")]), timeout=60)
+        assert len(after) == 1
+        for pid in pids:
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
