@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app.panels import fixed_font
 from pt2_viewer.app.qt import tool_button
 from pt2_viewer.core.export.failures import SourceLine, plain_sentence
+from pt2_viewer.core.export.plain_words import user_words
 from pt2_viewer.core.export.script_session import (
     ExportEntry,
     fix_lines,
@@ -116,7 +117,8 @@ class Explanation(QWidget):
                                "" if entry.pt2 else f"The program could not be saved: {entry.save_error}",
                                entry.line)
             else:
-                self.show_text(f"{entry.title}: {entry.summary}", entry.message, line=entry.line)
+                self.show_text(f"{entry.title}: {entry.summary}", user_words(entry.message, entry.names),
+                               line=entry.line)
             return
         # one plain sentence and the user's line lead; torch's message (with its TORCH_LOGS / TORCHDYNAMO_* hints
         # and links) and the traceback wait behind "Show torch's message"
@@ -124,7 +126,8 @@ class Explanation(QWidget):
                        failure.user_line or entry.line, failure.traceback or failure.message)
         self._labels = (MESSAGE_SHOW, MESSAGE_HIDE)
         self.show_traceback.setText(MESSAGE_SHOW)
-        self.sentence.setText(plain_sentence(failure))
+        said = entry.headline
+        self.sentence.setText(plain_sentence(failure) + ("" if said == plain_sentence(failure) else f"\n{said}"))
         self.sentence.setVisible(True)
         if failure.suggested_fixes_text or fixed is not None:
             self.fix.setText("\n".join(fix_lines(failure.suggested_fixes_text, entry.spec, fixed)))

@@ -48,8 +48,9 @@ from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import fixed_font
 from pt2_viewer.app.widgets.common import fit_tabs, splitter
 from pt2_viewer.app.widgets.source_view import open_source
-from pt2_viewer.core.export.dim_names import dim_names
+from pt2_viewer.core.export.dim_names import dim_names, name_symbols
 from pt2_viewer.core.export.guards import GuardLog
+from pt2_viewer.core.export.plain_words import detail, user_words
 from pt2_viewer.core.export.script_session import (
     FAILED,
     JOB,
@@ -296,10 +297,10 @@ class ScriptDocument(DocumentTab):
         if error is None:
             return
         where = f"line {error.line.line}" if error.line else "?"
-        item = QListWidgetItem(f"{STATUS_MARK[FAILED]} the script stopped  ({where})\n     {error.type}: "
-                               f"{error.message.splitlines()[0] if error.message else ''}")
+        item = QListWidgetItem(f"{STATUS_MARK[FAILED]} the script stopped  ({where})\n     "
+                               f"{self.session.script_error_text()}")
         item.setForeground(QBrush(QColor(STATUS_COLOR[FAILED])))
-        item.setToolTip(error.message)
+        item.setToolTip(user_words(error.message))
         item.setData(SCRIPT_ERROR_ROLE, True)
         self.exports.addItem(item)
 
@@ -320,7 +321,7 @@ class ScriptDocument(DocumentTab):
         item.setText(f"{STATUS_MARK[status]} {entry.title}{'  [re-export]' if entry.rerun else ''}\n"
                      f"     {entry.summary}")
         item.setForeground(QBrush(QColor(STATUS_COLOR[status])))
-        item.setToolTip(entry.message or entry.summary)
+        item.setToolTip(detail(entry.failure, entry.names) if entry.failure is not None else entry.summary)
         item.setData(ENTRY_ROLE, entry)
 
     def selected_entry(self) -> ExportEntry | None:
@@ -453,6 +454,8 @@ class ScriptDocument(DocumentTab):
             entry.program_ranks = ranks
             if self.selected_entry() is entry:
                 self._show_controls(entry)
+        for program in archive.programs:  # f32[2*batch, 3] where torch wrote f32[2*s6, 3]: the script's own names
+            name_symbols(program, dim_names(entry.spec))
         self.loader.build(path, archive, archive.programs[0].name)  # indexes in a thread, as the window's tabs do
 
     def _program_built(self, path: str, model: DocumentModel) -> None:

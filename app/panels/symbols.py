@@ -43,9 +43,10 @@ class SymbolsPanel(Panel):
             self.set_context(self.context)
 
     def named(self, row: SymbolRow) -> str:
-        """`s77 (batch)` where the script named the dim the symbol stands for, else `s77`."""
+        """`batch (s77)` where the script named the dim the symbol stands for (its name first, as the shapes show
+        it), else `s77`."""
         names = list(dict.fromkeys(self.dim_names[s] for s in row.sources if s in self.dim_names))
-        return f"{row.name} ({', '.join(names)})" if names else row.name
+        return f"{', '.join(names)} ({row.name})" if names else row.name
 
     def set_context(self, context: ProgramContext) -> None:
         self.context = context

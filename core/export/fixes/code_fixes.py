@@ -69,12 +69,14 @@ def data_dependent(script: Script, line: int, expr: str, result: str | None, nam
     test = getattr(stmt, "test", None) if isinstance(stmt, (ast.If, ast.While, ast.Assert)) else None
     out = Candidates()
     if stmt is None:
-        out.reason = f"torch could not decide `{expr}`, but the line it names is not in the script."
+        out.reason = f"torch could not decide `{user_words(expr, names)}`, but the line it names is not in the script."
         return out
     if test is not None:
-        example = f"; it was {result} for the example inputs" if result in ("True", "False") else ""
-        out.message = (f"export could not decide `{script.segment(test)}` while tracing: it depends on tensor data "
-                       f"(export's question was `{user_words(expr, names)}`{example})")
+        example = [f"it was {result} for the example inputs"] if result in ("True", "False") else []
+        asked = [] if unmapped else [f"export's question was `{user_words(expr, names)}`"]
+        said = f" ({'; '.join(asked + example)})" if asked or example else ""
+        out.message = (f"export could not decide `{script.segment(test)}` while tracing: it depends on tensor "
+                       f"data{said}")
     if isinstance(stmt, ast.If) and test is not None and re.fullmatch(r"Eq\(u\d+, 1\)", expr) and unmapped:
         branch = tensor_branch(script, stmt, test)  # `if y.sum() > 0`: the implicit .item() of a tensor's truth
         branch.message = out.message
@@ -88,8 +90,9 @@ def data_dependent(script: Script, line: int, expr: str, result: str | None, nam
     elif not unmapped and result in ("True", "False"):
         condition = check_text(expr, result == "True", names)
     else:
-        out.reason = (f"torch could not decide `{expr}` at line {line}, and no variable of the script holds "
-                      f"{', '.join(sorted(unmapped))}: give the value a name (v = t.item()) and diagnose again.")
+        out.reason = (f"export could not decide `{user_words(expr, names)}` at line {line}, a value read from tensor "
+                      "data that no variable of the script holds: give the value a name (v = t.item()) and diagnose "
+                      "again.")
         return out
     out.fixes.append(Fix("torch_check", f"torch._check({condition})", [insert_before(script, stmt.lineno, [
         f"torch._check({condition})"])], f"tell export that {condition} holds", narrows_text(condition)))
@@ -346,11 +349,12 @@ def specialized_int(script: Script, line: int, names: dict[str, str],
     pinned = known or (_pinned_value(script, stmt, item_values or {}) if stmt is not None else None)
     held = pinned[0] if pinned else ", ".join(sorted(set(names.values()))) or "it"
     out = Candidates(reason=(
-        f"export needs a plain Python int from tensor data at line {line} (`{code}`); no torch._check can give it "
-        f"one without pinning {held} to one value. Rewrite it with tensor operations that take the value as "
-        "it is (e.g. y.unsqueeze(0).repeat(a, 1) instead of torch.cat over range(a); x * 0.5 ** n instead of a "
-        "loop over range(n)) to keep the program general."))
+        f"export needs a plain Python int from tensor data at line {line} (`{code}`); a torch._check can give it "
+        f"one only by pinning {held} to one value. To keep the program general, rewrite it with tensor operations "
+        "that take the value as it is (e.g. y.unsqueeze(0).repeat(a, 1) instead of torch.cat over range(a); "
+        "x * 0.5 ** n instead of a loop over range(n))."))
     error = (item_values or {}).get("error")
+    out.message = f"export needs a plain Python int from tensor data at line {line} (`{code}`)"
     if error:
         out.reason = (f"the model fails on the example inputs even without export ({error}), so no change to the "
                       f"export can help; make `{code}` run in plain PyTorch first, then export again.")

@@ -5,6 +5,8 @@ tool and the copy exported again: the call must export. Runs are real (torch 2.1
 (doctor_runs.py)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.core.export.doctor_runs import SCRIPTS, diagnosed, export, patched_copy
@@ -20,9 +22,18 @@ EXPECTED = {
     "two_exports": {"dynamic_shapes"},  # Dim.DYNAMIC -> Dim.STATIC in the literal, second call only
     "strict_python": {"strict"},  # id(x) under strict=True
     "custom_op_no_fake": {"register_fake"},
-    "item_as_size": None,  # range(n.item()): only a rewrite keeps the program general
-    "spec_from_code": None,  # the spec is a dict comprehension: no patch can follow it
+    "item_as_size": {"torch_check"},  # range(n.item()): torch._check(steps == 3) pins it (and says so)
+    "spec_from_code": {"dynamic_shapes"},  # a dict comprehension: its entries are set after it
+    # the module-level convention (model, example_args, dynamic_shapes, strict): those lines are the patch targets
+    "module_equal_dims": {"dynamic_shapes"},  # batch_b = batch_a
+    "module_narrowed_by_if": {"dynamic_shapes"},  # the inline Dim("n", min=1, max=64) gets min=3
+    "module_reshape_specialized": {"dynamic_shapes"},  # the inline Dim("batch") becomes Dim.STATIC
+    "module_suggested_fixes": {"dynamic_shapes"},  # the tutorial's d1 = 4; dy = dx
+    "module_branch_strict": {"torch_cond"},  # strict = True and `if x.sum() > 0`: both branches kept
+    "module_strict_python": {"strict"},  # strict = True -> strict = False
+    "module_item_range": None,  # the tutorial's range(a): the model fails eagerly too, said honestly
 }
+TORCH_WORDS = re.compile(r"\b[su]\d+\b|L\[|Eq\(|int_oo|unhinted")
 
 
 def failed(report: dict) -> list[dict]:
@@ -41,6 +52,8 @@ def test_each_failing_call_gets_a_verified_fix_or_a_reason(name, tmp_path):
         verified = [p for p in items if p["diff"]]
         for p in items:
             assert bool(p["diff"]) == p["verified"], "a diff is shown only when it was verified"
+            for said in (p["message"], p["reason"], p["narrows"], *(t["failure"] for t in p["tried"])):
+                assert not TORCH_WORDS.search(said), f"torch's own symbols reach the user: {said}"
             assert "u0" not in p["diff"] and "DimHint" not in p["diff"] and "int_oo" not in p["diff"]
             for t in p["tried"]:
                 assert t["verified"] is False and t["failure"]
@@ -80,10 +93,43 @@ def test_spec_fixes_edit_the_users_dim_lines():
     assert p["narrows"] == "the exported program accepts only x.shape[1] == 3"
 
 
-def test_a_spec_built_by_code_is_said_not_patched():
+def test_a_spec_built_by_code_gets_its_entries_set_after_it():
     _, report = diagnosed("spec_from_code")
     p = failed(report)[0]["problems"]["items"][0]
-    assert "no patch can follow" in p["reason"] and "batch_b = batch_a" in p["reason"]
+    assert p["message"] == "export requires a.shape[0] == b.shape[0], which the dynamic_shapes spec does not say"
+    assert '+shapes["b"][0] = shapes["a"][0]\n ep = torch.export.export(' in p["diff"]
+
+
+def test_module_level_fixes_edit_the_users_assignments():
+    _, report = diagnosed("module_equal_dims")
+    [call] = failed(report)
+    assert call["source"] == "convention"
+    p = call["problems"]["items"][0]
+    assert p["message"] == "export requires a.shape[0] == b.shape[0], which the dynamic_shapes spec does not say"
+    assert '-batch_b = Dim("batch_b")\n+batch_b = batch_a\n' in p["diff"]
+    guard = next(q for q in call["problems"]["items"] if q["kind"] == "guard_added")
+    assert guard["message"] == "export requires a.shape[0] == b.shape[0]"
+    p = failed(diagnosed("module_narrowed_by_if")[1])[0]["problems"]["items"][0]
+    assert '+dynamic_shapes = {"x": {0: Dim("n", min=3, max=64)}}' in p["diff"]
+    assert p["message"].startswith("export requires 3 <= x.shape[0] <= 64")
+    p = failed(diagnosed("module_reshape_specialized")[1])[0]["problems"]["items"][0]
+    assert '+dynamic_shapes = {"x": (Dim.STATIC, Dim.STATIC)}' in p["diff"]
+    p = failed(diagnosed("module_suggested_fixes")[1])[0]["problems"]["items"][0]
+    assert '+dx, dy, d1 = torch.export.dims("dx", "dy", "d1")\n+d1 = 4\n+dy = dx\n' not in p["diff"]
+    assert "+d1 = 4\n+dy = dx\n" in p["diff"]
+    p = failed(diagnosed("module_strict_python")[1])[0]["problems"]["items"][0]
+    assert "-strict = True\n+strict = False\n" in p["diff"]
+
+
+def test_a_needed_int_is_pinned_or_said_honestly():
+    _, report = diagnosed("item_as_size")
+    [p] = [q for q in failed(report)[0]["problems"]["items"] if q["verified"]]
+    assert "+        torch._check(steps == 3)\n         for _ in range(steps):" in p["diff"]
+    assert p["narrows"].startswith("the exported program accepts only inputs where steps == 3")
+    assert "To keep the program general, rewrite it" in p["reason"]
+    _, report = diagnosed("module_item_range")
+    [p] = failed(report)[0]["problems"]["items"]
+    assert "the model fails on the example inputs even without export (TypeError" in p["reason"]
 
 
 def test_the_tutorials_failing_calls_get_verified_fixes_or_reasons(tmp_path):
@@ -102,7 +148,7 @@ def test_the_tutorials_failing_calls_get_verified_fixes_or_reasons(tmp_path):
     assert [k for (m, _), k in by_model.items() if m == "DynamicModel"] == [{"dynamic_shapes"}] * 2
     assert by_model[("Foo", at["range"])] == set()  # range(a): a reason, no diff
     [p] = calls[[i for i, c in calls.items() if c["line"]["line"] == at["range"]][0]]["problems"]["items"]
-    assert "Rewrite it with tensor operations" in p["reason"]
+    assert "fails on the example inputs even without export" in p["reason"]  # torch.cat of ints: honest, no fix
     foo = [c for c in calls.values() if c["model"] == "Foo" and c["line"]["line"] != at["range"]]
     assert [kinds[c["index"]] for c in foo] == [{"dynamic_shapes"}]
     fix = next(p for p in foo[0]["problems"]["items"] if p["verified"])
