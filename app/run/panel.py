@@ -160,7 +160,9 @@ class RunPanel(QScrollArea):
         self.log: list[str] = []
         self._asked_cuda = False
         self.setWidgetResizable(True)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # wrap text; tables scroll
+        # Text wraps and tables scroll, so the body fits the panel's width; a word longer than the panel (a module
+        # path) still reaches through a scroll bar instead of cutting the buttons and the latency line.
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         body = QWidget()
         self.setWidget(body)
         v = QVBoxLayout(body)
@@ -226,7 +228,9 @@ class RunPanel(QScrollArea):
         self.cuda_reason.setWordWrap(True)
         self.cuda_reason.setStyleSheet("color: #666")
         v.addWidget(self.cuda_reason)
-        self.stage = QLabel("")
+        self.stage = QLabel("")  # "Ran on cpu…" and one line per module imported ("imported transformers…")
+        self.stage.setWordWrap(True)
+        self.stage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setVisible(False)

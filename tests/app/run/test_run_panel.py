@@ -172,3 +172,24 @@ def test_mixed_none_int_bool_inputs_run(qtbot, window: MainWindow,  # type: igno
     assert [(v["name"], v.get("value")) for v in result["inputs"]["values"][2:]] == [("int_val", 16),
                                                                                        ("bool_val", False)]
     assert panel.outputs.rowCount() == 1 and panel.outputs.item(0, 2).text() == "[4]"
+
+
+def test_a_long_import_line_wraps_and_nothing_is_cut_at_1280x800(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30: after a run, one long unwrapped "imported transformers…" line widened the panel's body past its
+    column: Cancel was cut to "C", the latency line cut, with no way to scroll to them. A PT2E program makes the
+    worker import torch's quantized_decomposed op library, and say so in the same kind of line."""
+    from tests.zoo.cache import program_by_id, zoo_path
+
+    window.resize(1280, 800)
+    _, panel = open_run_tab(qtbot, window, zoo_path(program_by_id("pt2e_cnn")))
+    panel.runs.setValue(1)
+    panel.warmup.setValue(0)
+    with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
+        qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
+    assert blocker.args[0]["ok"], panel.error.text()
+    assert "imported torch.ao.quantization.fx._decomposed (torch " in panel.stage.text()
+    qtbot.waitUntil(lambda: panel.widget().width() <= panel.viewport().width())  # the body fits its column
+    for button in (panel.cpu_button, panel.cancel_button):
+        assert button.width() >= button.sizeHint().width(), button.text()  # "Cancel" whole, not "C"
+    assert panel.latency.text().startswith("<b>Latency</b>")
+    assert panel.latency.width() <= panel.viewport().width()
