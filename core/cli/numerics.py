@@ -45,6 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-mb", type=float, default=1024,
                         help="reference values held in memory before spilling to disk (default 1024)")
     parser.add_argument("--table-name", help="name of the table in TABLE.py, if it has several")
+    parser.add_argument("--etrecord", type=Path, metavar="FILE.etrecord",
+                        help="a FILE.pte candidate's ETRecord, to map its instructions to the source's nodes "
+                        "(default: the source is lowered again with the file's backend)")
     add_program_arguments(parser)
     add_worker_arguments(parser, "the comparison")
 
@@ -59,7 +62,7 @@ def main(args: argparse.Namespace) -> int:
         program=str(args.file), candidate=args.candidate, script=str(args.file) if script else None,
         threshold=args.threshold, inputs=args.inputs, seed=args.seed, top=args.top, budget_mb=args.budget_mb,
         table_name=args.table_name, program_name=args.program, preload=str(args.preload) if args.preload else None,
-        **trust_fields(args))
+        etrecord=str(args.etrecord) if args.etrecord else None, **trust_fields(args))
     return run_job_command("numerics", request, args, readable)
 
 

@@ -48,7 +48,7 @@ from pt2_viewer.core.run.timing import lifted_args
 Emit = Callable[[dict[str, Any]], None]
 PRECISIONS = ("bf16", "fp16")
 DECOMPOSITIONS = ("core", "functional")
-OUTPUTS_ONLY = ("compile", "aoti", "pte", "package")  # pte, package: a FILE.pte or an AOTInductor FILE.pt2
+OUTPUTS_ONLY = ("compile", "aoti", "package")  # package: an AOTInductor FILE.pt2 (a FILE.pte: core/numerics/pte.py)
 CANDIDATES = (*DECOMPOSITIONS, *PRECISIONS, "cuda", "compile", "aoti")
 OUTPUTS_ONLY_NOTE = ("torch.compile, AOTInductor and ExecuTorch give no intermediate values: only the outputs are "
                      "compared.")
@@ -144,8 +144,13 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     ep = loaded.ep
     order, ins = shown_order(ep.graph), inputs_of(ep.graph)
     t = time.perf_counter()
+    extras: dict[str, dict[str, Any]] = {}  # a .pte's rows: the instruction, delegate and source group compared
     with torch.no_grad():
-        if kind in OUTPUTS_ONLY:
+        if kind == "pte":
+            from pt2_viewer.core.numerics.pte import compare_pte
+
+            errors, extras = compare_pte(ep, Path(candidate), inputs.args, inputs.kwargs, request, out, emit, report)
+        elif kind in OUTPUTS_ONLY:
             errors = _outputs_only(kind, ep, inputs, out, emit, report, candidate, request)
             order, ins = list(errors), {}
         elif kind in (*PRECISIONS, "cuda"):
@@ -164,7 +169,8 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
             "note": OUTPUTS_ONLY_NOTE if kind in OUTPUTS_ONLY else "",
             "compared": len(nodes), "not_compared": [n for n in order if n not in errors] if kind not in OUTPUTS_ONLY
             else [], "first_divergence": found.to_json() if found else None,
-            "worst": [e.to_json() for e in worst(nodes, top)], "nodes": [e.to_json() for e in nodes],
+            "worst": [{**e.to_json(), **extras.get(e.node, {})} for e in worst(nodes, top)],
+            "nodes": [{**e.to_json(), **extras.get(e.node, {})} for e in nodes],
             "memory": memory.to_json(), "seconds": seconds}
 
 

@@ -28,6 +28,8 @@ class NumericsRequest(ProgramRequest):
     budget_mb: float = 1024  # reference values held in memory before spilling to disk
     top: int = 20  # worst nodes listed
     save_candidate: bool = False  # write a decomposed candidate and its node mapping into OUT for the compare view
+    etrecord: str | None = local_path()  # a FILE.pte candidate's ETRecord (without: the source is lowered again)
+    method: str | None = None  # a FILE.pte's method (default: its first)
 
 
 @dataclass
@@ -49,6 +51,11 @@ class NodeErrorRecord(Schema):
     numel: int = 0
     note: str = ""
     error: Number = 0.0  # what the threshold is applied to
+    # a FILE.pte candidate (core/numerics/pte.py): the instruction compared, the source nodes it computes, and the
+    # backend when the value is compared where it leaves a delegate
+    instruction: int | None = optional()
+    group: list[str] | None = optional()
+    delegate: str | None = optional()
 
 
 @dataclass
@@ -98,6 +105,7 @@ class NumericsResult(Schema):
     candidate_program: str | None = local_path(omit_none=True)  # save_candidate: the decomposed .pt2
     mapping: str | None = local_path(omit_none=True)  # and its node mapping
     per_node: bool | None = optional()  # false: only the outputs could be compared
+    compared_program: str | None = optional()  # a FILE.pte: which program's instructions were mapped, and how
     note: str | None = optional()
     compared: int | None = optional()
     not_compared: list[str] | None = optional()
