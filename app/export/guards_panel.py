@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidgetItem, QVBoxLayout, Q
 from pt2_viewer.app.panels import fixed_font, link_color, make_table
 from pt2_viewer.core.export.failures import SourceLine
 from pt2_viewer.core.export.guards import GuardLog
+from pt2_viewer.core.export.plain_words import symbol_names, user_words
 from pt2_viewer.core.util.words import plural
 
 SYMBOL_COLUMNS = ["symbol", "stands for", "example", "range", "user line"]
@@ -67,8 +68,10 @@ class GuardsPanel(QWidget):
             item.setForeground(0, link_color())
             item.setToolTip(0, f"Show {sym.name} in the exported program's Symbols panel")
             self.symbols.addTopLevelItem(item)
-        for guard in log.guards:
-            item = QTreeWidgetItem([guard.readable or guard.expr, guard.kind, line_text(guard.user_line),
+        names = symbol_names(log.symbols)
+        for guard in log.guards:  # x.shape[0] == y.shape[1], as the user writes it; torch's spelling in the tooltip
+            item = QTreeWidgetItem([user_words(guard.readable or guard.expr, names), guard.kind,
+                                    line_text(guard.user_line),
                                     guard.framework])
             item.setData(0, DATA_ROLE, guard)
             item.setFont(0, mono)

@@ -118,11 +118,9 @@ def requirements(changes: list[SpecChange], spec: Mapping[str, Any] | None) -> l
 
 
 def requirement_sentence(changes: list[SpecChange], spec: Mapping[str, Any] | None) -> str:
-    """"export requires a.shape[0] == b.shape[0], but the dynamic_shapes spec lets them differ"-style words."""
+    """"export requires a.shape[0] == b.shape[0]": what the dynamic_shapes spec must say and does not."""
     reqs = requirements(changes, spec)
-    if not reqs:
-        return ""
-    return f"export requires {' and '.join(reqs)}, which the dynamic_shapes spec does not say"
+    return f"export requires {' and '.join(reqs)}" if reqs else ""
 
 
 def headline(failure: Failure, spec: Mapping[str, Any] | None = None, names: Mapping[str, str] | None = None) -> str:
