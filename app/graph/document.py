@@ -399,7 +399,8 @@ class DocumentWidget(DocumentTab):
         for title, panel in self.panel_widgets.items():
             if title not in self._stale_panels:
                 panel.show_node(node)
-        if node is not None:
+        if node is not None and self.panels.currentWidget() not in (self.run_panel, self.numerics_panel):
+            # a list of results being walked (nodes by error, hottest nodes) stays in front; else Details shows it
             self.panels.setCurrentWidget(self.panel_widgets.get("Details", self.panels.currentWidget()))
 
     def _selected_node(self) -> str | None:

@@ -45,7 +45,7 @@ from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.import_policy import import_lines
 from pt2_viewer.core.jobs.schemas.base import SchemaError
 from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
-from pt2_viewer.core.model.program import Program
+from pt2_viewer.core.model.program import NodeOp, Program
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
 from pt2_viewer.core.numerics.session import (
     CANDIDATE_CHOICES,
@@ -67,6 +67,7 @@ INPUT_CHOICES = input_choices("Generated inputs (as Run makes them)")
 
 
 LOWERED_FILTER = "ExecuTorch programs and AOTInductor packages (*.pte *.pt2)"
+NAME_CHARS = 24  # the least of a node name the table shows before it scrolls sideways
 
 
 class NumericsPanel(QScrollArea):
@@ -89,6 +90,7 @@ class NumericsPanel(QScrollArea):
         self.driver = WorkerDriver(self, warm=program_path)
         self.result: dict[str, Any] | None = None
         self.rows: list[ErrorRow] = []
+        self.placeholders = {n.name for n in program.graph.nodes if n.op is NodeOp.PLACEHOLDER}
         self.log: list[str] = []
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -149,7 +151,8 @@ class NumericsPanel(QScrollArea):
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long node names keep their ends
+        self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)  # a long name keeps its distinguishing end
+        self.table.setHorizontalScrollMode(QTableWidget.ScrollMode.ScrollPerPixel)
         self.table.setMinimumHeight(220)
         for w in (self.failure, self.summary):
             v.addWidget(w)
@@ -282,7 +285,7 @@ class NumericsPanel(QScrollArea):
         self.result = result
         self.stage.setText("\n".join(import_lines(result)))  # what the worker imported, as the Run tab says it
         self.summary.setText(summary_text(result))
-        self.rows = error_rows(result)
+        self.rows = error_rows(result, self.placeholders)
         self.table.setRowCount(len(self.rows))
         for r, row in enumerate(self.rows):
             for c, text in enumerate(row.cells()):
@@ -305,22 +308,32 @@ class NumericsPanel(QScrollArea):
         self.overlay_changed.emit(error_overlay(result))
 
     def _fit_columns(self) -> None:
-        """Every column on screen: the figures at their text's width, the candidate column only where it says
-        something the node column does not (bf16, fp16 and cuda compare a node with its namesake), the note column
-        only when a row has a note; the node column takes what is left, its names elided in the middle (the whole
-        name in the tooltip)."""
+        """The figures at their text's width; the candidate column only where it says something the node column
+        does not (bf16, fp16 and cuda compare a node with its namesake), the note, NaN and Inf columns only when a
+        row has something to say there. The name columns get the rest: whole names where they fit, else at least
+        `NAME_CHARS` characters elided at the left (`…h_11_attn_c_attn_weight` keeps what tells one weight from the
+        next; the whole name is in the tooltip), and the table scrolls sideways rather than cut every name to
+        `p_tran…weight`."""
         t = self.table
         cols = ErrorRow.COLUMNS
-        node_c, cand_c, note_c = cols.index("node"), cols.index("candidate"), cols.index("note")
+        node_c, cand_c = cols.index("node"), cols.index("candidate")
         t.setColumnHidden(cand_c, all(r.error.candidate == r.error.node for r in self.rows))
-        t.setColumnHidden(note_c, not any(r.error.note for r in self.rows))
+        t.setColumnHidden(cols.index("note"), not any(r.error.note for r in self.rows))
+        t.setColumnHidden(cols.index("NaN"), not any(r.error.nan for r in self.rows))
+        t.setColumnHidden(cols.index("Inf"), not any(r.error.inf for r in self.rows))
         header = t.horizontalHeader()
         header.setStretchLastSection(False)
-        for c in range(len(cols)):
+        names = [c for c in (node_c, cand_c) if not t.isColumnHidden(c)]
+        figures = [c for c in range(len(cols)) if c not in names and not t.isColumnHidden(c)]
+        for c in figures:
             header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(node_c, QHeaderView.ResizeMode.Stretch)
-        if not t.isColumnHidden(cand_c):
-            header.setSectionResizeMode(cand_c, QHeaderView.ResizeMode.Stretch)
+        used = sum(max(t.sizeHintForColumn(c), header.sectionSizeHint(c)) for c in figures)
+        share = (t.viewport().width() - used) // max(len(names), 1)
+        floor = t.fontMetrics().horizontalAdvance("x" * NAME_CHARS)
+        for c in names:
+            header.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
+            need = max(t.sizeHintForColumn(c), header.sectionSizeHint(c))
+            header.resizeSection(c, min(need, max(share, floor)))
 
     def _cuda_item(self) -> Any:
         return self.candidate.model().item(self.candidate.findData("cuda"))  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ Nodes over the threshold are marked in their tooltip; infinite errors (NaN/Inf t
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,13 +89,15 @@ def node_errors(result: dict[str, Any] | None) -> list[NodeError]:
     return [NodeError.from_json(n) for n in result.get("nodes", [])]
 
 
-def error_rows(result: dict[str, Any] | None) -> list[ErrorRow]:
-    """Every compared node, the largest error first (NaN/Inf the reference lacks count as infinite)."""
+def error_rows(result: dict[str, Any] | None, inputs: Collection[str] = ()) -> list[ErrorRow]:
+    """Every compared node, the largest error first (NaN/Inf the reference lacks count as infinite). Among equal
+    errors the ops come before `inputs` (the placeholders: weights and user inputs), so a decomposition exact to
+    the bit does not open its table on two hundred weights at 0."""
     if not result or not result.get("ok"):
         return []
     threshold = float(result.get("threshold", DEFAULT_THRESHOLD))
     first = (result.get("first_divergence") or {}).get("node")
-    errors = sorted(node_errors(result), key=lambda e: (-_sortable(e.error), e.sqnr_db))
+    errors = sorted(node_errors(result), key=lambda e: (-_sortable(e.error), e.node in inputs, e.sqnr_db))
     return [ErrorRow(e, not e.error <= threshold, e.node == first) for e in errors]
 
 

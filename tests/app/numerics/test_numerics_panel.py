@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+import torch
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QStyle
 
 from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.graph.document import DocumentWidget
@@ -64,6 +67,7 @@ def test_fp16_overflow_in_the_window(qtbot, window: MainWindow, numerics_program
     assert header.length() <= panel.table.viewport().width() + 1
     qtbot.mouseClick(panel.go_first, Qt.MouseButton.LeftButton)
     assert doc.model.selection == "mul_1"
+    assert doc.panels.currentWidget() is panel  # the table stays in front while its rows are walked
     # Details shows the selected node's figures under its op
     rows = {r.text(0): r.text(1) for r in doc.panel_widgets["Details"].row_items("Numerics error")}
     assert rows["error"] == "inf  first divergence" and rows["threshold"] == "0.01"
@@ -139,3 +143,63 @@ def test_the_tab_fits_its_column_at_1280x800(qtbot, window: MainWindow,  # type:
     run = doc.run_panel
     qtbot.waitUntil(lambda: run.isVisible() and run.viewport().width() > 0)
     assert run.widget().width() <= run.viewport().width()
+
+
+class Transformer(torch.nn.Module):
+    """Weights named as GPT-2's are (`transformer.h.0.attn.c_attn.weight`): long names that differ in the middle."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        blocks = []
+        for _ in range(3):
+            block = torch.nn.Module()
+            block.attn = torch.nn.Module()
+            block.attn.c_attn = torch.nn.Linear(8, 8)
+            block.mlp = torch.nn.Module()
+            block.mlp.c_fc = torch.nn.Linear(8, 8)
+            blocks.append(block)
+        self.transformer = torch.nn.Module()
+        self.transformer.h = torch.nn.ModuleList(blocks)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.transformer.h:
+            x = block.mlp.c_fc(block.attn.c_attn(x)).relu()
+        return x
+
+
+@pytest.fixture(scope="module")
+def transformer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("numerics-names") / "transformer.pt2"
+    torch.export.save(torch.export.export(Transformer(), (torch.randn(2, 8),)), path)
+    return path
+
+
+def test_names_stay_apart_ops_lead_and_a_click_keeps_the_table(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                                 transformer: Path) -> None:
+    """Issue 30: at 1280x800 every row's node read "p_tran…weight", the weights at 0 error headed the table, and a
+    click on a row switched the side panel to Details, so the table was gone."""
+    window.resize(1280, 800)
+    doc, panel = open_numerics_tab(qtbot, window, transformer)
+    panel.set_candidate("core")
+    with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
+        qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    assert blocker.args[0] is not None and blocker.args[0]["ok"], panel.failure.error.text()
+    table = panel.table
+    names = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert "p_transformer_h_2_mlp_c_fc_weight" in names and "linear_5" in names
+    # what each row shows of its name tells it from the others
+    width = table.columnWidth(0) - 2 * table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) - 4
+    shown = [table.fontMetrics().elidedText(n, table.textElideMode(), width) for n in names]
+    assert len(set(shown)) == len(names), shown
+    # among equal errors, the ops come before the weights and inputs they read
+    placeholders = panel.placeholders
+    assert {"x", "p_transformer_h_0_attn_c_attn_weight"} <= placeholders
+    errors = [row.error.error for row in panel.rows]
+    for r in range(1, len(names)):
+        if errors[r] == errors[r - 1]:
+            assert not (names[r - 1] in placeholders and names[r] not in placeholders), names
+    assert names[0] not in placeholders
+    # a click shows the node in the graph and leaves the table where it is
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualItemRect(table.item(1, 0)).center())
+    assert doc.model.selection == names[1]
+    assert doc.panels.currentWidget() is panel
