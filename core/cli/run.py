@@ -55,6 +55,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compiled", action="store_true",
                         help="a package holding its program and AOTInductor code: run the compiled code "
                         "(needs --allow-native)")
+    parser.add_argument("--etrecord", type=Path, metavar="FILE.etrecord",
+                        help="a .pte's ETRecord: with --source and --node-times, also time the source's nodes")
     add_program_arguments(parser)
     add_worker_arguments(parser, "the run")
 
@@ -68,7 +70,8 @@ def main(args: argparse.Namespace) -> int:
     job = run_job_for(args.file, args.compiled)
     if job != "run_program":  # an ExecuTorch .pte or AOTInductor code (core/run/pte_job.py, aoti_job.py)
         fields = {k: v for k, v in request.to_json().items() if k not in ("version",)}
-        request = PipelineRunRequest.from_json({**fields, "source": str(args.source) if args.source else None})
+        request = PipelineRunRequest.from_json({**fields, "source": str(args.source) if args.source else None,
+                                                "etrecord": str(args.etrecord) if args.etrecord else None})
     return run_job_command(job, request, args, readable)
 
 

@@ -38,13 +38,14 @@ class EtdumpRun:
 
 def run_with_etdump(pte: Path, method: str, flat_inputs: list[Any], work: Path, buffer_mb: float,
                     runs: int = 1) -> EtdumpRun:
-    """Run `method` of `pte` `runs` times with ETDump on; the files go to `work` (the job's folder)."""
+    """Run `method` of `pte` `runs` times with ETDump on, with a debug buffer of `buffer_mb` (0: none, for times
+    alone); the files go to `work` (the job's folder)."""
     try:
         from executorch.runtime import Runtime
     except ImportError as e:
         raise JobFailure("missing_module", f"Running a .pte needs ExecuTorch's runtime ({first_line(e)}).",
                          "pip install executorch") from None
-    size = int(max(buffer_mb, 1) * 2**20)
+    size = int(buffer_mb * 2**20) if buffer_mb > 0 else 0
     try:
         program = Runtime.get().load_program(pte, enable_etdump=True, debug_buffer_size=size)
         loaded = program.load_method(method)

@@ -20,35 +20,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.deploy.pte_map import (
+    check_same_program,
+    handles_to_nodes,
+    instruction_names,
+    instruction_signature,
+    pte_program,
+    reference_handles,
+)
 from pt2_viewer.core.jobs.errors import JobFailure
 from pt2_viewer.core.numerics.metrics import NodeError, compare_values
 
 Emit = Callable[[dict[str, Any]], None]
 BACKENDS_RELOWERED = {"XnnpackBackend": "xnnpack"}
-
-
-def pte_program(path: Path, method: str | None) -> Any:
-    """The viewer's Program of a `.pte` method (torch-free reader), or `JobFailure`."""
-    from pt2_viewer.core.pte.errors import PteError
-    from pt2_viewer.core.pte.reader import read_pte
-
-    try:
-        archive = read_pte(path)
-    except PteError as e:
-        raise JobFailure("load", str(e), "Lower the model again, or copy the file again.") from None
-    if not archive.programs:
-        raise JobFailure("load", f"'{path.name}' holds no method.", "Lower the model again.")
-    return archive.program(method) if method else archive.programs[0]
-
-
-def instruction_names(program: Any) -> dict[int, str]:
-    """Instruction index -> the `.pte` graph's node name for it."""
-    return {int(n.metadata["instruction"]): n.name for n in program.graph.nodes if "instruction" in n.metadata}
-
-
-def instruction_signature(program: Any) -> list[str]:
-    """The operators and delegate calls of a method, in order: what two lowerings of one program agree on."""
-    return [str(n.target) for n in program.graph.nodes if "instruction" in n.metadata]
 
 
 def _backend_of(program: Any, path: Path) -> str:
@@ -88,39 +72,6 @@ def fresh_etrecord(ep: Any, pte: Path, program: Any, out: Path, log: list[str], 
                          "source again (pt2-viewer lower) and compare that.")
     return parse_etrecord(str(fresh_rec)), (f"{pte.name}, mapped through a fresh {backend} lowering of the source "
                                             f"whose {len(mine)} instructions match the file's")
-
-
-def _check_same_program(rec_ep: Any, ep: Any, what: str) -> None:
-    from pt2_viewer.core.deploy.provenance import call_nodes, target_text
-
-    mine = [(n.name, target_text(n.target)) for n in call_nodes(ep.graph)]
-    theirs = [(n.name, target_text(n.target)) for n in call_nodes(rec_ep.graph)]
-    if mine != theirs:
-        diff = next(((a, b) for a, b in zip(mine, theirs) if a != b), None)
-        detail = f"first difference: {diff[0]} against {diff[1]}" if diff else f"{len(mine)} ops against {len(theirs)}"
-        raise JobFailure("mismatch", f"{what} was not made from this source program ({detail}).",
-                         "Name the source .pt2 the .pte was lowered from, or its own ETRecord.")
-
-
-def reference_handles(inspector: Any) -> dict[str, tuple[int, ...]]:
-    """Source node name -> its debug handles, propagated back by ExecuTorch onto the ETRecord's exported program."""
-    try:
-        gm, graph_name = inspector._resolve_reference_graph(None)
-    except ValueError:
-        graph_name = ""
-    if graph_name != "exported_program":
-        try:
-            gm, graph_name = inspector._resolve_reference_graph("exported_program", True)
-        except ValueError as e:
-            raise JobFailure("mismatch", f"The ETRecord's debug handles do not lead back to the source program's "
-                             f"nodes ({e}).", "Lower the source again with pt2-viewer lower.") from None
-    ep = inspector._etrecord.exported_program
-    out: dict[str, tuple[int, ...]] = {}
-    for n in ep.graph.nodes:
-        h = n.meta.get("debug_handle")
-        if n.op == "call_function" and h not in (None, 0):
-            out[n.name] = (h,) if isinstance(h, int) else tuple(h)
-    return out
 
 
 def reference_values(ep: Any, handles: dict[str, tuple[int, ...]], args: tuple[Any, ...],
@@ -165,7 +116,7 @@ def compare_pte(ep: Any, pte: Path, args: tuple[Any, ...], kwargs: dict[str, Any
         if rec.exported_program is None:
             raise JobFailure("mismatch", f"The ETRecord '{Path(request['etrecord']).name}' holds no exported program "
                              "to map back to.", "Make it with generate_etrecord=True from the exported program.")
-        _check_same_program(rec.exported_program, ep, f"The ETRecord '{Path(request['etrecord']).name}'")
+        check_same_program(rec.exported_program, ep, f"The ETRecord '{Path(request['etrecord']).name}'")
         compared = f"{pte.name}, mapped through the ETRecord {Path(request['etrecord']).name}"
     else:
         rec, compared = fresh_etrecord(ep, pte, program, work, report["log"], emit)
@@ -181,10 +132,7 @@ def compare_pte(ep: Any, pte: Path, args: tuple[Any, ...], kwargs: dict[str, Any
     runtime = runtime_values(inspector)
     pairs = map_runtime_aot_intermediate_outputs(ref, {k: (v.value, v.num_outputs) for k, v in runtime.items()})
     order = {n.name: i for i, n in enumerate(ep.graph.nodes)}
-    by_handle: dict[int, list[str]] = {}
-    for name, hs in handles.items():
-        for h in hs:
-            by_handle.setdefault(h, []).append(name)
+    by_handle = handles_to_nodes(handles)
     names = instruction_names(program)
     errors: dict[str, NodeError] = {}
     extras: dict[str, dict[str, Any]] = {}

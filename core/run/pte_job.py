@@ -85,6 +85,23 @@ def load_method(path: Path, method: str, log: list[str]) -> Any:
                          "the usual causes; " + INSTALL_HINT) from e
 
 
+def _node_times(path: Path, method: str, flat: list[Any], request: dict[str, Any], out: Path, emit: Emit,
+                report: dict[str, Any]) -> dict[str, Any]:
+    """Each instruction's and delegate call's time from ETDump (core/deploy/node_times.py); by the source's nodes too
+    when the request names the source and an ETRecord."""
+    from pt2_viewer.core.deploy.node_times import pte_node_times
+    from pt2_viewer.core.jobs.loading import load_program, trust_options
+
+    progress(emit, "node_times", 0.8, f"Timing each instruction of {path.name} with ETDump")
+    trust = trust_options(request)
+    source_ep = None
+    if request.get("source") and request.get("etrecord"):
+        loaded = load_program(request["source"], request.get("program_name"), request.get("preload"), **trust)
+        source_ep = loaded.ep
+    return pte_node_times(path, method, flat, out / "node_times", request.get("etrecord"), source_ep,
+                          trust["trusted"], trust["allow_imports"])
+
+
 def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
     import torch.utils._pytree as pytree
 
@@ -109,4 +126,6 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
                   inputs=input_report(flat, source, int(request.get("preview", 8))))
     outputs = timed_run(lambda: method.execute(flat), request, emit, f"{path.name} ({method_name})", report)
     del outputs
+    if request.get("node_times"):
+        report.update(_node_times(path, method_name, flat, request, out, emit, report))
     return {"ok": True, **report}

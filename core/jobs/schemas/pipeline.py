@@ -15,3 +15,4 @@ class PipelineRunRequest(RunRequest):
 
     source: str | None = local_path()  # the source .pt2: its sample (or generated) inputs are the ones run
     method: str | None = None  # a .pte's method (default: its first, "forward")
+    etrecord: str | None = local_path()  # a .pte's ETRecord: with `source` and `node_times`, source_node_times

@@ -113,6 +113,7 @@ class RunResult(Schema):
     latency: Latency | None = optional()
     node_times: dict[str, float] | None = optional()  # slowest first
     hottest: list[Hot] | None = optional()
+    source_node_times: dict[str, float] | None = optional()  # a .pte with its source and ETRecord: by source node
     compile: Build | None = optional()
     aoti: Build | None = optional()
     seconds: dict[str, float] | None = optional()
