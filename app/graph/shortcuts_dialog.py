@@ -41,12 +41,18 @@ class ShortcutsDialog(QDialog):
         for keys, what in GRAPH_KEYS:
             self.tree.addTopLevelItem(QTreeWidgetItem([keys, f"Graph: {what}"]))
         self.tree.resizeColumnToContents(0)
+        self.tree.resizeColumnToContents(1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
         layout = QVBoxLayout(self)
         layout.addWidget(self.tree)
         layout.addWidget(buttons)
-        self.resize(640, 520)
+        # as wide as its longest line ("View › Collapse All Groups" was cut to "collap…"), within the screen
+        margins = layout.contentsMargins()
+        wanted = (self.tree.columnWidth(0) + self.tree.columnWidth(1) + 2 * self.tree.frameWidth()
+                  + self.tree.verticalScrollBar().sizeHint().width() + margins.left() + margins.right())
+        room = self.screen().availableGeometry().size()
+        self.resize(min(max(640, wanted), room.width()), min(520, room.height()))
 
 
 def show_shortcuts(window: QMainWindow) -> ShortcutsDialog:
