@@ -388,7 +388,7 @@ def _script_error(e: BaseException, script: Path, failed_call: ExportCall | None
     else:
         hint = "The script raised this error itself; exports made before it are kept."
     return ScriptError(chain[0].type.removeprefix("builtins."), message, _innermost(e, script), hint,
-                       _format(e, script))
+                       _format(e, script), failed_call.index if failed_call is not None else None)
 
 
 def _innermost(e: BaseException, script: Path) -> SourceLine | None:

@@ -15,7 +15,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pt2_viewer.core.export.failures import Failure, SpecChange, first_sentence, plain_sentence
+from pt2_viewer.core.export.failures import (
+    DATA_DEPENDENT_GUARD,
+    SPECIALIZED_VALUE,
+    Failure,
+    SpecChange,
+    first_sentence,
+    plain_sentence,
+)
 
 _SOURCE = re.compile(r"L\[['\"]([^'\"\]]+)['\"]\]((?:\[[^\]]+\])*)(?:\.size\(\)\[(\d+)\])?")
 _SYMBOL = re.compile(r"\b([su]\d+|zuf\d+|f\d+)\b")
@@ -130,6 +137,11 @@ def headline(failure: Failure, spec: Mapping[str, Any] | None = None, names: Map
         said = requirement_sentence(failure.fixes, spec)
         if said:
             return said[0].upper() + said[1:] + "."
+    code = (failure.user_line.code or "").strip() if failure.user_line is not None else ""
+    if failure.kind == DATA_DEPENDENT_GUARD and code:
+        return f"Export cannot decide `{code.rstrip(':').strip()}` while tracing: it depends on tensor data."
+    if failure.kind == SPECIALIZED_VALUE and code:
+        return f"Export needs a plain Python int from tensor data in `{code}`."
     sentence = plain_sentence(failure)
     if not sentence.startswith("Export failed: "):
         return sentence

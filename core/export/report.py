@@ -70,6 +70,7 @@ class ScriptError:
     line: SourceLine | None
     hint: str
     traceback: str
+    call: int | None = None  # the export call whose failure the script did not catch, when it was one
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ScriptError:

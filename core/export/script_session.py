@@ -226,23 +226,28 @@ class ScriptSession:
         ok = sum(1 for e in self.entries if e.ok)
         failed = sum(1 for e in self.entries if e.status == FAILED)
         text = f"{plural(len(self.entries), 'export call')}: {ok} exported, {failed} failed."
+        failures = [e for e in self.entries if e.status == FAILED]
+        if len(failures) == 1:  # the one failure, in the user's words (the list says each of several)
+            text = f"{text[:-1]}: {failures[0].headline}"
         if not self.entries and self.script_error is None:
             text = ("The script ran but made no torch.export.export call, and defines no module-level `model` with "
                     "`example_args` to export. Call torch.export.export in the script, or define those names.")
-        if self.script_error is not None:
+        if self.script_error is not None and self.uncaught_export() is not None:
+            text += " The script did not catch it and stopped there."
+        elif self.script_error is not None:
             where = f" at line {self.script_error.line.line}" if self.script_error.line else ""
             text += f" The script stopped{where}: {self.script_error_text()}"
         return text
 
     def script_error_text(self) -> str:
-        """The script's error in one line: an export failure it did not catch is said as that call's headline,
-        not as torch's exception."""
+        """The script's error in one line, in the user's words: an export failure it did not catch names that call
+        (whose row says why it failed), never torch's exception."""
         error = self.script_error
         if error is None:
             return ""
         failed = self.uncaught_export()
         if failed is not None:
-            return f"export #{failed.index} failed and the script did not catch it: {failed.headline}"
+            return f"export #{failed.index} failed and the script did not catch it"
         return f"{error.type.rsplit('.', 1)[-1]}: {user_words(first_sentence(error.message))}"
 
     def uncaught_export(self) -> ExportEntry | None:
@@ -250,6 +255,8 @@ class ScriptSession:
         error = self.script_error
         if error is None:
             return None
+        if error.call is not None:
+            return self.entry(error.call)
         for entry in reversed(self.entries):
             f = entry.failure
             if f is not None and (f.exception_type.rsplit(".", 1)[-1] == error.type.rsplit(".", 1)[-1]
