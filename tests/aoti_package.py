@@ -6,6 +6,11 @@ file, under `.cache/test-programs/<torch version>/aoti-<hash of this file>/tiny.
 process: the test process need not import inductor, and a failed build leaves no half-built file.
 
 Use `from tests.aoti_package import aoti_package` for the session fixture (the package's path).
+
+`traced_package()` is a package built for op-by-op work, with its source program beside it: a tiny program with a
+dynamic batch, a matmul fallback and a fused kernel with two outputs, compiled with torch's provenance tracking
+(`kernel_information.json`), kernel profiling (`cpp.enable_kernel_profile`) and the intermediate-value printer
+saving each kernel's tensors. Cached under its own script's hash.
 """
 from __future__ import annotations
 
@@ -57,3 +62,44 @@ def package_path() -> Path:
 @pytest.fixture(scope="session")
 def aoti_package() -> Path:
     return package_path()
+
+
+TRACED = """
+import os, sys, tempfile, torch
+
+class Small(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        y = torch.relu(self.linear(x))
+        return y * 2 + 1, torch.sin(x).sum(dim=1)
+
+torch.manual_seed(0)
+batch = torch.export.Dim("batch", min=2, max=64)
+ep = torch.export.export(Small().eval(), (torch.randn(3, 4),), dynamic_shapes=({0: batch},))
+source, out = sys.argv[1], sys.argv[2]
+torch.export.save(ep, source)
+fd, tmp = tempfile.mkstemp(dir=os.path.dirname(out), suffix=".pt2")
+os.close(fd)
+torch._inductor.aoti_compile_and_package(ep, package_path=tmp, inductor_configs={
+    "trace.provenance_tracking_level": 1, "cpp.enable_kernel_profile": True,
+    "aot_inductor.debug_intermediate_value_printer": "1"})
+os.replace(tmp, out)
+"""
+
+
+def traced_package() -> tuple[Path, Path]:
+    """(the source .pt2, its package built with provenance, kernel profiling and saved intermediate values)."""
+    digest = hashlib.sha256(TRACED.encode()).hexdigest()[:12]
+    directory = REPO_ROOT / ".cache" / "test-programs" / importlib.metadata.version("torch") / f"aoti-{digest}"
+    source, path = directory / "small.pt2", directory / "small.traced.aoti.pt2"
+    if path.exists() and source.exists():
+        return source, path
+    directory.mkdir(parents=True, exist_ok=True)
+    run = subprocess.run([sys.executable, "-c", TRACED, str(source), str(path)], capture_output=True, text=True,
+                         timeout=900)
+    if run.returncode != 0 or not path.exists():
+        raise RuntimeError(f"AOTInductor could not build the traced test package: {run.stderr.strip()[-2000:]}")
+    return source, path

@@ -145,11 +145,15 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     order, ins = shown_order(ep.graph), inputs_of(ep.graph)
     t = time.perf_counter()
     extras: dict[str, dict[str, Any]] = {}  # a .pte's rows: the instruction, delegate and source group compared
+    traced = None  # AOTInductor op by op: (errors, the rows' kernel and group)
     with torch.no_grad():
         if kind == "pte":
             from pt2_viewer.core.numerics.pte import compare_pte
 
             errors, extras = compare_pte(ep, Path(candidate), inputs.args, inputs.kwargs, request, out, emit, report)
+        elif kind in ("aoti", "package") and (traced := _aoti().compare_aoti(
+                kind, candidate, ep, flat_user, inputs.args, inputs.kwargs, out, emit, report, request)):
+            errors, extras = traced  # AOTInductor op by op (core/numerics/aoti.py)
         elif kind in OUTPUTS_ONLY:
             errors = _outputs_only(kind, ep, inputs, out, emit, report, candidate, request)
             order, ins = list(errors), {}
@@ -159,19 +163,26 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
             errors = _decomposed(kind, candidate, ep, flat_user, out, budget, memory, emit, request, report, seconds)
     seconds["compare"] = time.perf_counter() - t - seconds.get("decompose", 0.0)
     memory.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    outputs_only = kind in OUTPUTS_ONLY and traced is None
     found = first_divergence(order, errors, ins, threshold,
-                             sources=source_nodes(ep.graph) if kind not in OUTPUTS_ONLY else ())
+                             sources=source_nodes(ep.graph) if not outputs_only else ())
     nodes = [errors[n] for n in order if n in errors]
     top = int(request.get("top", 20))
     progress(emit, "done", 1.0, f"Compared {len(nodes)} nodes"
              + (f"; first divergence at {found.node}" if found else "; no divergence"))
-    return {"ok": True, **report, "per_node": kind not in OUTPUTS_ONLY,
-            "note": OUTPUTS_ONLY_NOTE if kind in OUTPUTS_ONLY else "",
-            "compared": len(nodes), "not_compared": [n for n in order if n not in errors] if kind not in OUTPUTS_ONLY
+    return {"ok": True, **report, "per_node": not outputs_only,
+            "note": OUTPUTS_ONLY_NOTE if outputs_only else _aoti().NOTE if traced else "",
+            "compared": len(nodes), "not_compared": [n for n in order if n not in errors] if not outputs_only
             else [], "first_divergence": found.to_json() if found else None,
             "worst": [{**e.to_json(), **extras.get(e.node, {})} for e in worst(nodes, top)],
             "nodes": [{**e.to_json(), **extras.get(e.node, {})} for e in nodes],
             "memory": memory.to_json(), "seconds": seconds}
+
+
+def _aoti() -> Any:
+    from pt2_viewer.core.numerics import aoti
+
+    return aoti
 
 
 def _every(total: int) -> int:

@@ -7,6 +7,12 @@ weights apart (`*.bin`) and the compile and link flags (`*_compile_flags.json`, 
 wrapper's own code names each constant it embeds (`constants_info_[i].name`, `.shape`, `.data_size`,
 `.original_fqn`) and the model's inputs and outputs; those lines are read as text, and the `// Compile cmd` comment
 stands in for the flags when no flags file was packaged.
+
+Built with `trace.provenance_tracking_level` on, a model also holds `kernel_information.json` (per kernel call,
+`NAME:HANDLE`, the program nodes it computes: `pre_grad_nodes`), and the wrapper marks each call with its handle
+(`// [Provenance debug handles] NAME:HANDLE`); with `aot_inductor.debug_intermediate_value_printer` "1" the wrapper
+saves each call's tensors (`aoti_torch_save_tensor_handle(buf2, "buf2", "after_launch", NAME)`). The wrapper's input
+checks give each input's dtype and sizes (core/pt2/aoti_inputs.py).
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from pathlib import PurePosixPath
 
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.pt2 import archive as zipfiles
+from pt2_viewer.core.pt2.aoti_inputs import AotiInput, input_checks
 from pt2_viewer.core.pt2.errors import ArchiveError
 
 MAX_SOURCE_BYTES = 64 * 1024 * 1024  # a big model's wrapper is a few MB
@@ -28,7 +35,14 @@ _IO_NAME = re.compile(r"(inputs|outputs)_info_\[(\d+)\]\.name\s*=\s*\"([^\"]*)\"
 _DTYPE = re.compile(r"cached_torch_dtype_(\w+)")
 _SOURCE_NODES = re.compile(r"//\s*Topologically Sorted Source Nodes:\s*\[([^\]]*)\]"
                            r"(?:,\s*Original ATen:\s*\[([^\]]*)\])?")
-_KERNEL_CALL = re.compile(r"^\s*(?:AOTI_TORCH_ERROR_CODE_CHECK\()?(?:kernels\.)?((?:cpp|triton)_\w+|aoti_torch_\w+)\(")
+_KERNEL_CALL = re.compile(r"^\s*(?:AOTI_TORCH_ERROR_CODE_CHECK\()?(?:kernels\.)?"
+                          r"((?:call_)?(?:cpp|triton)_\w+|aoti_torch_\w+)\(")
+_NOT_KERNELS = ("aoti_torch_empty", "aoti_torch_delete", "aoti_torch_new", "aoti_torch_save_tensor_handle",
+                "aoti_torch_print_tensor_handle", "aoti_torch_get_", "aoti_torch_check", "aoti_torch_assign")
+_HANDLE = re.compile(r"//\s*\[Provenance debug handles\]\s*(\S+)")
+_BUFFER = re.compile(r"\b(buf\d+)(?:_handle)?\b")
+_SAVED = re.compile(r'aoti_torch_save_tensor_handle\(\w+, "(\w+)", "after_launch", "(\w+)"\)')
+KERNEL_INFO = "kernel_information.json"
 _COMMANDS = ("// g++ ", "// clang++ ", "// c++ ", "// nvcc ", "// hipcc ")
 
 
@@ -68,6 +82,10 @@ class KernelCall:
     source_nodes: tuple[str, ...]
     aten: tuple[str, ...]
     wrapper: str  # the wrapper's entry
+    handle: str = ""  # torch's provenance key, NAME:N (when built with provenance tracking)
+    writes: tuple[str, ...] = ()  # the buffers this call fills (named here first), in order
+    saved: tuple[str, ...] = ()  # the tensors the wrapper saves after this call (the intermediate-value printer)
+    from_provenance: bool = False  # source_nodes are torch's provenance (kernel_information.json)
 
 
 @dataclass
@@ -82,6 +100,14 @@ class AotiModel:
     outputs: list[str] = field(default_factory=list)
     compile_commands: list[str] = field(default_factory=list)  # from the wrapper's `// Compile cmd` comment
     kernels: list[KernelCall] = field(default_factory=list)
+    input_specs: list[AotiInput] = field(default_factory=list)  # from the wrapper's input checks
+    profiled: bool = False  # its kernels record themselves in torch.profiler (cpp.enable_kernel_profile, or GPU)
+    wrapper_entry: str = ""
+
+    @property
+    def saves_values(self) -> bool:
+        """Built with the intermediate-value printer saving each kernel's tensors, and with torch's provenance."""
+        return any(k.saved for k in self.kernels) and any(k.from_provenance for k in self.kernels)
 
     @property
     def sources(self) -> list[AotiFile]:
@@ -144,7 +170,16 @@ def _model(files: zipfiles.ArchiveFiles, name: str) -> AotiModel:
     outputs: list[str] = []
     commands: list[str] = []
     kernels: list[KernelCall] = []
+    specs: list[AotiInput] = []
+    wrapper_entry = ""
+    provenance = _provenance(files, prefix)
+    profiled = metadata.get("AOTI_DEVICE_KEY", "cpu") != "cpu"
     for f in listed:
+        if f.role == "kernel" and f.language == "cpp" and not profiled:
+            try:
+                profiled = b"RecordFunctionHandle" in files.read_bytes(f.entry, MAX_SOURCE_BYTES)
+            except ArchiveError:
+                pass
         if f.role != "wrapper" or f.language != "cpp":
             continue
         try:
@@ -155,22 +190,43 @@ def _model(files: zipfiles.ArchiveFiles, name: str) -> AotiModel:
         for kind, _i, io_name in _IO_NAME.findall(text):
             (inputs if kind == "inputs" else outputs).append(io_name)
         commands += [line[3:].strip() for line in text.splitlines() if line.startswith(_COMMANDS)]
-        kernels += kernel_calls(text, f.entry)
+        kernels += kernel_calls(text, f.entry, provenance)
+        specs = specs or input_checks(text)
+        wrapper_entry = wrapper_entry or f.entry
     if not flags:  # the flags of the compile commands, each once, in order
         flags = list(dict.fromkeys(t for c in commands for t in c.split() if t.startswith("-") and len(t) > 1))
     return AotiModel(name, metadata.get("AOTI_DEVICE_KEY", "unknown"), metadata, constants, flags, listed,
-                     inputs, outputs, commands, kernels)
+                     inputs, outputs, commands, kernels, specs, profiled, wrapper_entry)
 
 
-def kernel_calls(text: str, entry: str = "") -> list[KernelCall]:
-    """The kernel calls of a wrapper's `run_impl`, in order, each with the source nodes torch recorded for it (the
-    comment above it), else the ops a fused kernel's name lists (`cpp_fused_mul_relu_1`: mul, relu)."""
+def _provenance(files: zipfiles.ArchiveFiles, prefix: str) -> dict[str, tuple[str, ...]]:
+    """torch's kernel -> program nodes (`NAME:N` -> its `pre_grad_nodes`), when the model was built with it."""
+    entry = f"{prefix}{KERNEL_INFO}"
+    if entry not in files.entries:
+        return {}
+    try:
+        data = files.read_json(entry, MAX_SOURCE_BYTES)
+    except ArchiveError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): tuple(str(n) for n in v.get("pre_grad_nodes") or ()) for k, v in data.items()
+            if isinstance(v, dict) and isinstance(v.get("pre_grad_nodes", []), list)}
+
+
+def kernel_calls(text: str, entry: str = "", provenance: dict[str, tuple[str, ...]] | None = None
+                 ) -> list[KernelCall]:
+    """The kernel calls of a wrapper's `run_impl`, in order, each with the program nodes torch's provenance maps it
+    to (`provenance`, by its handle), else the source nodes torch recorded for it (the comment above it), else the
+    ops a fused kernel's name lists (`cpp_fused_mul_relu_1`: mul, relu)."""
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if "::run_impl(" in line), None)
     if start is None:
         return []
     out: list[KernelCall] = []
     pending: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    handle = ""
+    named: set[str] = set()
     for i in range(start + 1, len(lines)):
         line = lines[i]
         if line.startswith("} // AOTInductorModel::run_impl"):
@@ -180,15 +236,30 @@ def kernel_calls(text: str, entry: str = "") -> list[KernelCall]:
             pending = (tuple(x.strip() for x in m.group(1).split(",") if x.strip()),
                        tuple(x.strip() for x in (m.group(2) or "").split(",") if x.strip()))
             continue
+        h = _HANDLE.search(line)
+        if h:
+            handle = h.group(1)
+            continue
+        saved = _SAVED.search(line)
+        if saved and out and saved.group(2) == out[-1].kernel.removeprefix("call_"):
+            last = out[-1]
+            out[-1] = KernelCall(last.kernel, last.line, last.source_nodes, last.aten, last.wrapper, last.handle,
+                                 last.writes, (*last.saved, saved.group(1)), last.from_provenance)
+            continue
         call = _KERNEL_CALL.match(line)
-        if not call or call.group(1).startswith(("aoti_torch_empty", "aoti_torch_delete", "aoti_torch_new")):
+        if not call or call.group(1).startswith(_NOT_KERNELS):
             continue
         name = call.group(1)
         nodes, aten = pending
-        if not nodes and "_fused_" in name:
+        traced = provenance is not None and handle in provenance
+        if traced:
+            nodes = provenance[handle]  # type: ignore[index]
+        elif not nodes and "_fused_" in name:
             nodes = tuple(p for p in name.split("_fused_", 1)[1].split("_") if p and not p.isdigit())
-        out.append(KernelCall(name, i + 1, nodes, aten, entry))
-        pending = ((), ())
+        writes = tuple(dict.fromkeys(b for b in _BUFFER.findall(line[call.end():]) if b not in named))
+        named.update(_BUFFER.findall(line))
+        out.append(KernelCall(name, i + 1, nodes, aten, entry, handle, writes, (), traced))
+        pending, handle = ((), ()), ""
     return out
 
 

@@ -31,13 +31,14 @@ def source_inputs(request: dict[str, Any], report: dict[str, Any]) -> tuple[tupl
     return made.args, made.kwargs, "generated"
 
 
-def timed_run(call: Callable[[], Any], request: dict[str, Any], emit: Emit, what: str, report: dict[str, Any]
-              ) -> Any:
-    """Run `call` with warm-up and timed runs; the outputs' summaries and the latency go into `report`."""
+def timed_run(call: Callable[[], Any], request: dict[str, Any], emit: Emit, what: str, report: dict[str, Any],
+              device: str = "cpu") -> Any:
+    """Run `call` with warm-up and timed runs (on CUDA, each synchronized); the outputs' summaries and the latency go
+    into `report`."""
     warmup, runs = int(request.get("warmup", 3)), int(request.get("runs", 10))
     progress(emit, "run", 0.3, f"Running {what} ({warmup} warm-up, {runs} timed runs)")
     try:
-        latency, outputs = measure(call, "cpu", warmup, runs)
+        latency, outputs = measure(call, device, warmup, runs)
     except JobFailure:
         raise
     except Exception as e:

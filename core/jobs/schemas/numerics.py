@@ -56,6 +56,7 @@ class NodeErrorRecord(Schema):
     instruction: int | None = optional()
     group: list[str] | None = optional()
     delegate: str | None = optional()
+    kernel: str | None = optional()  # an AOTInductor candidate (core/numerics/aoti.py): the kernel call compared
 
 
 @dataclass

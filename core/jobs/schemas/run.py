@@ -80,9 +80,10 @@ class Build(Schema):
 class Inputs(Schema):
     KIND = "inputs"
 
-    source: str  # "sample" or "generated"
+    source: str  # "sample", "generated", or "wrapper" (an AOTInductor package's input checks)
     sizes: dict[str, int] = items(dict)  # {symbol: value}
     values: list[dict[str, Any]] | None = optional()  # summaries, as `outputs`
+    note: str | None = optional()  # where generated inputs came from (an AOTInductor wrapper's checks)
 
 
 @dataclass
@@ -91,6 +92,19 @@ class Hot(Schema):
 
     node: str
     seconds: float
+
+
+@dataclass
+class KernelTime(Schema):
+    """One kernel call of an AOTInductor package, timed through torch.profiler (core/run/aoti_profile.py)."""
+
+    KIND = "kernel time"
+
+    kernel: str
+    seconds: float  # the least over the profiled runs
+    handle: str = ""  # torch's provenance key, NAME:N
+    line: int = 0  # the call's line in the wrapper
+    nodes: list[str] = items()  # the program nodes it computes (a fused kernel's group)
 
 
 @dataclass
@@ -114,10 +128,12 @@ class RunResult(Schema):
     node_times: dict[str, float] | None = optional()  # slowest first
     hottest: list[Hot] | None = optional()
     source_node_times: dict[str, float] | None = optional()  # a .pte with its source and ETRecord: by source node
+    kernel_times: list[KernelTime] | None = optional()  # an AOTInductor package's kernels, slowest first
+    kernel_times_note: str | None = optional()  # why no kernel could be timed
     compile: Build | None = optional()
     aoti: Build | None = optional()
     seconds: dict[str, float] | None = optional()
     log: list[str] = items()
 
 
-__all__ = ["Build", "Difference", "Hot", "Inputs", "Latency", "ProgramRequest", "RunRequest", "RunResult"]
+__all__ = ["Build", "Difference", "Hot", "Inputs", "KernelTime", "Latency", "ProgramRequest", "RunRequest", "RunResult"]
