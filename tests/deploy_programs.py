@@ -1,0 +1,99 @@
+"""Programs past the deploy boundary, made by the `lower` job itself (core/deploy/lower.py, in-process) and cached as
+the test programs are (tests/programs.py `cached_file`, keyed by this builder's source and executorch's version):
+the zoo's CNN and transformer lowered to portable and to XNNPACK, and a PT2E int8 program (XNNPACKQuantizer,
+`prepare_pt2e`/`convert_pt2e`) lowered to XNNPACK. Each lowering keeps its `.pte`, its ETRecord and the job's
+result (`NAME.BACKEND.lower.json`: delegated, not_delegated, checks).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from tests.programs import cache_dir, cached_file
+
+CNN, TRANSFORMER, INT8 = "mobilenet_v3_small", "nn_transformer", "int8_cnn"
+SMALL = "small"  # tests/zoo/pipeline.py's linear layer: what the hostile and fuzz cases mutate
+
+
+def _version(dist: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(dist)
+    except Exception:
+        return "missing"
+
+
+@dataclass
+class Lowered:
+    source: Path  # the .pt2 lowered
+    pte: Path
+    etrecord: Path
+    result: dict[str, Any]  # the lower job's result
+
+
+class SmallCnn(torch.nn.Module):
+    """What the int8 program quantizes: convolution, batch norm, ReLU, pooling and a linear layer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.pool = torch.nn.AdaptiveAvgPool2d(1)
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.pool(torch.relu(self.bn(self.conv(x))))
+        return self.fc(torch.flatten(y, 1))
+
+
+def _int8_source(tmp: Path) -> None:
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    torch.manual_seed(0)
+    model = SmallCnn().eval()
+    example = (torch.randn(1, 3, 16, 16),)
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config())
+    prepared = prepare_pt2e(torch.export.export(model, example).module(), quantizer)
+    for _ in range(4):
+        prepared(torch.randn(1, 3, 16, 16))
+    converted = convert_pt2e(prepared)
+    torch.export.save(torch.export.export(converted, example), str(tmp))
+
+
+def source_path(model: str) -> Path:
+    """The `.pt2` a deploy fixture is lowered from: the zoo's own program, the PT2E int8 CNN, or the small model."""
+    if model == INT8:
+        return cached_file(cache_dir(_int8_source, _version("executorch")) / "int8_cnn.pt2", _int8_source)
+    from tests.zoo.pipeline import small_pt2, source_pt2
+
+    if model == SMALL:
+        return small_pt2()
+    return source_pt2(model)
+
+
+def lowered(model: str, backend: str) -> Lowered:
+    """`model` lowered to `backend` by the lower job, with its ETRecord and result."""
+    from pt2_viewer.core.deploy.lower import run_job
+
+    source = source_path(model)
+    folder = cache_dir(lowered, _version("executorch")) / f"{model}.{backend}"
+
+    def build(tmp: Path) -> None:
+        result = run_job({"program": str(source), "to": backend, "output": str(folder / f"{model}.pte")},
+                         tmp.parent, lambda _event: None)
+        if not result["ok"]:
+            raise RuntimeError(result["error"]["message"])
+        tmp.write_text(json.dumps(result), encoding="utf-8")
+
+    path = cached_file(folder / "lower.json", build)
+    result = json.loads(path.read_text(encoding="utf-8"))
+    return Lowered(source, Path(result["pte"]), Path(result["etrecord"]), result)
