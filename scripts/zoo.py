@@ -126,33 +126,15 @@ def process_problem(inv: Invocation, command: str, expect_success: bool = True) 
 
 
 def torch_programs(path: Path) -> dict[str, Any]:
-    """The archive loaded by torch itself, after the imports its pytree types and custom ops need: torchvision and
-    transformers, then the module of any output type torch says is not registered (`CLIPOutput` lives in its
-    model's module)."""
-    import importlib
-    import re
-
+    """The archive loaded by torch itself, after the imports its pytree types and custom ops need (torchvision,
+    transformers, the module of an output type torch names: tests/torch_reference.py's `load_programs`)."""
     from tests.torch_reference import load_programs
-    from tests.zoo.torchvision_shim import import_model_libraries
 
-    import_model_libraries()
-    tried: set[str] = set()
-    while True:
-        try:
-            return load_programs(path)
-        except NotImplementedError as e:
-            found = re.search(r"Deserializing ([\w.]+) in pytree is not registered", str(e))
-            module = found.group(1).rsplit(".", 1)[0] if found else None
-            if module is None or module in tried:
-                raise
-            tried.add(module)
-            importlib.import_module(module)
+    return load_programs(path)
 
 
 def check_info(path: Path, work: Path) -> Outcome:
-    from tests.torch_reference import expected_info
-
-    torch_programs(path)  # torch's loader needs the archive's pytree types registered
+    from tests.torch_reference import expected_info  # torch's answer, stored with the fixture (make fixtures)
 
     inv = invoke(["info", "--json", str(path)], TIMEOUT_S["info"])
     problem = process_problem(inv, "info")
@@ -249,7 +231,14 @@ def check_screenshot(path: Path, work: Path) -> Outcome:
 
 
 def torch_outputs(path: Path) -> tuple[list[tuple[str, Any]] | None, str]:
-    """torch running the program on its saved sample inputs: (name, leaf) pairs, or None and torch's error."""
+    """torch running the program on its saved sample inputs: (name, leaf) pairs, or None and torch's error. Stored
+    with the fixture (tests/torch_reference.py)."""
+    from tests.torch_reference import stored
+
+    return stored(path, "outputs", lambda: _torch_outputs(path))  # type: ignore[no-any-return]
+
+
+def _torch_outputs(path: Path) -> tuple[list[tuple[str, Any]] | None, str]:
     import torch
     import torch.utils._pytree as pytree
 
@@ -345,11 +334,19 @@ def op_histogram(graph_module: Any) -> Counter[str]:
 
 
 def torch_core_ops(path: Path) -> tuple[Counter[str] | None, str]:
+    """The ops torch's run_decompositions gives (or its error). Stored with the fixture (tests/torch_reference.py)."""
+    from tests.torch_reference import stored
+
+    ops, error = stored(path, "core_ops", lambda: _torch_core_ops(path))
+    return (Counter(ops) if ops is not None else None), error
+
+
+def _torch_core_ops(path: Path) -> tuple[dict[str, int] | None, str]:
     import torch
 
     ep = torch_programs(path)["model"]
     try:
-        return op_histogram(ep.run_decompositions(torch.export.default_decompositions()).graph_module), ""
+        return dict(op_histogram(ep.run_decompositions(torch.export.default_decompositions()).graph_module)), ""
     except Exception as e:
         return None, f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
 

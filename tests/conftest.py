@@ -1,9 +1,25 @@
 """Test-wide set-up: Qt runs offscreen, and settings, caches and trust decisions go to a private temporary home so
-tests never touch (or depend on) the user's own files."""
+tests never touch (or depend on) the user's own files.
+
+Two things outlive a run, on purpose (tests/README.md):
+- Graphviz layouts go to `.cache/test-layouts/` (`PT2V_CACHE_DIR`), a cache kept between runs: a program laid out
+  once is not laid out again. The tests of the layout cache itself use their own folders (tmp_path); a test that needs
+  a cold cache asks for `cold_layout_cache`.
+- The fixtures (`make fixtures`, scripts/build_fixtures.py) and torch's stored answers, under `.cache/`.
+
+Tiers: `pytest_collection_modifyitems` marks each test by what it and the fixtures it uses reach, so `make test-fast`
+can leave the costly ones out (`-m "not slow and not zoo and not ssh and not worker"`): `window` (a Qt window or
+qtbot), `worker` (a worker or another Python process: the test's code, a fixture's, or a helper of their module names
+`run_job`, `WarmPool`, `subprocess.run`...), `zoo` (a zoo program or a file made from one), `ssh` (the test's own
+sshd). `TIER_FIXTURES` and `TIER_ENTRY_POINTS` below list what counts.
+"""
 from __future__ import annotations
 
 import os
 import tempfile
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +30,11 @@ os.environ["XDG_CACHE_HOME"] = os.path.join(_home, "cache")
 os.environ["XDG_DATA_HOME"] = os.path.join(_home, "data")
 os.environ["XDG_RUNTIME_DIR"] = os.path.join(_home, "runtime")
 os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+LAYOUT_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "test-layouts"
+os.environ["PT2V_CACHE_DIR"] = str(LAYOUT_CACHE)  # layouts survive between runs (core/layout/cache.py)
 
-from tests.programs import pt2_path  # noqa: E402,F401  (the shared fixture of real exported programs)
+from pt2_viewer.core.jobs.warm import WarmPool  # noqa: E402
+from tests.programs import ExportFailed, pt2_path  # noqa: E402,F401  (the shared fixture of real exported programs)
 
 
 @pytest.fixture
@@ -28,3 +47,123 @@ def window(qtbot):  # type: ignore[no-untyped-def]
     w.resize(1400, 900)
     w.show()
     return w
+
+
+@pytest.fixture
+def cold_layout_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty layout cache of the test's own, for a test about laying out from scratch."""
+    monkeypatch.setenv("PT2V_CACHE_DIR", str(tmp_path / "pt2v-cache"))
+    return tmp_path / "pt2v-cache" / "layout"
+
+
+@pytest.fixture
+def warm_pool() -> Iterator[WarmPool]:
+    """A pool of warm workers for a test that is not about a process's life: its jobs on one program share one worker
+    (core/jobs/warm.py), which loads torch and the program once. Every worker ends with the test."""
+    pool = WarmPool(idle_timeout_s=300, enabled=True)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="session")
+def zoo_program() -> Callable[[str], Path]:
+    """`zoo_program("llama.decomposed")` -> the zoo's cached archive (tests/zoo/cache.py; `make fixtures` builds it);
+    fails the test, naming torch's reason, if torch no longer exports a program it exported before."""
+    from tests.zoo.cache import program_by_id, zoo_path
+
+    def get(program_id: str) -> Path:
+        try:
+            return zoo_path(program_by_id(program_id))
+        except ExportFailed as e:
+            pytest.fail(f"torch exported {program_id} before; now: {e.reason}")
+
+    return get
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Tiers.
+
+TIER_FIXTURES = {  # a test using one of these fixtures (directly or through another fixture) is in that tier
+    "window": {"window", "qtbot"},
+    "ssh": {"ssh_server", "use_ssh_server"},
+}
+TIER_ENTRY_POINTS = {  # a test, or a fixture it uses, whose code (or a helper of its module) names one of these
+    "worker": [("pt2_viewer.core.jobs.client", ("run_job", "WorkerJob")),
+               ("pt2_viewer.core.jobs.warm", ("WarmPool", "WarmJob")),
+               ("pt2_viewer.core.cli.jobs", ("run_in_worker", "run_job_command")),
+               ("pt2_viewer.app.cli", ("main",)),  # the command line in-process: run, decompose... start workers
+               ("pt2_viewer.core.layout", ("LayoutService", "LayoutClient")),
+               ("subprocess", ("run", "Popen", "check_output", "check_call")),
+               ("tests.core.export.doctor_runs", ("diagnosed", "export"))],
+    "zoo": [("tests.zoo.cache", ("zoo_path",)),
+            ("tests.zoo.pipeline", ("pte_path", "aoti_path", "small_pte", "small_pt2", "source_pt2")),
+            ("tests.aoti_package", ("package_path",))],
+}
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _is_entry_point(found: object, names: set[str], entry_points: list[tuple[str, tuple[str, ...]]]) -> bool:
+    """`found` (what a name of the code refers to) is one of `entry_points`: the function or class itself (by module
+    and name, so a test module imported under two names still matches), or a module whose entry point the code
+    names too (`subprocess.run`)."""
+    for module, functions in entry_points:
+        if isinstance(found, types.ModuleType):
+            if found.__name__ == module and names & set(functions):
+                return True
+        elif getattr(found, "__name__", None) in functions and (
+                str(getattr(found, "__module__", "")) + ".").startswith(module + "."):
+            return True  # defined in that module or in one of its package's
+    return False
+
+
+def _names_one_of(function: object, entry_points: list[tuple[str, tuple[str, ...]]], seen: set[int]) -> bool:
+    """True when `function`'s code names one of `entry_points`: through its module's names, a local import
+    (`from tests.zoo.pipeline import pte_path` inside the function) or a function of its own module it calls."""
+    code = getattr(function, "__code__", None)
+    namespace = getattr(function, "__globals__", {})
+    if code is None or id(function) in seen:
+        return False
+    seen.add(id(function))
+    names = _code_names(code)
+    if any(module in names and names & set(functions) for module, functions in entry_points):
+        return True  # imported inside the function
+    for name in names:
+        found = namespace.get(name)
+        if found is None:
+            continue
+        if _is_entry_point(found, names, entry_points):
+            return True
+        if (isinstance(found, types.FunctionType) and found.__module__ == namespace.get("__name__")
+                and _names_one_of(found, entry_points, seen)):
+            return True
+    return False
+
+
+def _own_functions(item: pytest.Item) -> list[object]:
+    """The test function and the functions of the project's fixtures it uses (not pytest's or a plugin's)."""
+    functions: list[object] = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    for name in getattr(item, "fixturenames", ()):
+        for definition in (info.name2fixturedefs.get(name, ()) if info else ()):
+            func = getattr(definition, "func", None)
+            if str(getattr(func, "__module__", "")).startswith(("tests", "conftest")):
+                functions.append(func)
+    return [f for f in functions if f is not None]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        tiers = {tier for tier, fixtures in TIER_FIXTURES.items() if used & fixtures}
+        functions = _own_functions(item)
+        tiers |= {tier for tier, entry_points in TIER_ENTRY_POINTS.items()
+                  if any(_names_one_of(f, entry_points, set()) for f in functions)}
+        for tier in sorted(tiers):
+            item.add_marker(getattr(pytest.mark, tier))

@@ -8,10 +8,21 @@ hide by being copied into the expectation.
 
 One modelling difference is reconciled here, once (see `folds_into_producer`): the archive keeps a multi-output op as
 one node, while torch's FX graph adds an `operator.getitem` node per output.
+
+torch's answers are stored with each fixture (`stored`): computed once (by `make fixtures`, or by the first test that
+asks) and saved beside the archive, under a key naming the archive's bytes and the code that computed the answer, so
+a test compares against stored truth instead of loading, decomposing or running the program with torch again.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib
 import operator
+import os
+import re
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,11 +44,84 @@ class EdgeKey:
     value: str
 
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
+STORED_UNDER = REPO_ROOT / ".cache"  # answers are stored only for fixtures in the cache, not for a test's own files
+
+
 def load_programs(path: str | Path) -> dict[str, ExportedProgram]:
-    """Every program in the archive, loaded by torch (model name -> program)."""
+    """Every program in the archive, loaded by torch (model name -> program), after the imports its pytree types and
+    custom ops need: HuggingFace's output types; for the zoo, torchvision and transformers (shim first), then the
+    module of any output type torch says is not registered (`CLIPOutput` lives in its model's module)."""
     import transformers.modeling_outputs  # noqa: F401  (registers the HF output types a program's spec may name)
 
-    return dict(load_pt2(str(path)).exported_programs)
+    libraries = False
+    tried: set[str] = set()
+    while True:
+        try:
+            return dict(load_pt2(str(path)).exported_programs)
+        except Exception as e:  # torch names a missing pytree type or custom op in several exception types
+            if not libraries:
+                from tests.zoo.torchvision_shim import import_model_libraries
+
+                import_model_libraries()
+                libraries = True
+                continue
+            found = re.search(r"Deserializing ([\w.]+) in pytree is not registered", str(e))
+            module = found.group(1).rsplit(".", 1)[0] if found else None
+            if module is None or module in tried:
+                raise
+            tried.add(module)
+            importlib.import_module(module)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Stored answers.
+
+
+@functools.cache
+def _file_digest(path: Path, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def stored_path(path: str | Path, kind: str, compute: Callable[[], Any]) -> Path:
+    """Where torch's answer `kind` about the archive at `path` is stored: `ARCHIVE.reference/KIND-KEY.pt`, the key
+    naming the archive's bytes and `compute`'s code (its source and the functions of its module it reaches)."""
+    from tests.programs import builder_key
+
+    path = Path(path).resolve()
+    st = path.stat()
+    key = builder_key(compute, _file_digest(path, st.st_size, st.st_mtime_ns))
+    return path.parent / f"{path.name}.reference" / f"{kind}-{key}.pt"
+
+
+def stored(path: str | Path, kind: str, compute: Callable[[], Any]) -> Any:
+    """torch's answer `kind` about the fixture at `path`: read back if stored for these very bytes and this version
+    of `compute`, else computed with torch and stored. Answers are plain data and tensors (saved by `torch.save`,
+    read back with `weights_only=True`: nothing is unpickled but tensors and containers). A file outside the cache
+    (a test's own output) is computed every time."""
+    if not Path(path).resolve().is_relative_to(STORED_UNDER.resolve()):
+        return compute()
+    where = stored_path(path, kind, compute)
+    if where.exists():
+        try:
+            return torch.load(where, weights_only=True)
+        except Exception:  # a file from an older torch or a half-written one: compute again
+            pass
+    answer = compute()
+    where.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=where.parent, prefix=f".{where.name}.")
+    os.close(fd)
+    try:
+        torch.save(answer, tmp)
+        torch.load(tmp, weights_only=True)  # stored only if it reads back as plain data
+        os.replace(tmp, where)
+    except Exception:
+        os.unlink(tmp)
+    return answer
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -194,20 +278,51 @@ def program_expectation(name: str, ep: ExportedProgram) -> dict[str, Any]:
 
 def expected_info(path: str | Path) -> dict[str, Any]:
     """What `archive_info(read_archive(path))` must equal, per torch. Programs are listed in name order; the files
-    in this test suite were written by this torch, so its version and schema version are the archive's."""
+    in this test suite were written by this torch, so its version and schema version are the archive's. Stored with
+    the fixture."""
+    return stored(path, "info", lambda: _torch_info(path))  # type: ignore[no-any-return]
+
+
+def _torch_info(path: str | Path) -> dict[str, Any]:
     programs = load_programs(path)
     return {
-        "torch_version": torch.__version__,
+        "torch_version": str(torch.__version__),  # plain str: TorchVersion is no plain data to store
         "schema_version": f"{SCHEMA_VERSION[0]}.{SCHEMA_VERSION[1]}",
         "programs": [program_expectation(name, programs[name]) for name in sorted(programs)],
     }
 
 
 def expected_edges(path: str | Path) -> dict[str, dict[str, set[EdgeKey]]]:
-    """model name -> graph path ("" for the top graph, "true_graph_0", "body_graph_0/true_graph_0") -> edges."""
-    out: dict[str, dict[str, set[EdgeKey]]] = {}
+    """model name -> graph path ("" for the top graph, "true_graph_0", "body_graph_0/true_graph_0") -> edges.
+    Stored with the fixture (as sorted triples)."""
+    triples = stored(path, "edges", lambda: _torch_edges(path))
+    return {name: {graph: {EdgeKey(*e) for e in edges} for graph, edges in graphs.items()}
+            for name, graphs in triples.items()}
+
+
+def _torch_edges(path: str | Path) -> dict[str, dict[str, list[tuple[str, str, str]]]]:
+    out: dict[str, dict[str, list[tuple[str, str, str]]]] = {}
     for name, ep in load_programs(path).items():
         graphs = {"": graph_edges(ep.graph)}
         graphs.update(subgraph_edges(ep.graph_module))
-        out[name] = graphs
+        out[name] = {graph: sorted((e.src, e.dst, e.value) for e in edges) for graph, edges in graphs.items()}
     return out
+
+
+def expected_hop_subgraphs(path: str | Path) -> dict[str, dict[str, dict[str, list[str]]]]:
+    """model name -> graph path -> {HOP node: its subgraph operands' names}, per torch (`hop_subgraph_names` on
+    every graph, nested ones included). Stored with the fixture."""
+    return stored(path, "hops", lambda: _torch_hops(path))  # type: ignore[no-any-return]
+
+
+def _torch_hops(path: str | Path) -> dict[str, dict[str, dict[str, list[str]]]]:
+    def walk(gm: torch.fx.GraphModule, prefix: str, out: dict[str, dict[str, list[str]]]) -> None:
+        out[prefix] = hop_subgraph_names(gm.graph)
+        for node, sub in subgraph_modules(gm):
+            walk(sub, f"{prefix}/{node.target}" if prefix else str(node.target), out)
+
+    result: dict[str, dict[str, dict[str, list[str]]]] = {}
+    for name, ep in load_programs(path).items():
+        result[name] = {}
+        walk(ep.graph_module, "", result[name])
+    return result

@@ -3,17 +3,24 @@ transformers' CLIP module does on a CPU build of torch without torchvision's ops
 error in the message, not only "types not registered"; programs that name modules of the allowed libraries (Mamba's
 output type, DeepSeek's transformers:: ops, PT2E's quantized_decomposed::, torchao's int8 weights, a HuggingFace
 model's outputs, and the second zoo's BART, DistilBERT, Gemma and Qwen2) run, decompose and get a numerics comparison
-with no flag."""
+with no flag.
+
+Each zoo program's three jobs run in one warm worker (core/jobs/warm.py): the first job's fresh process imports the
+module itself and says so in its `imports`; decompose and numerics then reuse it, each still reporting its imports.
+The command line's run, decompose and numerics, each in a fresh process as a user types them, are proved once, on the
+HuggingFace program (the CLI prints the same job result as JSON)."""
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pt2_viewer.core.jobs.errors import JobFailure
 from pt2_viewer.core.jobs.loading import load_program
+from pt2_viewer.core.jobs.warm import WarmPool
 from tests import hostile_archives as hostile
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 
@@ -59,35 +66,40 @@ def working_torchvision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")])))
 
 
-def _cli_json(*argv: str) -> dict:  # type: ignore[type-arg]
-    from tests.core.jobs.test_hostile import cli_streams
-
-    rc, out, err = cli_streams(*argv, "--json", "-q")
-    assert "Traceback" not in err, err
-    return json.loads(out)
+def _jobs(pool: WarmPool, path: str, work: Path) -> dict[str, dict]:  # type: ignore[type-arg]
+    """run_program, decompose --to core and numerics --candidate core on `path`, one after another in the pool's
+    warm worker for it (the first job starts it: a fresh process), as `pt2-viewer run/decompose/numerics --json`
+    ask them; each job's result."""
+    requests = {"run_program": {"program": path, "runs": 1, "warmup": 0},
+                "decompose": {"program": path, "to": "core", "output": str(work / "core.pt2")},
+                "numerics": {"program": path, "candidate": "core"}}
+    results = {}
+    for job, request in requests.items():
+        started = pool.job(job, request, work / job, timeout_s=600)
+        started.start()
+        outcome = started.wait()
+        assert outcome.result is not None, (job, outcome.message, outcome.error_traceback)
+        results[job] = outcome.result
+    return results
 
 
 @pytest.mark.parametrize("program_id", sorted(NO_FLAG))
 def test_programs_naming_their_libraries_run_decompose_and_compare_with_no_flag(
-        program_id: str, tmp_path: Path, working_torchvision: None) -> None:
-    from pt2_viewer.core.jobs.client import run_job
-    from tests.zoo.cache import program_by_id, zoo_path
-
-    path = str(zoo_path(program_by_id(program_id)))
+        program_id: str, tmp_path: Path, working_torchvision: None, warm_pool: WarmPool,
+        zoo_program: Callable[[str], Path]) -> None:
+    path = str(zoo_program(program_id))
     module, distribution = NO_FLAG[program_id]
-    _, outcome = run_job("run_program", {"program": path, "runs": 1, "warmup": 0}, tmp_path / "worker",
-                         timeout_s=600)  # a fresh worker: it imports the module itself, and says so
-    result = outcome.result or {}
-    assert result.get("ok"), (outcome.message, result.get("error"))
+    results = _jobs(warm_pool, path, tmp_path)  # a fresh worker: it imports the module itself, and says so
+    result = results["run_program"]
+    assert result.get("ok"), result.get("error")
     details = {d["module"]: d for d in result["imports"]}
     assert details[module]["distribution"] == distribution and details[module]["status"] == "allowed"
     assert details[module]["version"] and details[module]["reason"].startswith("for ")
     assert sum(line.startswith(f"imported {module} ({distribution} ") for line in result["log"]) == 1
 
-    assert _cli_json("run", path, "--runs", "1", "--warmup", "0")["ok"]
-    decomposed = _cli_json("decompose", path, "--to", "core", "-o", str(tmp_path / "core.pt2"))
+    decomposed = results["decompose"]
     assert decomposed["ok"], decomposed.get("error")
-    numerics = _cli_json("numerics", path, "--candidate", "core")
+    numerics = results["numerics"]
     assert numerics["ok"], numerics.get("error")
     assert numerics["per_node"], "numerics compared no node"
 
@@ -128,38 +140,30 @@ SECOND_ZOO = {  # program -> its output type (in transformers.modeling_outputs) 
 
 
 @pytest.mark.parametrize("program_id", sorted(SECOND_ZOO))
-def test_the_second_zoo_runs_decomposes_and_compares_with_no_flag(program_id: str, tmp_path: Path) -> None:
-    """BART, DistilBERT, Gemma and Qwen2, which issue 20 found refused without --trust: in a fresh worker, and through
-    the command line's run, decompose and numerics, each imports its output type's module by itself and says so. No
-    torchvision shim: `transformers.modeling_outputs` imports as this machine has it."""
+def test_the_second_zoo_runs_decomposes_and_compares_with_no_flag(program_id: str, tmp_path: Path,
+                                                                  warm_pool: WarmPool,
+                                                                  zoo_program: Callable[[str], Path]) -> None:
+    """BART, DistilBERT, Gemma and Qwen2, which issue 20 found refused without --trust: in a fresh worker, then
+    decompose and numerics in the same worker, each imports its output type's module (the first by itself) and says
+    so. No torchvision shim: `transformers.modeling_outputs` imports as this machine has it."""
     import transformers
 
-    from pt2_viewer.core.jobs.client import run_job
-    from tests.programs import ExportFailed
-    from tests.zoo.cache import program_by_id, zoo_path
-
-    try:
-        path = str(zoo_path(program_by_id(program_id)))
-    except ExportFailed as e:
-        pytest.fail(f"torch exported {program_id} before; now: {e.reason}")
+    path = str(zoo_program(program_id))
     output_type, first_shape = SECOND_ZOO[program_id]
     expected = [{"module": "transformers.modeling_outputs", "distribution": "transformers",
                  "version": transformers.__version__, "reason": f"for {output_type}", "status": "allowed"}]
 
-    _, outcome = run_job("run_program", {"program": path, "runs": 1, "warmup": 0}, tmp_path / "worker",
-                         timeout_s=600)
-    result = outcome.result or {}
-    assert result.get("ok"), (outcome.message, result.get("error"))
+    results = _jobs(warm_pool, path, tmp_path)
+    result = results["run_program"]
+    assert result.get("ok"), result.get("error")
     assert result["imports"] == expected
     assert result["outputs"][0]["shape"] == first_shape
     assert sum(line.startswith("imported transformers.modeling_outputs (transformers ") for line in result["log"]) == 1
 
-    ran = _cli_json("run", path, "--runs", "1", "--warmup", "0")
-    assert ran["ok"] and ran["imports"] == expected, ran.get("error")
     out = tmp_path / "core.pt2"
-    decomposed = _cli_json("decompose", path, "--to", "core", "-o", str(out))
+    decomposed = results["decompose"]
     assert decomposed["ok"] and decomposed["imports"] == expected, decomposed.get("error")
     assert out.is_file() and decomposed["nodes_after"] > 0
-    numerics = _cli_json("numerics", path, "--candidate", "core")
+    numerics = results["numerics"]
     assert numerics["ok"] and numerics["imports"] == expected, numerics.get("error")
     assert numerics["per_node"], "numerics compared no node"
