@@ -1,7 +1,7 @@
 # `make run` and `make test` do all set-up on a fresh machine; `make setup` only installs.
 PY := .venv/bin/python
 
-.PHONY: setup run check test test-fast bench screenshot package clean zoo
+.PHONY: setup run check fixtures test test-fast bench screenshot package clean zoo
 
 setup:
 	@bash scripts/setup.sh
@@ -13,11 +13,22 @@ run: setup
 check: setup
 	bash scripts/check.sh
 
-test: check
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+# Every test fixture (programs, zoo, .pte/AOTInductor files, the doctor's runs) and torch's answers, built before the
+# tests in a small process pool and cached per builder under .cache/ (scripts/build_fixtures.py; tests/README.md).
+fixtures: setup
+	$(PY) scripts/build_fixtures.py
 
+# Everything, as CI runs it (.ci/run). pytest prints the 25 slowest tests and fails a test past its timeout
+# (pyproject.toml); its exit status is kept in .cache/pytest-exit-status for .ci/run to explain.
+test: check fixtures
+	@rm -f .cache/pytest-exit-status; QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q; status=$$?; \
+	echo $$status > .cache/pytest-exit-status; exit $$status
+
+# The five-minute loop: leaves out what starts workers, the zoo, the sshd and the slow tests (tiers marked by
+# tests/conftest.py from what each test uses); needs only the test programs' fixtures.
 test-fast: setup
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
+	$(PY) scripts/build_fixtures.py --only programs
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow and not zoo and not ssh and not worker"
 
 bench: setup
 	for b in bench/bench_*.py; do $(PY) $$b || exit 1; done
