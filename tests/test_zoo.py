@@ -4,12 +4,15 @@ ResNet-18 (unbounded batch), the torchvision ViT (`nn.MultiheadAttention`), a Hu
 unbounded sequence), T5 (encoder-decoder, modules called several times) and a stacked `nn.LSTM`, as training IR and
 decomposed, each through `info --json`, the window's first view, `render`, `run --device cpu` and
 `decompose --to core`, every answer held against torch's. The whole zoo is `make zoo`; exports are cached under
-`.cache/zoo/` (tests/zoo/cache.py).
+`.cache/zoo/` (tests/zoo/cache.py) and built before the tests (`make fixtures`), with torch's answers (what its loader
+reads, its outputs on the saved inputs, its core-ATen op counts) stored beside them (tests/torch_reference.py), so
+each check runs the command and compares, without loading, running or decomposing the program with torch again.
 """
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,8 +20,7 @@ from PySide6.QtGui import QColor, QImage
 
 from scripts.zoo import CHECKS, COMMANDS, screenshot_problem, svg_problem
 from tests.first_view import SIZES, first_view_problems, screenshot
-from tests.programs import REPO_ROOT, ExportFailed
-from tests.zoo.cache import program_by_id, zoo_path
+from tests.programs import REPO_ROOT
 
 REPRESENTATIVE = ["resnet18", "resnet18.decomposed", "vit", "llama.decomposed", "t5", "nn_lstm",
                   "nn_lstm.decomposed"]
@@ -29,17 +31,11 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("zoo")
 
 
-def _zoo_archive(program_id: str) -> Path:
-    try:
-        return zoo_path(program_by_id(program_id))
-    except ExportFailed as e:
-        pytest.fail(f"torch exported {program_id} before; now: {e.reason}")
-
-
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("program_id", REPRESENTATIVE)
-def test_command_agrees_with_torch(program_id: str, command: str, work: Path) -> None:
-    outcome = CHECKS[command](_zoo_archive(program_id), work)
+def test_command_agrees_with_torch(program_id: str, command: str, work: Path,
+                                   zoo_program: Callable[[str], Path]) -> None:
+    outcome = CHECKS[command](zoo_program(program_id), work)
     assert outcome.ok, f"{program_id} {command}: {outcome.message}"
 
 
@@ -49,11 +45,11 @@ FIRST_VIEWS = ["resnet18", "efficientnet_b0", "mobilenet_v3_small", "vit", "bert
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("program_id", FIRST_VIEWS)
 def test_first_view_is_readable_at_first_sight(program_id: str, size: tuple[int, int], window,  # type: ignore[no-untyped-def]
-                                               tmp_path: Path) -> None:
+                                               tmp_path: Path, zoo_program: Callable[[str], Path]) -> None:
     """CNNs, transformers and an LLM open readable, as the view description `--screenshot` writes says: weights
     inside their ops, the inputs on screen, at least 8 items wholly visible with labels of 9 px or more, none
     smaller."""
-    described = screenshot(window, _zoo_archive(program_id), tmp_path / "shot.png", size)
+    described = screenshot(window, zoo_program(program_id), tmp_path / "shot.png", size)
     model = window.current_tab().graphs()[0].model
     assert first_view_problems(described, model) == [], f"{program_id} at {size}"
 
