@@ -10,12 +10,16 @@ against stored truth and no test pays for a build.
     .venv/bin/python scripts/build_fixtures.py [--jobs N] [--only GROUP,...] [-k PATTERN]
 
 Groups: programs (tests/programs.py and their references), zoo (the zoo programs tests use, and references),
-pipeline (.pte and AOTInductor files), doctor (the doctor's diagnoses, tests/core/export/doctor_runs.py). Builds run
+pipeline (.pte and AOTInductor files), doctor (the doctor's diagnoses, tests/core/export/doctor_runs.py), helpers
+(the other fixture modules under tests/: diff, run, deploy and issue-30 programs, and any module under tests/ that
+defines `prebuild_fixtures()`). Builds run
 in a small process pool (`--jobs`, default the machine's cores, at most 2): nothing else runs then. A build torch
 refuses is cached as its `.failed.txt` (the tests skip or fail naming it); a builder that breaks is printed and makes
 the script exit 1.
 
-Adding a fixture: give it a builder that caches itself (tests/programs.py `cached_file`), then add a task below.
+Adding a fixture: give it a builder that caches itself (tests/programs.py `cached_file`, `cache_dir(builder)`), and a
+function `prebuild_fixtures()` in its module (under tests/, not a test_*.py) that builds what the tests use; this
+script finds it by that name and runs it in the pool.
 """
 from __future__ import annotations
 
@@ -42,7 +46,12 @@ ZOO_ENTRIES = ("resnet18", "vit", "llama", "t5", "nn_lstm", "efficientnet_b0", "
                "exportdb_scalar_output")
 # tests/test_zoo.py runs these through every command against torch's stored answers.
 ZOO_REFERENCES = ("resnet18", "resnet18.decomposed", "vit", "llama.decomposed", "t5", "nn_lstm", "nn_lstm.decomposed")
-GROUPS = ("programs", "zoo", "pipeline", "doctor")
+GROUPS = ("programs", "zoo", "pipeline", "doctor", "helpers")
+# Fixture modules of other changes, by the function that builds one case and the cases the tests use.
+HELPERS = {"tests.diff_programs": ("diff_program_path", "CASES"), "tests.run_programs": ("run_program_path", "CASES"),
+           "tests.issue30_programs": ("strict_cond_branches", None)}
+DEPLOYED = (("mobilenet_v3_small", "xnnpack"), ("nn_transformer", "portable"), ("nn_transformer", "xnnpack"))
+PREBUILD = "prebuild_fixtures"
 
 Task = tuple[str, ...]  # (group, name, ...): picklable, run by `build` in a pool process
 
@@ -62,11 +71,32 @@ def tasks(groups: tuple[str, ...]) -> Iterator[Task]:
 
         yield from (("pte", model, kind) for model in PTE_MODELS for kind in PTE_KINDS)
         yield from (("small_pte", kind) for kind in PTE_KINDS)
-        yield from (("aoti", flag) for flag in ("", "with_program", "package"))
+        yield from (("aoti", flag) for flag in ("", "with_program", "package", "traced"))
+    if "helpers" in groups:
+        yield from _helper_tasks()
     if "programs" in groups:
         from tests.programs import all_cases
 
         yield from (("program", name) for name in all_cases())
+
+
+def _helper_tasks() -> Iterator[Task]:
+    """The other fixture modules' builds; a module or function renamed since is left to the tests that use it."""
+    import importlib
+
+    for module, (function, cases) in HELPERS.items():
+        try:
+            imported = importlib.import_module(module)
+            getattr(imported, function)
+            names = list(getattr(imported, cases)) if cases else [""]
+        except (ImportError, AttributeError) as e:
+            print(f"fixtures: {module}.{function} not found ({e}); its tests build it", file=sys.stderr)
+            continue
+        yield from (("helper", module, function, name) for name in names)
+    yield from (("deployed", model, backend) for model, backend in DEPLOYED)
+    for path in sorted((REPO_ROOT / "tests").rglob("*.py")):
+        if not path.name.startswith(("test_", "conftest")) and f"def {PREBUILD}(" in path.read_text(encoding="utf-8"):
+            yield ("prebuild", ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts))
 
 
 def build(task: Task) -> tuple[Task, float, str]:
@@ -144,6 +174,10 @@ def _aoti(flag: str) -> str:
         from tests.aoti_package import package_path
 
         package_path()
+    elif flag == "traced":
+        from tests import aoti_package
+
+        aoti_package.traced_package()
     else:
         from tests.zoo.pipeline import aoti_path
 
@@ -151,8 +185,31 @@ def _aoti(flag: str) -> str:
     return ""
 
 
+def _helper(module: str, function: str, name: str) -> str:
+    import importlib
+
+    build = getattr(importlib.import_module(module), function)
+    build(name) if name else build()
+    return ""
+
+
+def _deployed(model: str, backend: str) -> str:
+    from tests.deploy_programs import lowered
+
+    lowered(model, backend)
+    return ""
+
+
+def _prebuild(module: str) -> str:
+    import importlib
+
+    getattr(importlib.import_module(module), PREBUILD)()
+    return ""
+
+
 BUILDERS: dict[str, Callable[..., str]] = {"program": _program, "zoo": _zoo, "doctor": _doctor, "pte": _pte,
-                                           "small_pte": _small_pte, "aoti": _aoti}
+                                           "small_pte": _small_pte, "aoti": _aoti, "helper": _helper,
+                                           "deployed": _deployed, "prebuild": _prebuild}
 
 
 def main(argv: list[str] | None = None) -> int:
