@@ -66,6 +66,9 @@ def user_frames_first(frames: list[Frame]) -> list[Frame]:
     return [f for f in inner if f.is_user] + [f for f in inner if not f.is_user]
 
 
+EXPORT_ROOT = "_export_root"
+
+
 @lru_cache(maxsize=65536)
 def parse_module_stack(text: str | None) -> tuple[ModuleScope, ...]:
     """Scopes from the root module inwards. Cached: every node of one module shares the same string."""
@@ -79,6 +82,12 @@ def parse_module_stack(text: str | None) -> tuple[ModuleScope, ...]:
         path, _, cls = rest.rpartition(",")
         if key.startswith("_empty_nn_module_stack"):  # torch's placeholder for "no module": not a real scope
             continue
+        if path == EXPORT_ROOT or path.startswith(EXPORT_ROOT + "."):
+            # strict export's name for the root module inside a HOP's body (a cond branch): the root, not a module
+            # of its own (a branch's one `sin` was drawn as "_export_root: Model", its op hidden)
+            path = path[len(EXPORT_ROOT) + 1:]
+            if not path and scopes and scopes[-1].path == "":
+                continue
         scopes.append(ModuleScope(key, path, cls))
     # torch may include the root ("L__self__", "", cls) first; keep it: it names the model class.
     return tuple(scopes)
