@@ -23,7 +23,8 @@ class ModuleRollup:
     added: int = 0
     removed: int = 0
     changed: int = 0
-    what: Counter[str] = field(default_factory=Counter)  # changed nodes by what changed ("dynamic" for a shape)
+    # changed nodes by what changed ("dynamic" for a shape static on one side; args not counted beside an op change)
+    what: Counter[str] = field(default_factory=Counter)
     depth: int = 0
 
     @property
@@ -60,6 +61,8 @@ def roll_up(changes: list[NodeChange], modules: set[str]) -> list[ModuleRollup]:
             elif c.kind == CHANGED:
                 row.changed += 1
                 for w in c.what:
+                    if w == "args" and "op" in c.what:
+                        continue  # another op takes other arguments: the op change says it
                     row.what["dynamic" if w == "shape" and c.dynamic else w] += 1
     if not rows:
         rows[""] = ModuleRollup("")

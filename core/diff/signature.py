@@ -1,8 +1,8 @@
 """The parts of two programs outside the graph: the signature, the symbols' ranges and the guards.
 
-Inputs pair by what they are (a parameter, buffer or constant by its target; a user input by its position), outputs
-by position. An entry added, removed, renamed, or of another kind or target is a signature change; a type that
-differs is a dtype, shape or dynamism change, as for nodes. Symbols pair through `SymbolMap` (core/diff/symbols.py):
+Inputs and outputs pair by what they are (a parameter, buffer or constant, or a mutation, by its target; a user input
+or output by its position). An entry added, removed, renamed, or of another kind or target is a signature change; a
+type that differs is a dtype, shape or dynamism change, as for nodes. Symbols pair through `SymbolMap` (core/diff/symbols.py):
 a symbol on one side only, or a range that moved, is a change of dynamism, as is a guard on one side only (compared
 in B's symbols).
 """
@@ -14,7 +14,7 @@ from typing import Any
 from pt2_viewer.core.diff.facts import Output, ProgramFacts
 from pt2_viewer.core.diff.nodes import ADDED, CHANGED, REMOVED
 from pt2_viewer.core.diff.symbols import SymbolMap, compare_shapes
-from pt2_viewer.core.model.program import InputKind, Program
+from pt2_viewer.core.model.program import InputKind, OutputKind, Program
 
 
 @dataclass
@@ -70,13 +70,19 @@ def _inputs(program: Program, facts: ProgramFacts) -> dict[str, Entry]:
     return out
 
 
-def _outputs(program: Program) -> list[Entry]:
-    out = []
+def _outputs(program: Program) -> dict[str, Entry]:
+    """Outputs by what they are: a mutation by the buffer or input it writes, a user output by its position."""
+    out: dict[str, Entry] = {}
+    user = 0
     for spec in program.signature.outputs:
         v = program.graph.values.get(spec.name)
         meta = v.meta if v is not None else None
         output = Output(v.kind if v else "unknown", meta.dtype if meta else None, meta.sizes if meta else None)
-        out.append(Entry(spec.name, spec.kind.value, spec.target, output))
+        if spec.kind is OutputKind.USER_OUTPUT or not spec.target:
+            key, user = f"{spec.kind.value}:{user}", user + 1
+        else:
+            key = f"{spec.kind.value}:{spec.target}"
+        out[key] = Entry(spec.name, spec.kind.value, spec.target, output)
     return out
 
 
@@ -85,8 +91,7 @@ def signature_changes(fa: ProgramFacts, fb: ProgramFacts, symbols: SymbolMap) ->
     pairs: list[tuple[str, Entry | None, Entry | None]] = [("inputs", a_in.get(k), b_in.get(k))
                                                            for k in dict.fromkeys([*a_in, *b_in])]
     a_out, b_out = _outputs(fa.program), _outputs(fb.program)
-    for i in range(max(len(a_out), len(b_out))):
-        pairs.append(("outputs", a_out[i] if i < len(a_out) else None, b_out[i] if i < len(b_out) else None))
+    pairs += [("outputs", a_out.get(k), b_out.get(k)) for k in dict.fromkeys([*a_out, *b_out])]
     changes = []
     for section, a, b in pairs:
         if a is None or b is None:

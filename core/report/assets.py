@@ -93,7 +93,7 @@ function drawItems(a, ox, oy, out) {
       out.push(`<g class="grp ${isOpen ? "open" : "closed"}${hitGroups.has(gi) ? " hit" : ""}" data-g="${gi}">` +
         `<rect x="${x}" y="${y}" width="${p.w}" height="${p.h}"></rect>` +
         `<text class="title" data-g="${gi}" x="${x + 8}" y="${y + 17}">${isOpen ? "▾" : "▸"} ${esc(g.title)}</text>` +
-        `<text class="count" x="${x + 8}" y="${y + (isOpen ? 17 : 34)}" dx="${isOpen ? 8 * g.title.length + 30 : 10}">${g.count} nodes</text></g>`);
+        `<text class="count" x="${x + 8}" y="${y + (isOpen ? 17 : 34)}" dx="${isOpen ? 8 * g.title.length + 30 : 10}">${g.count} nodes${groupChanges(g.path)}</text></g>`);
       if (isOpen) drawItems(p.inner, x + PAD, y + PAD + HEADER, out);
     } else {
       const ni = nodeIndex[p.it[1]], n = P.graph.nodes[ni];
@@ -107,6 +107,8 @@ function drawItems(a, ox, oy, out) {
     }
   }
 }
+// A diff's count of changes in a group, beside its node count (a collapsed group says what it hides).
+function groupChanges(path) { const c = P.overlay && P.overlay.group_changes && P.overlay.group_changes[path]; return c ? ` · ${c} changed` : ""; }
 // Text cut to what fits `w` pixels at `cw` pixels a character, ending in an ellipsis (the window elides too).
 function clip(text, w, cw) { const n = Math.max(1, Math.floor(w / cw)); return text.length > n ? text.slice(0, n - 1) + "…" : text; }
 // A weight folded into the op that uses it: a row of that op's box (its kind's letter, its name, its type).
@@ -132,7 +134,8 @@ function overlayFill(name) {
     const t = Math.max(0, Math.min(1, o.levels[name])) * (SCALE.length - 1), i = Math.min(Math.floor(t), SCALE.length - 2);
     return mix(SCALE[i], SCALE[i + 1], t - i);
   }
-  if (name in o.categories) return CATEGORIES[o.categories[name] % CATEGORIES.length];
+  const colours = o.colours || CATEGORIES;  // a diff brings its own (added, removed, changed)
+  if (name in o.categories) return colours[o.categories[name] % colours.length];
   return null;
 }
 let nodesOut = [], nodeIndex = {}, hitNodes = new Set(), hitGroups = new Set();

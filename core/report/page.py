@@ -26,6 +26,8 @@ class ReportPage:
     extra_html: str = ""
     extra_tab: str = "Report"
     empty_note: str = ""  # what the graph pane says when there is no program (a failed script: why)
+    extra_js: str = ""  # script and style the Report tab's HTML needs (the Compare tab's diff links)
+    extra_css: str = ""
 
 
 def _json_for_script(data: Any) -> str:
@@ -42,7 +44,7 @@ def render_page(page: ReportPage) -> str:
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
 <title>{html.escape(page.title)} - PT2 Viewer report</title>
-<style>{CSS}</style></head>
+<style>{CSS}{page.extra_css}</style></head>
 <body>
 <header><h1>{html.escape(page.title)}</h1><span class="muted">{html.escape(page.subtitle)}</span>
 <select id="program"></select>
@@ -64,6 +66,6 @@ collapse it; drag to pan, wheel to zoom.</p></div><div id="tab-signature" class=
 <script>{ERROR_TRAP}</script>
 <script>const COLOURS = {json.dumps(KIND_COLOURS)}, SCALE = {json.dumps(palette.OVERLAY_SCALE_LIGHT)},
 CATEGORIES = {json.dumps(palette.OVERLAY_CATEGORIES)};
-{JS}</script>
+{JS}{page.extra_js}</script>
 </body></html>
 """

@@ -7,11 +7,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.diff.program_diff import diff_programs
 from pt2_viewer.core.graph.op_stats import op_counts
 from pt2_viewer.core.graph.summary import signature_rows
 from pt2_viewer.core.layout.service import LayoutService
 from pt2_viewer.core.model.expr import range_text
 from pt2_viewer.core.model.program import Archive, Program
+from pt2_viewer.core.report.diff_report import DIFF_CSS, DIFF_JS, diff_html, diff_overlay
 from pt2_viewer.core.report.graph_data import graph_data
 from pt2_viewer.core.report.overlay import overlay_data, read_overlay
 from pt2_viewer.core.report.page import ReportPage
@@ -33,7 +35,8 @@ def program_section(program: Program, service: LayoutService | None = None, name
 def archives_page(archives: list[Archive], service: LayoutService | None = None,
                   overlay: str | Path | None = None) -> ReportPage:
     """One archive's programs; several archives (a program and its decomposition) side by side: every program in
-    the page's program list, and a Compare tab with each op's count on each side. `overlay` (a numerics result or
+    the page's program list, and a Compare tab with their diff (core/diff/: painted on both graphs, listed and rolled
+    up by module) and each op's count on each side. `overlay` (a numerics result or
     a {node: value} JSON) colours the first program's nodes."""
     several = len(archives) > 1
     owned = service is None
@@ -53,8 +56,30 @@ def archives_page(archives: list[Archive], service: LayoutService | None = None,
     title = " vs ".join(Path(a.path).name for a in archives)
     page = ReportPage(title=title, subtitle=subtitle, programs=programs)
     if several:
-        page.extra_html, page.extra_tab = op_compare_html(archives), "Compare"
+        page.extra_html, page.extra_tab = diff_tab(archives, programs) + op_compare_html(archives), "Compare"
+        page.extra_js, page.extra_css = DIFF_JS, DIFF_CSS
     return page
+
+
+def diff_tab(archives: list[Archive], sections: list[dict[str, Any]]) -> str:
+    """Each adjacent pair of archives diffed (their first programs, core/diff/): painted on both graphs (each program
+    by its diff with the one before it; the first by its diff with the next), listed and rolled up by module."""
+    firsts, at = [], 0
+    for a in archives:
+        firsts.append(at)
+        at += len(a.programs)
+    parts = []
+    for k in range(len(archives) - 1):
+        if not archives[k].programs or not archives[k + 1].programs:
+            continue
+        diff = diff_programs(archives[k].programs[0], archives[k + 1].programs[0])
+        ia, ib = firsts[k], firsts[k + 1]
+        if k == 0 and "overlay" not in sections[ia]:
+            sections[ia]["overlay"] = diff_overlay(diff, "a")
+        if "overlay" not in sections[ib]:
+            sections[ib]["overlay"] = diff_overlay(diff, "b")
+        parts.append(diff_html(diff, Path(archives[k].path).name, Path(archives[k + 1].path).name, ia, ib))
+    return "".join(parts)
 
 
 def op_compare_html(archives: list[Archive]) -> str:

@@ -74,7 +74,8 @@ def test_a_program_and_its_decomposition_side_by_side(pt2_path, tmp_path):
     run = run_selftest(out, "batch_norm", tmp_path / "profile")
     assert run.result["errors"] == [] and run.console == []
     compare = run.result["extra"]
-    assert compare.startswith("Ops on each side (differences first)opbatchnorm_train.pt2batchnorm_train_decomposed.pt2")
+    assert compare.startswith("batchnorm_train.pt2 → batchnorm_train_decomposed.pt2")  # the diff (test_diff_report)
+    assert "Ops on each side (differences first)opbatchnorm_train.pt2batchnorm_train_decomposed.pt2" in compare
     text = out.read_text(encoding="utf-8")
     assert '"name":"batchnorm_train.pt2: model"' in text and '"name":"batchnorm_train_decomposed.pt2: model"' in text
 
