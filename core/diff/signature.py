@@ -2,9 +2,9 @@
 
 Inputs and outputs pair by what they are (a parameter, buffer or constant, or a mutation, by its target; a user input
 or output by its position). An entry added, removed, renamed, or of another kind or target is a signature change; a
-type that differs is a dtype, shape or dynamism change, as for nodes. Symbols pair through `SymbolMap` (core/diff/symbols.py):
-a symbol on one side only, or a range that moved, is a change of dynamism, as is a guard on one side only (compared
-in B's symbols).
+type that differs is a dtype, shape or dynamism change, as for nodes. Symbols pair through `SymbolMap`
+(core/diff/symbols.py): a symbol on one side only, or a range that moved, is a change of dynamism, as is a guard on
+one side only (compared in B's symbols).
 """
 from __future__ import annotations
 
