@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.export.dim_names import dim_names
+from pt2_viewer.core.export.dim_names import dim_names, name_symbols
 from pt2_viewer.core.export.failures import failure_from_json
 from pt2_viewer.core.export.guards import guard_log_from_json
-from pt2_viewer.core.export.plain_words import detail, headline, symbol_names
+from pt2_viewer.core.export.plain_words import detail, headline, symbol_names, user_words
 from pt2_viewer.core.layout.service import LayoutService
 from pt2_viewer.core.report.page import ReportPage
 from pt2_viewer.core.report.program_report import program_section
@@ -50,7 +50,7 @@ def calls_html(report: dict[str, Any]) -> str:
                 fixes = "; ".join(failure["suggested_fixes_text"])
                 parts.append(f"<div>torch suggests: <code>{_e(fixes)}</code></div>")
             parts.append(f"<div class='note'>{_e(failure.get('hint'))}</div>")
-        rows = "".join(f"<tr><td><code>{_e(g.get('readable') or g.get('expr'))}</code></td>"
+        rows = "".join(f"<tr><td><code>{_e(user_words(g.get('readable') or g.get('expr') or ''))}</code></td>"
                        f"<td>{_where(g.get('user_line'))}</td></tr>" for g in guards.get("guards", []))
         if rows:
             parts.append(f"<details><summary>{_e(plural(len(guards['guards']), 'guard'))}</summary>"
@@ -115,7 +115,10 @@ def script_page(out_dir: str | Path, service: LayoutService | None = None) -> Re
             except ArchiveError:
                 continue  # the call's explanation is in the calls tab; a damaged archive just has no graph
             for p in archive.programs:
-                programs.append(program_section(p, service, name=f"#{call.get('index')} {call.get('model')}{label}"))
+                name_symbols(p, dim_names(call.get("dynamic_shapes_spec")))  # f32[batch, 3], as the script named it
+                section = program_section(p, service, name=f"#{call.get('index')} {call.get('model')}{label}")
+                section["guards"] = [user_words(g) for g in section.get("guards", [])]  # a.shape[0], not L['a']
+                programs.append(section)
     calls = report.get("calls", [])
     ok = sum(1 for c in calls if c.get("ok"))
     subtitle = f"{plural(len(calls), 'export call')}, {ok} exported" + ("" if report.get("ok") else ", script stopped")
