@@ -42,3 +42,33 @@ def strict_cond_branches() -> Path:
         save_programs({"bad1_fixed": torch.export.export(Bad1Fixed(), (x,), strict=True),
                        "branch_with_module": torch.export.export(BranchWithModule(), (x,), strict=True)}, path)
     return path
+
+
+class Transformer(torch.nn.Module):
+    """Weights named as GPT-2's are (`transformer.h.0.attn.c_attn.weight`): long names that differ in the middle."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        blocks = []
+        for _ in range(3):
+            block = torch.nn.Module()
+            block.attn = torch.nn.Module()
+            block.attn.c_attn = torch.nn.Linear(8, 8)
+            block.mlp = torch.nn.Module()
+            block.mlp.c_fc = torch.nn.Linear(8, 8)
+            blocks.append(block)
+        self.transformer = torch.nn.Module()
+        self.transformer.h = torch.nn.ModuleList(blocks)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.transformer.h:
+            x = block.mlp.c_fc(block.attn.c_attn(x)).relu()
+        return x
+
+
+def transformer_names() -> Path:
+    path = cache_dir(transformer_names) / "transformer_names.pt2"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_programs({"model": torch.export.export(Transformer(), (torch.randn(2, 8),))}, path)
+    return path

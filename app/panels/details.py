@@ -9,9 +9,18 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QFont, QResizeEvent
-from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QBrush, QFont, QFontMetrics, QPainter, QResizeEvent
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.panels import fixed_font, link_color, make_table, muted_color
@@ -35,6 +44,7 @@ from pt2_viewer.core.model.program import Archive, Graph, Program
 
 LINK_ROLE = Qt.ItemDataRole.UserRole
 VALUE_SHARE = 0.7  # of the room beside the labels, at least, for values when the notes do not fit too
+NOTE_CHARS = 9  # a note (a type, a class, a function) keeps at least this much when values need the room
 
 
 class DetailsPanel(Panel):
@@ -58,6 +68,7 @@ class DetailsPanel(Panel):
         self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        self.tree.setItemDelegate(SpanDelegate(self.tree))
         self.tree.itemClicked.connect(self._clicked)
         self.tree.itemActivated.connect(self._clicked)
         layout = QVBoxLayout(self)
@@ -115,24 +126,24 @@ class DetailsPanel(Panel):
         self._fit_columns()
 
     def _fit_columns(self) -> None:
-        """Values take what they need when the notes (types, classes, functions) still fit beside them; otherwise
-        values get most of the panel and wrap, and the notes column shrinks (each note is whole in its tooltip), so
-        no column is cut at the panel's edge."""
+        """Labels take at most a third. A row without a note (most rows) draws its value across the notes column
+        too (`SpanDelegate`), so the notes column is sized for the rows that have one: their values take what they
+        need when their notes still fit beside them; otherwise values get most of the room and wrap, and notes
+        shrink to `NOTE_CHARS` (each is whole in its tooltip). So no value is cut to "3.6 …" beside an empty note."""
         view = self.tree.viewport().width()
-        # labels (long library file names in stack traces) take at most a third
         self.tree.setColumnWidth(0, min(self.tree.sizeHintForColumn(0) + 8, max(view // 3, 90)))
         rest = max(view - self.tree.columnWidth(0), 160)
-        value = self.tree.sizeHintForColumn(1) + 12
-        note = self.tree.sizeHintForColumn(2) + 12 if self._has_notes() else 0
-        if value + note <= rest:
-            width = value
+        noted = [r for s in self.details.sections for r in s.rows if r.note] if self.details is not None else []
+        if not noted:
+            self.tree.setColumnWidth(1, rest)
         else:
-            width = max(int(rest * VALUE_SHARE), rest - min(note, int(rest * (1 - VALUE_SHARE))), 120)
-        self.tree.setColumnWidth(1, min(value, width))
+            metrics = QFontMetrics(fixed_font())
+            value = max(metrics.horizontalAdvance(r.text) for r in noted) + 16
+            note = max(self.tree.fontMetrics().horizontalAdvance(r.note) for r in noted) + 16
+            floor = min(note, self.tree.fontMetrics().horizontalAdvance("x" * NOTE_CHARS))
+            width = value if value + floor <= rest else max(int(rest * VALUE_SHARE), rest - floor, 120)
+            self.tree.setColumnWidth(1, min(width, rest))
         self.tree.doItemsLayout()  # wrapped rows get their new heights
-
-    def _has_notes(self) -> bool:
-        return self.details is not None and any(r.note for s in self.details.sections for r in s.rows)
 
     def row_items(self, section: str) -> list[QTreeWidgetItem]:
         """The rows shown under a section title (for tests and keyboard users)."""
@@ -176,6 +187,41 @@ class DetailsPanel(Panel):
             self.subgraph_requested.emit(link.hop, link.subgraph)
         elif isinstance(link, SourceLink):
             self.source_requested.emit(link.file, link.line)
+
+
+class SpanDelegate(QStyledItemDelegate):
+    """Draws a value whose row has no note across the notes column as well (a tree spans only whole rows, Qt's
+    `setFirstColumnSpanned`); the empty note cell draws nothing over it."""
+
+    def __init__(self, tree: QTreeWidget) -> None:
+        super().__init__(tree)
+        self.tree = tree
+
+    def _spans(self, index: QModelIndex | QPersistentModelIndex) -> bool:
+        note = index.model().index(index.row(), 2, index.parent())
+        return index.column() in (1, 2) and not note.data() and index.parent().isValid()
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        if self._spans(index):
+            if index.column() == 2:
+                return  # drawn by the value's cell
+            option = QStyleOptionViewItem(option)
+            option.rect = option.rect.adjusted(0, 0, self.tree.columnWidth(2), 0)
+        super().paint(painter, option, index)
+
+    def sizeHint(self, option: QStyleOptionViewItem,  # noqa: N802 (Qt's name)
+                 index: QModelIndex | QPersistentModelIndex) -> QSize:
+        """A value's height at the width it is drawn (with the note cell's when it spans): the tree asks with no
+        width, and a long code line was then cut to "x = …" instead of wrapping."""
+        if index.column() == 2 and self._spans(index):
+            return QSize(0, 0)
+        if index.column() == 1:
+            option = QStyleOptionViewItem(option)
+            width = self.tree.columnWidth(1) + (self.tree.columnWidth(2) if self._spans(index) else 0)
+            rect = option.rect
+            option.rect = QRect(rect.x(), rect.y(), width, rect.height())
+        return super().sizeHint(option, index)
 
 
 def _link_hint(link: Link) -> str:

@@ -74,7 +74,7 @@ def parse_module_stack(text: str | None) -> tuple[ModuleScope, ...]:
     """Scopes from the root module inwards. Cached: every node of one module shares the same string."""
     if not text:
         return ()
-    scopes = []
+    scopes: list[ModuleScope] = []
     for item in text.split(";"):
         if not item:
             continue

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QStyle
 
@@ -20,6 +19,7 @@ from pt2_viewer.core.compare.session import LEFT, RIGHT
 from pt2_viewer.core.numerics.job import run_job
 from pt2_viewer.core.numerics.session import OVERLAY_NAME
 from tests.core.numerics.programs import numerics_programs  # noqa: F401  (a fixture)
+from tests.issue30_programs import transformer_names
 from tests.programs import REPO_ROOT
 
 TIMEOUT = 60_000
@@ -145,33 +145,9 @@ def test_the_tab_fits_its_column_at_1280x800(qtbot, window: MainWindow,  # type:
     assert run.widget().width() <= run.viewport().width()
 
 
-class Transformer(torch.nn.Module):
-    """Weights named as GPT-2's are (`transformer.h.0.attn.c_attn.weight`): long names that differ in the middle."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        blocks = []
-        for _ in range(3):
-            block = torch.nn.Module()
-            block.attn = torch.nn.Module()
-            block.attn.c_attn = torch.nn.Linear(8, 8)
-            block.mlp = torch.nn.Module()
-            block.mlp.c_fc = torch.nn.Linear(8, 8)
-            blocks.append(block)
-        self.transformer = torch.nn.Module()
-        self.transformer.h = torch.nn.ModuleList(blocks)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for block in self.transformer.h:
-            x = block.mlp.c_fc(block.attn.c_attn(x)).relu()
-        return x
-
-
 @pytest.fixture(scope="module")
-def transformer(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("numerics-names") / "transformer.pt2"
-    torch.export.save(torch.export.export(Transformer(), (torch.randn(2, 8),)), path)
-    return path
+def transformer() -> Path:
+    return transformer_names()
 
 
 def test_names_stay_apart_ops_lead_and_a_click_keeps_the_table(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
