@@ -21,14 +21,15 @@ OVERLAY_SCALE_DARK = ("#3b2a1e", "#7a3c12", "#c2560f", "#f08a3e", "#ffd2a8")
 OVERLAY_CATEGORIES = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
                       "#9c755f", "#bab0ac", "#86bcb6", "#d37295")
 
-# A diff (core/diff/) paints nodes added, removed and changed; light and dark fills, distinct from the kinds' pastels.
-DIFF_COLOURS_LIGHT = {"added": "#7fd17f", "removed": "#f08080", "changed": "#f5c542"}
-DIFF_COLOURS_DARK = {"added": "#2f7d32", "removed": "#a33a3a", "changed": "#9c7a12"}
+# A diff (core/diff/) paints nodes added, removed and changed as overlay categories: green, red and yellow, so the
+# window (which lightens or darkens categories for its palette) and the report agree.
+DIFF_CATEGORIES = {"added": 2, "removed": 3, "changed": 5}
+DIFF_COLOURS_LIGHT = {kind: OVERLAY_CATEGORIES[i] for kind, i in DIFF_CATEGORIES.items()}
 
 
 def kind_colour(kind: str) -> str:
     return KIND_COLOURS.get(kind, KIND_COLOURS["other"])
 
 
-__all__ = ["DIFF_COLOURS_DARK", "DIFF_COLOURS_LIGHT", "KIND_COLOURS", "OVERLAY_CATEGORIES", "OVERLAY_SCALE_DARK",
+__all__ = ["DIFF_CATEGORIES", "DIFF_COLOURS_LIGHT", "KIND_COLOURS", "OVERLAY_CATEGORIES", "OVERLAY_SCALE_DARK",
            "OVERLAY_SCALE_LIGHT", "kind_colour"]

@@ -13,39 +13,28 @@ import html
 from typing import Any
 
 from pt2_viewer.core.diff.facts import ProgramFacts
-from pt2_viewer.core.diff.nodes import ADDED, CHANGED, REMOVED, NodeChange
+from pt2_viewer.core.diff.nodes import NodeChange
 from pt2_viewer.core.diff.output import change_text, summary_line
+from pt2_viewer.core.diff.overlay import changed_nodes, group_changes
+from pt2_viewer.core.diff.overlay import diff_overlay as core_overlay
 from pt2_viewer.core.diff.program_diff import ProgramDiff
 from pt2_viewer.core.graph import palette
 from pt2_viewer.core.model.expr import range_text
+from pt2_viewer.core.report.overlay import overlay_data
 from pt2_viewer.core.util.words import plural
 
-LEGEND = (ADDED, REMOVED, CHANGED)
 MAX_LISTED = 2000  # changes listed in the tab; the roll-up counts them all
 
 
 def diff_overlay(diff: ProgramDiff, side: str) -> dict[str, Any]:
-    """The page's overlay data for one side ("a" or "b"): each changed node's category and words, and each module
-    group's count of changes (shown on its box when collapsed)."""
+    """The page's overlay data for one side ("a" or "b"), from the window's (core/diff/overlay.py): each changed
+    node's category and words, the category colours, and each module group's count of changes (shown on its box)."""
+    data = overlay_data(core_overlay(diff, side))
     program = diff.a if side == "a" else diff.b
-    categories: dict[str, int] = {}
-    texts: dict[str, str] = {}
-    for c in diff.nodes:
-        name = c.a if side == "a" else c.b
-        if name is None:
-            continue
-        categories[name] = LEGEND.index(c.kind)
-        texts[name] = change_text(c)
-    index = ProgramFacts(program).index
-    changes: dict[str, int] = {}
-    for g in index.modules.walk():
-        count = sum(1 for n in g.nodes if n in categories)
-        if count:
-            for path in [g.path, *(p.path for p in g.ancestors())]:
-                changes[path] = changes.get(path, 0) + count
-    return {"name": "diff", "levels": {}, "categories": categories, "legend": list(LEGEND), "texts": texts,
-            "notes": [summary_line(diff)], "colours": [palette.DIFF_COLOURS_LIGHT[k] for k in LEGEND],
-            "group_changes": changes}
+    data["notes"] = [summary_line(diff)]
+    data["colours"] = list(palette.OVERLAY_CATEGORIES)
+    data["group_changes"] = group_changes(ProgramFacts(program).index, changed_nodes(diff, side))
+    return data
 
 
 def _link(c: NodeChange, a_index: int, b_index: int) -> str:

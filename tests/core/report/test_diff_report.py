@@ -33,8 +33,9 @@ def block_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, st
 def test_both_graphs_are_painted_with_the_changes(block_page: tuple[Path, dict, str]) -> None:
     _, data, _ = block_page
     a, b = (p["overlay"] for p in data["programs"])
-    assert a["colours"] == b["colours"] == [palette.DIFF_COLOURS_LIGHT[k] for k in ("added", "removed", "changed")]
-    changed = a["legend"].index("changed")
+    changed = palette.DIFF_CATEGORIES["changed"]
+    assert a["colours"][changed] == b["colours"][changed] == palette.DIFF_COLOURS_LIGHT["changed"]
+    assert a["legend"] == b["legend"] == ["changed (2)"]
     assert a["categories"] == {"relu__7": changed, "relu__8": changed}
     assert b["categories"] == {"gelu": changed, "gelu_1": changed}
     # a collapsed group says how many changes it holds, and so do the groups above it
@@ -56,7 +57,8 @@ def test_gpt2_against_its_decomposition_rolls_up_per_module(tmp_path: Path) -> N
     tab = data["extra_html"]
     assert re.search(r"<code>transformer\.h\.0\.attn</code></td><td>[1-9]\d*</td>", tab)
     b = data["programs"][1]["overlay"]
-    assert b["categories"] and set(b["categories"].values()) >= {0, 2}  # added and changed nodes on the right
+    kinds = {palette.DIFF_CATEGORIES[k] for k in ("added", "changed")}
+    assert b["categories"] and set(b["categories"].values()) == kinds  # added and changed nodes on the right
 
 
 def test_a_link_to_a_change_reveals_the_node_in_the_browser(block_page: tuple[Path, dict, str],
