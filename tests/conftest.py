@@ -34,7 +34,7 @@ LAYOUT_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "test-layouts
 os.environ["PT2V_CACHE_DIR"] = str(LAYOUT_CACHE)  # layouts survive between runs (core/layout/cache.py)
 
 from pt2_viewer.core.jobs.warm import WarmPool  # noqa: E402
-from tests.programs import ExportFailed, pt2_path  # noqa: E402,F401  (the shared fixture of real exported programs)
+from tests.programs import ExportFailed, code_names, pt2_path  # noqa: E402,F401  (pt2_path: the shared fixture)
 
 
 @pytest.fixture
@@ -101,14 +101,6 @@ TIER_ENTRY_POINTS = {  # a test, or a fixture it uses, whose code (or a helper o
 }
 
 
-def _code_names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _code_names(const)
-    return names
-
-
 def _is_entry_point(found: object, names: set[str], entry_points: list[tuple[str, tuple[str, ...]]]) -> bool:
     """`found` (what a name of the code refers to) is one of `entry_points`: the function or class itself (by module
     and name, so a test module imported under two names still matches), or a module whose entry point the code
@@ -131,7 +123,7 @@ def _names_one_of(function: object, entry_points: list[tuple[str, tuple[str, ...
     if code is None or id(function) in seen:
         return False
     seen.add(id(function))
-    names = _code_names(code)
+    names = code_names(code)
     if any(module in names and names & set(functions) for module, functions in entry_points):
         return True  # imported inside the function
     for name in names:

@@ -423,12 +423,12 @@ class ExportFailed(Exception):
         self.reason = reason
 
 
-def _code_names(code: types.CodeType) -> set[str]:
+def code_names(code: types.CodeType) -> set[str]:
     """Global names a code object and the functions, lambdas and comprehensions inside it use."""
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _code_names(const)
+            names |= code_names(const)
     return names
 
 
@@ -450,7 +450,7 @@ def _reached_sources(obj: object, namespace: dict[str, object], seen: set[int]) 
         codes += [v.__code__ for v in vars(obj).values() if isinstance(v, types.FunctionType)]
     module_name = namespace.get("__name__")
     for code in codes:
-        for name in sorted(_code_names(code)):
+        for name in sorted(code_names(code)):
             found = namespace.get(name)
             if isinstance(found, (types.FunctionType, type)) and getattr(found, "__module__", None) == module_name:
                 out += _reached_sources(found, namespace, seen)
