@@ -151,6 +151,7 @@ class MainWindow(QMainWindow):
         program = self.menuBar().addMenu("&Program")
         self.program_actions = [
             self._add(program, "&Decompose…", "Ctrl+Shift+D", self.decompose_dialog),
+            self._add(program, "&Lower to ExecuTorch…", None, self.lower_dialog),
             self._add(program, "&Compare With…", None, self.comparisons.compare_dialog),
             self._add(program, "&Run…", "Ctrl+R", lambda: self._doc_call(lambda d: d.show_run_panel()))]
         self.save_decomposed_action = self._add(program, "&Save Decomposed As…", None, self.save_decomposed_dialog)
@@ -410,6 +411,10 @@ class MainWindow(QMainWindow):
 
     def compare_dialog(self) -> None:
         self.comparisons.compare_dialog()
+
+    def lower_dialog(self) -> object:
+        """Program > Lower to ExecuTorch… (app/pipeline/lower_dialog.py): the .pte opens beside its source."""
+        return self.comparisons.lower_dialog()
 
     def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> None:
         self.comparisons.compare_with(doc, archive, program)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtWidgets import QTabWidget, QWidget
 
@@ -53,6 +53,37 @@ class Comparisons:
         dialog.decomposed.connect(lambda decomposition, archive: self.open_decomposition(doc, decomposition, archive))
         dialog.show()
         return dialog
+
+    def lower_dialog(self) -> QWidget | None:
+        """Program > Lower to ExecuTorch…: the source painted delegated / not delegated, its .pte opened beside it."""
+        doc = self.window.current_document()
+        if doc is None:
+            return None
+        from pt2_viewer.app.pipeline.lower_dialog import LowerDialog
+
+        dialog = LowerDialog(doc, interactive=self.window.interactive, parent=self.parent)
+        dialog.lowered.connect(lambda result, archive: self.open_lowered(doc, result, archive, dialog.attach))
+        dialog.show()
+        return dialog
+
+    def open_lowered(self, doc: DocumentWidget, result: dict[str, Any], pte: Archive,
+                     attach: Callable[[DocumentWidget, DocumentWidget], None] | None = None) -> None:
+        """A .pte beside its source, linked through the ETRecord's debug handles, the source painted by delegation."""
+        from pt2_viewer.app.compare.view import ComparePlan
+        from pt2_viewer.core.compare.session import LEFT, RIGHT, LinkedDocumentModel
+        from pt2_viewer.core.deploy.delegation import delegation_overlay, lowered_session
+
+        source = doc.model.archive
+        session = lowered_session(doc.model.program, pte.program(), dict(result.get("source_to_pte") or {}),
+                                  f"{Path(source.path).name} [{doc.model.program.name}]", Path(pte.path).name)
+        models = (LinkedDocumentModel(source, session.left), LinkedDocumentModel(pte, session.right))
+
+        def then(view: CompareView) -> None:
+            view.docs[LEFT].tools.add_overlay(delegation_overlay(result))
+            if attach is not None:
+                attach(view.docs[LEFT], view.docs[RIGHT])
+
+        self._open(Path(pte.path).name, lambda: ComparePlan(session, source, pte, models), then)
 
     def compare_dialog(self) -> None:
         doc = self.window.current_document()

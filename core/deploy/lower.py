@@ -84,6 +84,16 @@ def lower(ep: Any, backend: str, log: list[str]) -> Lowered:
     return Lowered(program, program.get_etrecord(), verdicts(source, recorder), recorder)
 
 
+def _source_to_pte(etrecord: Path, pte: Path) -> dict[str, list[str]]:
+    """The window's link between the source and the `.pte` (core/deploy/pte_map.source_to_pte), from the ETRecord
+    as written."""
+    from executorch.devtools.etrecord import parse_etrecord
+
+    from pt2_viewer.core.deploy.pte_map import pte_program, source_to_pte
+
+    return source_to_pte(parse_etrecord(str(etrecord)), pte_program(pte, None))
+
+
 def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
     from pt2_viewer.core.util.files import write_atomically
 
@@ -112,6 +122,7 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     write_atomically(etrecord, lambda tmp: lowered.etrecord.save(tmp))
     write_atomically(pte, bytes(lowered.program.buffer))
     seconds["save"] = time.perf_counter() - t
+    report["source_to_pte"] = _source_to_pte(etrecord, pte)
     delegated = [v.node for v in lowered.verdicts if v.delegated]
     progress(emit, "done", 1.0, f"{len(delegated)} of {len(lowered.verdicts)} ops delegated")
     checks = [c.to_json() for c in lowered.recorder.checks] if lowered.recorder else []

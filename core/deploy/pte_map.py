@@ -72,3 +72,25 @@ def handles_to_nodes(handles: dict[str, tuple[int, ...]]) -> dict[int, list[str]
         for h in hs:
             out.setdefault(h, []).append(name)
     return out
+
+
+def source_to_pte(etrecord: Any, program: Any, method: str = "forward") -> dict[str, list[str]]:
+    """Source node -> the `.pte` graph's nodes computing it, through the ETRecord's debug handles: each
+    instruction's handles (its `_debug_handle_map`) and the handles ExecuTorch propagates back onto the source."""
+    from executorch.devtools.inspector._inspector_utils import propagate_back_debug_handle
+
+    ep = etrecord.exported_program
+    if ep is None or not etrecord._debug_handle_map or not propagate_back_debug_handle(
+            ep, etrecord.export_graph_id, etrecord.edge_dialect_program, True):
+        return {}
+    by_handle = handles_to_nodes({n.name: (h,) if isinstance(h, int) else tuple(h) for n in ep.graph.nodes
+                                  if n.op == "call_function" and (h := n.meta.get("debug_handle")) not in (None, 0)})
+    names = instruction_names(program)
+    out: dict[str, list[str]] = {}
+    for instruction, handles in (etrecord._debug_handle_map.get(method) or {}).items():
+        node = names.get(int(instruction))
+        for h in [handles] if isinstance(handles, int) else handles or []:
+            for source in by_handle.get(int(h), []):
+                if node is not None and node not in out.setdefault(source, []):
+                    out[source].append(node)
+    return out

@@ -48,6 +48,7 @@ class LowerResult(Schema):
     not_delegated: list[NotDelegated] | None = optional()
     program: str | None = local_path(omit_none=True)
     program_name: str | None = optional()
+    source_to_pte: dict[str, list[str]] | None = optional()  # source node -> the .pte nodes computing it (ETRecord)
     checks: list[dict[str, Any]] | None = optional()  # every support check: node, target, config, phase, verdict
     imported: list[str] | None = optional()
     imports: list[dict[str, Any]] | None = optional()

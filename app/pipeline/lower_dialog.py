@@ -1,0 +1,255 @@
+"""Program > Lower to ExecuTorch…: pick a backend (XNNPACK or portable kernels), run the worker's `lower` job with
+progress and Cancel, then paint the source delegated / not delegated (the reason in Details and the tooltip), list
+"not delegated: op, reason, count" (a click reveals the nodes), and hand the `.pte` on to open beside its source,
+linked through the ETRecord's debug handles (core/deploy/delegation.py).
+
+The `.pte` and its ETRecord are written into the job's temporary folder, which the comparison tab keeps; Save As on
+that tab saves them where the user wants.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.graph.loader import ArchiveLoader
+from pt2_viewer.app.jobs.driver import WorkerDriver
+from pt2_viewer.app.jobs.job_widgets import FailureBox
+from pt2_viewer.app.panels import make_table
+from pt2_viewer.core.deploy.delegation import delegation_overlay, reason_rows, summary
+from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.schemas.base import SchemaError
+from pt2_viewer.core.jobs.schemas.lower import LowerResult
+from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.platform import temp_dirs
+
+BACKENDS = (("xnnpack", "XNNPACK where its partitioner takes an op, portable kernels elsewhere"),
+            ("portable", "Portable kernels only"))
+NODES_ROLE = Qt.ItemDataRole.UserRole
+
+
+class LowerDialog(QDialog):
+    """Emits `lowered(result, archive)` when the job succeeded and its `.pte` was read (the job's folder is the
+    comparison's from then on), `failed(message)` when it did not."""
+
+    lowered = Signal(object, object)
+    failed = Signal(str)
+
+    def __init__(self, doc: DocumentWidget, interactive: bool = True, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        self.program_path = doc.model.archive.path
+        self.program_name = doc.model.program.name
+        self.setWindowTitle(f"Lower {Path(self.program_path).name} to ExecuTorch")
+        self.interactive = interactive
+        self.driver = WorkerDriver(self, warm=self.program_path)
+        self.driver.event.connect(self._event)
+        self.driver.output.connect(lambda _stream, line: self.log.append(line))
+        self.driver.finished.connect(self._finished)
+        self.out_dir: Path | None = None
+        self.job = "lower"
+        self.lowered_result: dict[str, Any] | None = None
+        self.log: list[str] = []
+
+        self.backend_buttons = QButtonGroup(self)
+        backends = QVBoxLayout()
+        for i, (key, text) in enumerate(BACKENDS):
+            b = QRadioButton(text)
+            b.setProperty("backend", key)
+            self.backend_buttons.addButton(b, i)
+            backends.addWidget(b)
+        self.backend_buttons.button(0).setChecked(True)
+        self.stage = QLabel("")
+        self.stage.setWordWrap(True)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setVisible(False)
+        self.failure = FailureBox(160)
+        self.table = make_table(["not delegated: op", "reason", "count"], stretch_column=1)
+        self.table.setVisible(False)
+        self.table.itemClicked.connect(self._clicked)
+        self.numbers_button = QPushButton("Compare Numbers")
+        self.numbers_button.setToolTip("Run the .pte with ETDump and compare each op with the source (numerics)")
+        self.times_button = QPushButton("Time Each Op")
+        self.times_button.setToolTip("Run the .pte with ETDump and time each instruction and delegate call")
+        for button in (self.numbers_button, self.times_button):
+            button.setEnabled(False)
+        self.sides: tuple[DocumentWidget, DocumentWidget] | None = None  # the comparison's source and .pte
+        self.start_button = QPushButton("Lower")
+        self.start_button.setDefault(True)
+        self.close_button = QPushButton("Close")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.numbers_button)
+        buttons.addWidget(self.times_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.close_button)
+        v = QVBoxLayout(self)
+        v.addWidget(QLabel(f"<b>{Path(self.program_path).name}</b> [{self.program_name}]"))
+        v.addLayout(backends)
+        v.addWidget(self.stage)
+        v.addWidget(self.progress)
+        v.addWidget(self.failure)
+        v.addWidget(self.table, 1)
+        v.addLayout(buttons)
+        self.resize(720, 420)
+        self.start_button.clicked.connect(self.start)
+        self.numbers_button.clicked.connect(self.compare_numbers)
+        self.times_button.clicked.connect(self.time_ops)
+        self.close_button.clicked.connect(self.cancel_or_close)
+
+    def backend(self) -> str:
+        button = self.backend_buttons.checkedButton()
+        return str(button.property("backend")) if button is not None else "xnnpack"
+
+    def set_backend(self, key: str) -> None:
+        for b in self.backend_buttons.buttons():
+            b.setChecked(b.property("backend") == key)
+
+    def start(self) -> None:
+        if self.driver.running:
+            return
+        self.out_dir = temp_dirs.new_dir("lower")
+        backend = self.backend()
+        request = {"program": self.program_path, "program_name": self.program_name, "to": backend,
+                   "output": str(self.out_dir / f"{Path(self.program_path).stem}.{backend}.pte")}
+        self.failure.clear()
+        self.table.setVisible(False)
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
+        self.stage.setText("Starting the worker…")
+        self.start_button.setEnabled(False)
+        self.close_button.setText("Cancel")
+        self.log = []
+        self.driver.start("lower", request, self.out_dir)
+
+    def cancel_or_close(self) -> None:
+        if self.driver.running:
+            self.driver.cancel()
+        else:
+            self.reject()
+
+    def _event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "progress":
+            self.progress.setValue(int(float(event.get("fraction", 0.0)) * 100))
+            self.stage.setText(str(event.get("message", "")))
+
+    def attach(self, source: DocumentWidget, pte: DocumentWidget) -> None:
+        """The comparison's two graphs: where the per-op error and time overlays are painted."""
+        self.sides = (source, pte)
+        for button in (self.numbers_button, self.times_button):
+            button.setEnabled(True)
+
+    def compare_numbers(self) -> None:
+        self._follow_up("numerics", {"program": self.program_path, "program_name": self.program_name})
+
+    def time_ops(self) -> None:
+        assert self.lowered_result is not None
+        self._follow_up("run_pte", {"program": self.lowered_result["pte"], "source": self.program_path,
+                                    "node_times": True, "warmup": 1, "runs": 3})
+
+    def _follow_up(self, job: str, request: dict[str, Any]) -> None:
+        if self.driver.running or self.lowered_result is None:
+            return
+        request = {**request, "etrecord": self.lowered_result["etrecord"]}
+        if job == "numerics":
+            request["candidate"] = self.lowered_result["pte"]
+        self.job = job
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
+        self.failure.clear()
+        self.driver.start(job, request, temp_dirs.new_dir(job))
+
+    def _painted(self, job: str, result: dict[str, Any]) -> None:
+        """Paint a follow-up's per-op figures on both graphs."""
+        from pt2_viewer.core.deploy.delegation import on_pte_graph
+        from pt2_viewer.core.graph.overlays import run_time_overlay
+        from pt2_viewer.core.numerics.session import error_overlay, summary_text
+
+        assert self.sides is not None
+        source, pte = self.sides
+        if job == "numerics":
+            pairs = [(source, error_overlay(result)), (pte, error_overlay(on_pte_graph(result)))]
+            self.stage.setText(summary_text(result))
+        else:
+            pairs = [(source, run_time_overlay(result.get("source_node_times") or {})),
+                     (pte, run_time_overlay(result.get("node_times") or {}))]
+            self.stage.setText(f"Timed {len(result.get('node_times') or {})} instructions and delegate calls.")
+        for doc, overlay in pairs:
+            if overlay is not None:
+                doc.tools.add_overlay(overlay)
+
+    def _finished(self, outcome: JobOutcome) -> None:
+        job, self.job = self.job, "lower"
+        if job != "lower":
+            self.progress.setVisible(False)
+            failure = outcome.failure_text()
+            if failure is not None:
+                self.failure.show_failure(*failure, self.log)
+            elif outcome.result is not None:
+                self._painted(job, outcome.result)
+            return
+        self.close_button.setText("Close")
+        self.start_button.setEnabled(True)
+        self.progress.setVisible(False)
+        failure = outcome.failure_text()
+        if failure is not None:
+            self._fail(*failure)
+            return
+        assert outcome.result is not None
+        try:
+            result = LowerResult.from_json(outcome.result).to_json()
+        except SchemaError as e:
+            self._fail(f"The worker's result cannot be read: {e}.", "")
+            return
+        self.lowered_result = result
+        self.show_result(result)
+        loader = ArchiveLoader(self)
+        loader.loaded.connect(lambda _path, archive: self._read(result, archive))
+        loader.failed.connect(lambda _path, message: self._fail(f"The .pte cannot be read: {message}", ""))
+        loader.load(str(result["pte"]))
+
+    def show_result(self, result: dict[str, Any]) -> None:
+        """Paint the source and fill the table "not delegated: op, reason, count"."""
+        self.doc.tools.add_overlay(delegation_overlay(result))
+        self.stage.setText(summary(result))
+        self.table.clear()
+        for row in reason_rows(result.get("not_delegated") or []):
+            item = QTreeWidgetItem([row.op, row.reason, str(row.count)])
+            item.setToolTip(1, row.reason)
+            item.setData(0, NODES_ROLE, row.nodes)
+            self.table.addTopLevelItem(item)
+        self.table.setVisible(self.table.topLevelItemCount() > 0)
+
+    def _clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        nodes = item.data(0, NODES_ROLE) or []
+        if nodes:
+            self.doc.reveal(nodes[0])
+            self.doc.select(nodes[0])
+            self.doc.status.emit(f"{item.text(0)}: {len(nodes)} not delegated ({', '.join(nodes[:6])}"
+                                 f"{', …' if len(nodes) > 6 else ''})")
+
+    def _read(self, result: dict[str, Any], archive: Archive) -> None:
+        self.out_dir = None  # the comparison's from now on
+        self.lowered.emit(result, archive)
+
+    def _fail(self, message: str, detail: str) -> None:
+        temp_dirs.remove(self.out_dir)
+        self.out_dir = None
+        self.stage.setText("")
+        self.failure.show_failure(message, detail, self.log)
+        self.failed.emit(message)
