@@ -103,3 +103,30 @@ def traced_package() -> tuple[Path, Path]:
     if run.returncode != 0 or not path.exists():
         raise RuntimeError(f"AOTInductor could not build the traced test package: {run.stderr.strip()[-2000:]}")
     return source, path
+
+
+def traced_package_with_program() -> Path:
+    """The traced package's compiled files packaged again with its source program (`package_pt2` with both), so the
+    window shows the program's graph beside the compiled code. No compile: the files are copied."""
+    import tempfile
+    import zipfile
+
+    import torch
+    from torch.export.pt2_archive._package import package_pt2
+
+    source, package = traced_package()
+    path = package.with_name("small.traced.program.aoti.pt2")
+    if path.exists():
+        return path
+    with tempfile.TemporaryDirectory() as folder, zipfile.ZipFile(package) as z:
+        files = []
+        for name in z.namelist():
+            if "/data/aotinductor/model/" in name and not name.endswith("/"):
+                target = Path(folder) / Path(name).name
+                target.write_bytes(z.read(name))
+                files.append(str(target))
+        tmp = path.with_name("building." + path.name)
+        package_pt2(str(tmp), exported_programs={"model": torch.export.load(str(source))},
+                    aoti_files={"model": files})
+        tmp.replace(path)
+    return path

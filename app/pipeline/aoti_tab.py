@@ -1,7 +1,11 @@
 """An AOTInductor package as a tab: per compiled model its device, constants, compile flags and the generated wrapper
 and kernel sources (read only, highlighted, searchable); beside them, the program's graph when the archive holds
 the ExportedProgram too (`package_pt2` with both). Nothing here loads the compiled library: running it is the Run
-job's, after its own consent (`--allow-native`). What the files say comes from core/pt2/aoti.py."""
+job's, after its own consent (`--allow-native`). What the files say comes from core/pt2/aoti.py.
+
+Run the compiled code: inputs from a named source, else the package's own program, else made from the wrapper's
+input checks (the result line says which). "Time each kernel" profiles the kernels (core/run/aoti_profile.py): their
+times fill the Kernels page, and their nodes' share is painted on the program's graph as the run-time overlay."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,6 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -86,8 +91,13 @@ class AotiTab(DocumentTab):
         self.run_button.setToolTip("Loads the package's library (after asking) and runs it in the worker")
         self.run_button.clicked.connect(self.run)
         self.source = QLineEdit()
-        self.source.setPlaceholderText("its source program (.pt2), for the inputs" if program is None
+        self.source.setPlaceholderText("inputs made from the wrapper's input checks (or name its source .pt2)"
+                                       if program is None
                                        else "inputs from the package's own program (or name another .pt2)")
+        self.time_kernels = QCheckBox("Time each kernel")
+        self.time_kernels.setToolTip("Profile each kernel call (torch.profiler) and paint its time over the program "
+                                     "nodes it computes")
+        self.kernel_seconds: dict[tuple[str, int], float] = {}  # (wrapper entry, line) -> seconds
         browse = QPushButton("Source…")
         browse.clicked.connect(self._choose_source)
         self.result = QLabel()
@@ -95,6 +105,7 @@ class AotiTab(DocumentTab):
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         run_row = QHBoxLayout()
         run_row.addWidget(self.run_button)
+        run_row.addWidget(self.time_kernels)
         run_row.addWidget(self.source, 1)
         run_row.addWidget(browse)
         layout = QVBoxLayout(self)
@@ -165,8 +176,10 @@ class AotiTab(DocumentTab):
                        [(c.name, str(list(c.shape)), f"{c.nbytes:,}", f"{c.dtype}  {c.kind}  {c.fqn}")
                         for c in model.constants])
         elif kind == "kernels":
-            self._rows(["kernel", "line", "from the nodes", "ATen"],
-                       [(k.kernel, str(k.line), ", ".join(k.source_nodes), ", ".join(k.aten)) for k in model.kernels])
+            self._rows(["kernel", "line", "from the nodes", "ATen", "ms"],
+                       [(k.kernel, str(k.line), ", ".join(k.source_nodes), ", ".join(k.aten),
+                         f"{self.kernel_seconds[(k.wrapper, k.line)] * 1e3:.4f}"
+                         if (k.wrapper, k.line) in self.kernel_seconds else "") for k in model.kernels])
             for i, item in enumerate(top_level_items(self.table)):
                 item.setData(0, PAGE_ROLE, (model.name, i))
         elif kind == "flags":
@@ -226,7 +239,9 @@ class AotiTab(DocumentTab):
             self.result.setText("The compiled code was not run: loading it runs it, with your permissions.")
             self.ran.emit(None)
             return False
-        request: dict[str, Any] = {"program": self.path, "device": "cpu", "allow_native": True}
+        device = self.models[0].device if self.models and self.models[0].device != "unknown" else "cpu"
+        request: dict[str, Any] = {"program": self.path, "device": device, "allow_native": True,
+                                   "node_times": self.time_kernels.isChecked()}
         if self.source.text().strip():
             request["source"] = self.source.text().strip()
         self.result.setText("Running the compiled code in the worker…")
@@ -244,9 +259,32 @@ class AotiTab(DocumentTab):
         else:
             rows = "; ".join(f"{r.name} {r.dtype}{r.shape} min {r.minimum} max {r.maximum} mean {r.mean}"
                              for r in output_rows(result))
-            self.result.setText(f"<b>Ran</b> on {result.get('device')} with {result['inputs']['source']} inputs: "
-                                f"{rows}. <b>Latency</b>: {latency_text(result['latency'])}")
+            inputs = result["inputs"]
+            where = f"{inputs['source']} inputs" + (f" ({inputs['note']})" if inputs.get("note") else "")
+            self.result.setText(f"<b>Ran</b> on {result.get('device')} with {where}: {rows}. <b>Latency</b>: "
+                                f"{latency_text(result['latency'])}" + self._kernel_text(result))
+            self._show_kernel_times(result)
         self.ran.emit(result)
+
+    def _kernel_text(self, result: dict[str, Any]) -> str:
+        kernels = result.get("kernel_times")
+        if kernels is None:
+            return ""
+        if not kernels:
+            return f"<br>{result.get('kernel_times_note', 'No kernel was timed.')}"
+        top = kernels[0]
+        return (f"<br><b>Kernels</b>: {len(kernels)} timed; slowest {top['kernel']} {top['seconds'] * 1e3:.4f} ms "
+                f"({', '.join(top['nodes']) or 'no program node'}). Times are on the Kernels page"
+                + (" and painted on the graph." if self.program is not None else "."))
+
+    def _show_kernel_times(self, result: dict[str, Any]) -> None:
+        """Kernel times into the Kernels page; their nodes' share painted as the program's run-time overlay."""
+        wrapper = self.models[0].wrapper_entry if self.models else ""
+        self.kernel_seconds = {(wrapper, int(k["line"])): float(k["seconds"])
+                               for k in result.get("kernel_times") or []}
+        self._show(self.outline.currentItem())
+        if self.program is not None and result.get("node_times"):
+            self.program.run_panel.heat_changed.emit(dict(result["node_times"]))
 
     # -- the window's contract (app/graph/tab.py) ------------------------------------------------------------------
     def source_file(self) -> str | None:

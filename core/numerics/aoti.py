@@ -66,15 +66,20 @@ def exit_nodes(graph: Any, group: list[str]) -> list[str]:
     return out
 
 
-def saved_value(folder: Path, call: KernelCall, buffer: str, device: str) -> Any:
-    """The tensor the wrapper saved after `call` for `buffer`, or None. torch writes `tmp/aoti_torch` and the file
-    name with no separator between them in 2.13; a later torch may add one, so both are looked for."""
+def saved_value(folder: Path, calls: list[KernelCall], i: int, buffer: str, device: str) -> Any:
+    """The tensor call `i` filled `buffer` with: saved after it, else saved before the next call that reads it (an
+    ATen fallback's outputs are not saved after it); None when never saved. torch 2.13 writes `tmp/aoti_torch` and the
+    file name with no separator between them; a later torch may add one, so both are looked for."""
     import torch
 
-    name = f"after_launch_{call.kernel.removeprefix('call_')}_{buffer}_{device}.pt"
-    for path in (folder / "tmp" / f"aoti_torch{name}", folder / "tmp" / "aoti_torch" / name):
-        if path.is_file():
-            return torch.load(str(path), weights_only=True, map_location="cpu")
+    tries = [("after", calls[i])] if buffer in calls[i].saved else []
+    later = next((c for c in calls[i + 1:] if buffer in c.saved_before), None)
+    tries += [("before", later)] if later is not None else []
+    for when, call in tries:
+        name = f"{when}_launch_{call.saved_as or call.kernel}_{buffer}_{device}.pt"
+        for path in (folder / "tmp" / f"aoti_torch{name}", folder / "tmp" / "aoti_torch" / name):
+            if path.is_file():
+                return torch.load(str(path), weights_only=True, map_location="cpu")
     return None
 
 
@@ -82,32 +87,39 @@ def compare_kernels(ep: Any, runner: Any, model: AotiModel, args: tuple[Any, ...
                     reference: dict[str, Any], folder: Path, device: str = "cpu"
                     ) -> tuple[dict[str, NodeError], dict[str, dict[str, Any]]]:
     """Run the package once in `folder` and compare each kernel's saved buffers with `reference` (node -> value)
-    at its group's exit nodes: (errors by node, the rows' extra fields: kernel, group)."""
+    at its group's exit nodes: (errors by node, the rows' extra fields: kernel, group).
+
+    A node torch lists for several calls (an attention's input preparation and the attention itself) is compared at
+    the last call that carries it out of its group, and only there; a buffer of the node's shape is its value."""
     from pt2_viewer.core.run.aoti_job import working_dir
 
     with working_dir(folder):
         runner(*args, **kwargs)
+    calls = model.kernels
     names = {n.name for n in ep.graph.nodes}
+    groups = [[n for n in c.source_nodes if n in names] if c.from_provenance else [] for c in calls]
+    owner: dict[str, int] = {}
+    for i, group in enumerate(groups):
+        for node in exit_nodes(ep.graph, group):
+            owner[node] = i
+    saved = "cpu" if device == "cpu" else "cuda:0" if device == "cuda" else device
     errors: dict[str, NodeError] = {}
     extras: dict[str, dict[str, Any]] = {}
-    for call in model.kernels:
-        group = [n for n in call.source_nodes if n in names] if call.from_provenance else []
-        exits = [n for n in exit_nodes(ep.graph, group) if n in reference and n not in errors]
-        for buffer in call.writes:
-            if not exits:
-                break
-            value = saved_value(folder, call, buffer, "cpu" if device == "cpu" else "cuda:0" if device == "cuda"
-                                else device)
-            if value is None:
+    used: set[str] = set()
+    for node in (n.name for n in ep.graph.nodes if n.name in owner and n.name in reference):
+        i = owner[node]
+        for buffer in calls[i].writes:
+            if buffer in used:
                 continue
-            node = next((n for n in exits if _shape(reference[n]) == tuple(value.shape)), None)
-            if node is None:
+            value = saved_value(folder, calls, i, buffer, saved)
+            if value is None or tuple(value.shape) != _shape(reference[node]):
                 continue
-            e = compare_values(node, f"{call.kernel} ({buffer})", reference[node], value)
+            used.add(buffer)
+            e = compare_values(node, f"{calls[i].kernel} ({buffer})", reference[node], value)
             if e is not None:
                 errors[node] = e
-                extras[node] = {"kernel": call.handle or call.kernel, "group": group}
-            exits.remove(node)
+                extras[node] = {"kernel": calls[i].handle or calls[i].kernel, "group": groups[i]}
+            break
     return errors, extras
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from pt2_viewer.core.model.program import Archive
@@ -41,7 +41,7 @@ _NOT_KERNELS = ("aoti_torch_empty", "aoti_torch_delete", "aoti_torch_new", "aoti
                 "aoti_torch_print_tensor_handle", "aoti_torch_get_", "aoti_torch_check", "aoti_torch_assign")
 _HANDLE = re.compile(r"//\s*\[Provenance debug handles\]\s*(\S+)")
 _BUFFER = re.compile(r"\b(buf\d+)(?:_handle)?\b")
-_SAVED = re.compile(r'aoti_torch_save_tensor_handle\(\w+, "(\w+)", "after_launch", "(\w+)"\)')
+_SAVED = re.compile(r'aoti_torch_save_tensor_handle\(\w+, "(\w+)", "(before|after)_launch", "([\w:]+)"\)')
 KERNEL_INFO = "kernel_information.json"
 _COMMANDS = ("// g++ ", "// clang++ ", "// c++ ", "// nvcc ", "// hipcc ")
 
@@ -86,6 +86,9 @@ class KernelCall:
     writes: tuple[str, ...] = ()  # the buffers this call fills (named here first), in order
     saved: tuple[str, ...] = ()  # the tensors the wrapper saves after this call (the intermediate-value printer)
     from_provenance: bool = False  # source_nodes are torch's provenance (kernel_information.json)
+    saved_before: tuple[str, ...] = ()  # the tensors it saves before this call
+    saved_as: str = ""  # the kernel name in the saved files' names (an ATen fallback's is its op: at::_ops::...)
+    args: tuple[str, ...] = ()  # every buffer the call names
 
 
 @dataclass
@@ -225,7 +228,8 @@ def kernel_calls(text: str, entry: str = "", provenance: dict[str, tuple[str, ..
         return []
     out: list[KernelCall] = []
     pending: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-    handle = ""
+    handle, saving_as = "", ""
+    before: list[str] = []
     named: set[str] = set()
     for i in range(start + 1, len(lines)):
         line = lines[i]
@@ -241,10 +245,13 @@ def kernel_calls(text: str, entry: str = "", provenance: dict[str, tuple[str, ..
             handle = h.group(1)
             continue
         saved = _SAVED.search(line)
-        if saved and out and saved.group(2) == out[-1].kernel.removeprefix("call_"):
-            last = out[-1]
-            out[-1] = KernelCall(last.kernel, last.line, last.source_nodes, last.aten, last.wrapper, last.handle,
-                                 last.writes, (*last.saved, saved.group(1)), last.from_provenance)
+        if saved:
+            if saved.group(2) == "before":
+                before.append(saved.group(1))
+                saving_as = saved.group(3)
+            elif out:
+                last = out[-1]
+                out[-1] = replace(last, saved=(*last.saved, saved.group(1)), saved_as=saved.group(3))
             continue
         call = _KERNEL_CALL.match(line)
         if not call or call.group(1).startswith(_NOT_KERNELS):
@@ -256,10 +263,12 @@ def kernel_calls(text: str, entry: str = "", provenance: dict[str, tuple[str, ..
             nodes = provenance[handle]  # type: ignore[index]
         elif not nodes and "_fused_" in name:
             nodes = tuple(p for p in name.split("_fused_", 1)[1].split("_") if p and not p.isdigit())
-        writes = tuple(dict.fromkeys(b for b in _BUFFER.findall(line[call.end():]) if b not in named))
-        named.update(_BUFFER.findall(line))
-        out.append(KernelCall(name, i + 1, nodes, aten, entry, handle, writes, (), traced))
-        pending, handle = ((), ()), ""
+        buffers = tuple(dict.fromkeys(_BUFFER.findall(line[call.end():])))
+        writes = tuple(b for b in buffers if b not in named)
+        named.update(buffers)
+        out.append(KernelCall(name, i + 1, nodes, aten, entry, handle, writes, (), traced, tuple(before),
+                              saving_as, buffers))
+        pending, handle, saving_as, before = ((), ()), "", "", []
     return out
 
 

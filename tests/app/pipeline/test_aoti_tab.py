@@ -113,3 +113,38 @@ def test_the_compiled_code_runs_only_after_consent(qtbot, window: MainWindow,  #
     assert result["ok"], result
     assert result["inputs"]["source"] == "sample" and result["outputs"][0]["shape"] == [2, 4]
     assert "Latency" in tab.result.text()
+
+
+def test_kernel_times_are_painted_on_the_program(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """A package built with provenance and kernel profiling, holding its program: Run with "Time each kernel" fills
+    the Kernels page and paints each kernel's time over the nodes torch's provenance names."""
+    from pt2_viewer.app.graph.tools import RUN_TIME
+    from tests.aoti_package import traced_package_with_program
+
+    try:
+        path = traced_package_with_program()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+        window.open_path(str(path))
+    tab = window.current_tab()
+    assert isinstance(tab, AotiTab) and tab.program is not None
+    window.trust_store.allow_native(path)
+    tab.time_kernels.setChecked(True)
+    with qtbot.waitSignal(tab.ran, timeout=TIMEOUT) as done:
+        assert tab.run() is True
+    result = done.args[0]
+    assert result["ok"], result
+    assert "Kernels" in tab.result.text() and "painted on the graph" in tab.result.text()
+    kernels = next(item for text, item in _pages(tab).items() if text.startswith("Kernels ("))
+    tab.outline.setCurrentItem(kernels)
+    rows = [tab.table.topLevelItem(i) for i in range(tab.table.topLevelItemCount())]
+    assert tab.table.headerItem().text(4) == "ms" and all(float(r.text(4)) > 0 for r in rows)
+    overlay = tab.program.tools.extra[RUN_TIME]
+    assert tab.program.tools.overlay_name == RUN_TIME
+    fused = next(k for k in result["kernel_times"] if "relu" in k["nodes"])
+    assert {"relu", "mul", "add"} <= set(overlay.values) and overlay.values["relu"] == overlay.values["mul"]
+    assert overlay.values["relu"] == pytest.approx(fused["seconds"] / len(fused["nodes"]))
+    folder = os.environ.get("PT2V_SCREENSHOTS")
+    if folder:
+        window.grab().save(str(Path(folder) / "aoti_kernel_times.png"))

@@ -141,3 +141,23 @@ def test_a_cuda_package_runs_and_times_its_kernels_on_the_gpu(traced: tuple[Path
     assert result["ok"], result.get("error")
     assert result["device"] == "cuda" and result["outputs"][0]["device"].startswith("cuda")
     assert result["kernel_times"] and set(result["node_times"]) <= {n.name for n in ep.graph.nodes}
+
+
+@pytest.mark.slow
+def test_a_zoo_transformer_is_compared_kernel_by_kernel(tmp_path: Path) -> None:
+    """`numerics nn_transformer.pt2 --candidate aoti` end to end: built in the job with provenance and saved values
+    (minutes on a small CPU); every compared row is a kernel torch's provenance maps to that node's group, and an
+    attention's input preparation, which torch lists with the attention, is never taken for the attention."""
+    from pt2_viewer.core.numerics.job import run_job
+    from tests.zoo.cache import program_by_id, zoo_path
+
+    source = zoo_path(program_by_id("nn_transformer"))
+    result = run_job({"program": str(source), "candidate": "aoti"}, tmp_path, lambda _e: None)
+    assert result["ok"], result.get("error")
+    assert result["per_node"] is True and result["compared"] >= 40 and result["first_divergence"] is None
+    provenance = _provenance(tmp_path / "model.aoti.pt2")
+    for row in result["nodes"]:
+        assert row["node"] in provenance[row["kernel"]] and row["group"] == provenance[row["kernel"]]
+        assert row["error"] < 1e-4
+    assert not any(r["node"].startswith("scaled_dot_product_attention") and r["kernel"].startswith("cpp_fused")
+                   for r in result["nodes"])
