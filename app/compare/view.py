@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pt2_viewer.app.compare.diff_panel import attach_diff
 from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.tab import DocumentTab
@@ -45,6 +46,7 @@ from pt2_viewer.core.compare.session import (
     session_from_decomposition,
     session_from_programs,
 )
+from pt2_viewer.core.diff.program_diff import ProgramDiff, diff_programs
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.util.files import write_atomically
@@ -70,6 +72,7 @@ class ComparePlan:
     right_archive: Archive
     models: tuple[LinkedDocumentModel, LinkedDocumentModel]
     decomposition: Decomposition | None = None
+    diff: ProgramDiff | None = None  # the structural diff (core/diff/), made off the GUI thread with the rest
 
 
 def plan_decomposition(original: Archive, before: Program, decomposition: Decomposition, decomposed: Archive
@@ -77,7 +80,8 @@ def plan_decomposition(original: Archive, before: Program, decomposition: Decomp
     """The original program beside its decomposition: the mapping, the op diff, and both document models."""
     session = session_from_decomposition(decomposition, before, decomposed.program())
     models = (LinkedDocumentModel(original, session.left), LinkedDocumentModel(decomposed, session.right))
-    return ComparePlan(session, original, decomposed, models, decomposition=decomposition)
+    return ComparePlan(session, original, decomposed, models, decomposition=decomposition,
+                       diff=diff_programs(session.left, session.right, session.mapping))
 
 
 def plan_programs(left: tuple[Archive, Program], right: tuple[Archive, Program]) -> ComparePlan:
@@ -85,7 +89,7 @@ def plan_programs(left: tuple[Archive, Program], right: tuple[Archive, Program])
     titles = [f"{Path(a.path).name} [{p.name}]" for a, p in (left, right)]
     session = session_from_programs(left[1], right[1], *titles)
     models = (LinkedDocumentModel(left[0], session.left), LinkedDocumentModel(right[0], session.right))
-    return ComparePlan(session, left[0], right[0], models)
+    return ComparePlan(session, left[0], right[0], models, diff=diff_programs(session.left, session.right))
 
 
 class CompareView(DocumentTab):
@@ -96,7 +100,8 @@ class CompareView(DocumentTab):
     def __init__(self, session: CompareSession, left_archive: Archive, right_archive: Archive,
                  layouts: LayoutClient, decomposition: Decomposition | None = None, parent: QWidget | None = None,
                  *, interactive: bool = True,
-                 models: tuple[LinkedDocumentModel, LinkedDocumentModel] | None = None) -> None:
+                 models: tuple[LinkedDocumentModel, LinkedDocumentModel] | None = None,
+                 diff: ProgramDiff | None = None) -> None:
         super().__init__(parent)
         self.session = session
         self.decomposition = decomposition
@@ -161,6 +166,8 @@ class CompareView(DocumentTab):
         row.addWidget(self.details[LEFT], 1)
         row.addWidget(self.table, 0)
         row.addWidget(self.details[RIGHT], 1)
+        self.diff_panel = attach_diff(self, diff)  # both sides painted, the change list (app/compare/diff_panel.py)
+        row.insertWidget(1, self.diff_panel, 1)
         bv.addLayout(row, 1)
         split = splitter(Qt.Orientation.Vertical, sides, bottom, sizes=(560, 320), stretch=(3, 1),
                          remember="compare")
@@ -185,7 +192,7 @@ class CompareView(DocumentTab):
     def from_plan(cls, plan: ComparePlan, layouts: LayoutClient, *, interactive: bool = True) -> CompareView:
         """The view of a plan built off the GUI thread (`plan_decomposition`, `plan_programs`)."""
         return cls(plan.session, plan.left_archive, plan.right_archive, layouts, decomposition=plan.decomposition,
-                   interactive=interactive, models=plan.models)
+                   interactive=interactive, models=plan.models, diff=plan.diff)
 
     # -- the tab contract (app/graph/tab.py) --------------------------------------------------------------------
     def source_file(self) -> str | None:
