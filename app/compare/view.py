@@ -107,6 +107,7 @@ class CompareView(DocumentTab):
         self.decomposition = decomposition
         self.decomposed_path = decomposition.output if decomposition is not None else None
         self._syncing = False
+        self._offset = (0.0, 0.0)  # where the right view sits relative to the left, in scene fractions (linked)
         left, right = models or (LinkedDocumentModel(left_archive, session.left),
                                  LinkedDocumentModel(right_archive, session.right))
         self.docs = {LEFT: DocumentWidget(left, layouts, interactive=interactive),
@@ -116,6 +117,8 @@ class CompareView(DocumentTab):
         self.link = QCheckBox("Link views")
         self.link.setToolTip("Zoom and pan both graphs together")
         self.link.setChecked(True)
+        self.minimaps = QCheckBox("Minimap")
+        self.minimaps.setToolTip("Show the minimap over the left graph (the two move together)")
         self.save_button = QPushButton("Save Decomposed As…")
         self.save_button.setVisible(decomposition is not None)
         how = ("mapping from torch's provenance" if session.method == "decomposition"
@@ -151,6 +154,7 @@ class CompareView(DocumentTab):
         top = QHBoxLayout()
         top.addWidget(self.caption, 1)
         top.addWidget(self.link)
+        top.addWidget(self.minimaps)
         top.addWidget(self.save_button)
         sides = QSplitter(Qt.Orientation.Horizontal)
         for side in (LEFT, RIGHT):
@@ -185,6 +189,8 @@ class CompareView(DocumentTab):
             doc.status.connect(self.status)
         self.table.cellClicked.connect(lambda row, _col: self.highlight_op(self.session.rows[row].op))
         self.link.toggled.connect(self._link_toggled)
+        for doc in self.docs.values():
+            self.minimaps.toggled.connect(doc.minimap.set_asked)
         self.save_button.clicked.connect(self.save_dialog)
 
     # -- construction ------------------------------------------------------------------------------------------
@@ -278,10 +284,19 @@ class CompareView(DocumentTab):
         self.details[other].show_node(linked[0] if linked else None)
         if node is not None:
             self.link_text.setText(self.session.describe_link(side, node))
-            if linked and not self.link.isChecked():
-                item = theirs.view.nodes.get(theirs.model.level.scene.visible_item(linked[0]))
-                if item is not None:
-                    theirs.view.ensureVisible(item, 40, 40)
+            if linked:
+                self._show_counterpart(theirs, linked[0])
+
+    def _show_counterpart(self, doc: DocumentWidget, node: str) -> None:
+        """Scroll the partner pane to a selection's counterpart (its box, or the collapsed group holding it) at its
+        zoom; linked views then keep that pairing as they move together (`_offset`)."""
+        self._syncing = True
+        try:
+            doc.view.scroll_to_item(doc.model.level.scene.visible_item(node))
+        finally:
+            self._syncing = False
+        (lx, ly), (rx, ry) = _fraction(self.left.view), _fraction(self.right.view)
+        self._offset = (rx - lx, ry - ly)
 
     def selected(self, side: str) -> list[str]:
         """What is selected on `side`: the user's own selection, or the counterparts linked to the other side's."""
@@ -314,6 +329,7 @@ class CompareView(DocumentTab):
     # -- linked zoom and pan -------------------------------------------------------------------------------------
     def _link_toggled(self, on: bool) -> None:
         if on:
+            self._offset = (0.0, 0.0)
             self._sync_view(self.left.view, self.right.view)
 
     def _sync_view(self, src: GraphView, dst: GraphView) -> None:
@@ -323,10 +339,10 @@ class CompareView(DocumentTab):
         self._syncing = True
         try:
             dst.setTransform(src.transform())
-            center = src.mapToScene(src.viewport().rect().center())
-            s, d = src.sceneRect(), dst.sceneRect()
-            fx = (center.x() - s.left()) / s.width() if s.width() else 0.5
-            fy = (center.y() - s.top()) / s.height() if s.height() else 0.5
+            fx, fy = _fraction(src)
+            sign = 1 if src is self.left.view else -1
+            fx, fy = fx + sign * self._offset[0], fy + sign * self._offset[1]
+            d = dst.sceneRect()
             dst.centerOn(d.left() + fx * d.width(), d.top() + fy * d.height())
         finally:
             self._syncing = False
@@ -353,6 +369,14 @@ class CompareView(DocumentTab):
         self.status.emit(message)
         self.link_text.setText(message)
         return message
+
+
+def _fraction(view: GraphView) -> tuple[float, float]:
+    """Where a view's centre is across and down its scene, 0 to 1."""
+    center = view.mapToScene(view.viewport().rect().center())
+    s = view.sceneRect()
+    return ((center.x() - s.left()) / s.width() if s.width() else 0.5,
+            (center.y() - s.top()) / s.height() if s.height() else 0.5)
 
 
 def ask_comparison_target(parent: QWidget, others: dict[str, DocumentWidget]) -> DocumentWidget | str | None:

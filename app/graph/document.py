@@ -13,13 +13,11 @@ import functools
 import time
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QCursor, QKeySequence, QShortcut
+from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QMenu,
     QProgressBar,
     QPushButton,
@@ -30,13 +28,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pt2_viewer.app.graph.find_bar import FindBar
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
 from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.graph.tools import GraphTools
-from pt2_viewer.app.graph.view import READABLE_SCALE, START_MARGIN, GraphView
+from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.numerics.panel import NumericsPanel
-from pt2_viewer.app.panels import fit_rows
 from pt2_viewer.app.panels.code import CodePanel
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.panels.panel import Panel
@@ -47,8 +45,8 @@ from pt2_viewer.app.qt import tool_button
 from pt2_viewer.app.run.panel import RunPanel
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.app.widgets.source_view import open_source
-from pt2_viewer.core.graph.document import DocumentChange, DocumentEvent, DocumentModel, Expansion, ExpansionCause
-from pt2_viewer.core.graph.find_pattern import find_label, find_status, find_tip
+from pt2_viewer.core.graph.document import DocumentChange, DocumentEvent, DocumentModel, Expansion
+from pt2_viewer.core.graph.framing import Settle, below, below_text
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.layout.driver import LayoutRounds
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest
@@ -57,7 +55,6 @@ from pt2_viewer.core.util.words import plural
 
 PROGRESS_AFTER_MS = 500
 WEIGHTS_SETTING = "view/weights_as_nodes"  # View > Show Weights as Nodes, remembered
-MIN_ROOM_PX = 200  # a viewport smaller than this is not laid out yet: the first view does not judge by it
 
 
 class Breadcrumb(QWidget):
@@ -108,18 +105,15 @@ class DocumentWidget(DocumentTab):
         self.rounds = LayoutRounds(layouts.submit, layouts.cancel, lambda step: QTimer.singleShot(0, self, step))
         self._started = 0.0
         self._keep_view = False
-        self._settling = ""  # "first": the first view steps up a level while it does not fit; "fit": Fit does
-        self._fit_depths: list[int] = []
         self.ready = False
         self.failure: str | None = None
 
         self.view = GraphView()
         self.minimap = MiniMap(self.view, self.view)
         self.breadcrumb = Breadcrumb()
-        self.find = QLineEdit(placeholderText="Find (regex over names, ops, modules)  Ctrl+F")
-        self.find.setClearButtonEnabled(True)
-        self.results = QListWidget()
-        self.results.setVisible(False)
+        self.finder = FindBar(self)
+        self.find = self.finder.box
+        self.results = self.finder.results
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
         self.cancel_button = QPushButton("Cancel")
@@ -135,8 +129,8 @@ class DocumentWidget(DocumentTab):
         bar.addWidget(self.breadcrumb, 1)
         for text, tip, slot in (("Expand all", "Expand every module group", self.expand_all),
                                 ("Collapse all", "Collapse to the top-level modules", self.collapse_all),
-                                ("Fit", "Fit the graph in the window, readably: past that, the module overview "
-                                 "(Ctrl+0)", self.fit)):
+                                ("Fit", "Fit what is expanded in the window, labels readable: past that, from "
+                                 "where the program starts (Ctrl+0)", self.fit)):
             b = tool_button(text, tip)
             b.clicked.connect(slot)
             bar.addWidget(b)
@@ -184,8 +178,6 @@ class DocumentWidget(DocumentTab):
 
         self._progress_timer = QTimer(self, singleShot=True, interval=PROGRESS_AFTER_MS)
         self._progress_timer.timeout.connect(lambda: self.busy_row.setVisible(self.laying_out))
-        self._find_timer = QTimer(self, singleShot=True, interval=200)
-        self._find_timer.timeout.connect(self._run_find)
 
         self.view.node_clicked.connect(self.select)
         self.view.hub_clicked.connect(self.select)
@@ -195,12 +187,7 @@ class DocumentWidget(DocumentTab):
         self.view.background_clicked.connect(lambda: self.select(None))
         self.breadcrumb.level_clicked.connect(self.go_to_level)
         self.cancel_button.clicked.connect(self.cancel_layout)
-        self.find.textChanged.connect(lambda _t: self._find_timer.start())
-        self.find.returnPressed.connect(self._next_match)
-        self.results.itemActivated.connect(lambda it: self._go_to_match(self.results.row(it)))
-        self.results.itemClicked.connect(lambda it: self._go_to_match(self.results.row(it)))
         self.depth.valueChanged.connect(self.expand_to_depth)
-        QShortcut(QKeySequence("Escape"), self.find, lambda: self.find.clear())
         for panel in self.panel_widgets.values():
             panel.node_requested.connect(self.reveal)
             panel.nodes_highlighted.connect(self.mark)
@@ -227,8 +214,7 @@ class DocumentWidget(DocumentTab):
         self._stale_panels = set(self.panel_widgets)
         self._refresh_current_panel()
         self._keep_view = False
-        self._settling = "first"
-        self.relayout()
+        self.relayout()  # the level's framing steps up while the first view does not fit (_draw)
 
     def relayout(self) -> None:
         """Send whatever layouts the current expansion still needs (superseding any under way); draw when none is
@@ -277,9 +263,9 @@ class DocumentWidget(DocumentTab):
         scene = self.model.level.scene
         try:
             layout = scene.compose()
-            if self._settling and not self._fits(layout.width, layout.height) and self._step_up():
+            fitting = self.model.level.framing.settling is Settle.FIT
+            if self.model.settle(layout.width, layout.height, self.view.viewport_now()):
                 return  # a shallower level is being laid out
-            self._settling = ""
             looks = self.model.looks(n.node for n in layout.nodes)
             self.view.show_layout(layout, looks, self.model.edge_labeller(), keep_view=self._keep_view)
             notes = scene.notes
@@ -300,44 +286,25 @@ class DocumentWidget(DocumentTab):
         self.status.emit(f"{plural(boxes, 'node')} and {plural(len(layout.groups), 'group')} shown"
                          + (f" (laid out in {elapsed:.2f} s)" if elapsed else ""))
         self._started = 0.0
+        if fitting:
+            self._frame_fit()
         self.graph_ready.emit()
 
-    def _room(self) -> tuple[float, float] | None:
-        """The viewport's size in pixels less the first view's margins; None before the widget is laid out."""
-        view = self.view.viewport().rect()
-        if view.width() < MIN_ROOM_PX or view.height() < MIN_ROOM_PX:
-            return None
-        return view.width() - 2 * START_MARGIN, view.height() - 2 * START_MARGIN
-
-    def _fits(self, width: float, height: float) -> bool:
-        """Whether a drawing of this size fits the viewport with every label readable (READABLE_SCALE)."""
-        room = self._room()
-        return room is None or (width * READABLE_SCALE <= room[0] and height * READABLE_SCALE <= room[1])
-
-    def _step_up(self) -> bool:
-        """The level laid out does not fit the screen readably: open one level shallower, if one is left."""
-        if self._settling == "first":
-            return self.model.fall_back()  # announced (FIT): laid out again (_expansion_changed)
-        if self._fit_depths:
-            self.model.expand_to_depth(self._fit_depths.pop(0), ExpansionCause.FIT)
-            return True
-        return False
-
     def fit(self) -> None:
-        """Fit the graph in the window, never shrinking labels below legibility: a graph that does not fit readably
-        is shown as its module overview (shallower levels, down to the top modules, with their op counts), and an
-        overview still too big for the window opens where the program starts."""
+        """Fit what is expanded, labels never below legibility (core/graph/framing.py decides): whole when it fits
+        readably; else zoomed out to the legibility floor from where the program starts, saying what is below. Only
+        an expansion that is still the view's own (the first view's) is stepped up to a shallower level."""
         layout = self.view.layout
         if layout is None:
             return
-        scene = self.model.level.scene
-        depth = scene.expanded_depth()
-        if self._fits(layout.width, layout.height) or depth <= 1:
-            self.view.show_start()  # fits whole when it can; else its start, readably
-            return
-        self._fit_depths = list(range(depth - 1, 0, -1))
-        self._settling = "fit"
-        self.model.expand_to_depth(self._fit_depths.pop(0), ExpansionCause.FIT)  # laid out (_expansion_changed)
+        if self.model.fit(layout.width, layout.height, self.view.viewport_now()):
+            return  # a shallower level is being laid out (_expansion_changed); framed when drawn (_draw)
+        self._frame_fit()
+
+    def _frame_fit(self) -> None:
+        frame = self.view.show_fit()
+        if frame is not None and not frame.whole and self.view.layout is not None:
+            self.status.emit(below_text(below(self.view.layout, frame.shown)))
 
     def set_weights_as_nodes(self, on: bool) -> None:
         """View > Show Weights as Nodes: parameters and buffers as boxes of their own, or rows of their users."""
@@ -350,10 +317,8 @@ class DocumentWidget(DocumentTab):
         self.relayout()
 
     def _lay_out_again(self, keep_view: bool) -> None:
-        """The user changed what is drawn: lay it out, keeping the view or not; the first view's (or Fit's)
-        stepping up to a level that fits is over."""
+        """The user changed what is drawn: lay it out, keeping the view or not."""
         self._keep_view = keep_view
-        self._settling = ""
         self.relayout()
 
     # Expanding and collapsing are the model's: it announces an `Expansion`, which lays the graph out again here
@@ -416,14 +381,15 @@ class DocumentWidget(DocumentTab):
                 panel.show_node(self._selected_node())
 
     def reveal(self, node: str) -> None:
-        """Select a node and bring it on screen, expanding collapsed groups as needed."""
+        """Select a node and bring it on screen, expanding collapsed groups as needed (once laid out, if a layout is
+        under way: Back and Forward put an expansion back first)."""
         if self.model.level.scene.visible_item(node) != node:
             self.model.select(node)
             self.model.reveal(node)  # announced: laid out again, keeping the view (_expansion_changed)
-            if not self.ready or self.laying_out:
-                self.graph_ready.connect(lambda: self._center(node), Qt.ConnectionType.SingleShotConnection)
-                return
-        self.select(node)
+        if not self.ready or self.laying_out:
+            self.model.select(node)
+            self.graph_ready.connect(lambda: self._center(node), Qt.ConnectionType.SingleShotConnection)
+            return
         self._center(node)
 
     def _center(self, node: str) -> None:
@@ -453,8 +419,8 @@ class DocumentWidget(DocumentTab):
 
     def _expansion_changed(self, expansion: Expansion) -> None:
         """Groups opened or closed: lay out what the new expansion needs. Fit and the first view stepping up keep
-        stepping (FIT); any other change ends that and keeps the view or not as its cause says."""
-        if expansion.cause is ExpansionCause.FIT:
+        stepping; any other change (the model ended that) keeps the view or not as its cause says."""
+        if expansion.stepping:
             self._keep_view = False
             self.relayout()
         else:
@@ -463,32 +429,6 @@ class DocumentWidget(DocumentTab):
     def _apply_highlight(self) -> None:
         h = self.model.highlight()
         self.view.set_states(h.nodes, h.groups, h.edges, h.hub)
-
-    def _run_find(self) -> None:
-        text = self.find.text().strip()
-        hits = self.model.level.index.search(text) if text else []
-        self.model.matches = [h.node for h in hits]
-        self.results.clear()
-        for h in hits[:2000]:
-            it = QListWidgetItem(self.model.level.index.hit_text(h))  # the node, its op and module
-            it.setData(Qt.ItemDataRole.UserRole, h.node)
-            self.results.addItem(it)
-        self.results.setVisible(bool(text))
-        fit_rows(self.results, 8)  # as tall as its matches
-        self.find.setToolTip(find_tip(text))  # a pattern that is not a regex was searched literally: said, not pink
-        self.status.emit(find_status(text, len(hits)) if text else "")
-        self.tools.go_through([])
-
-    def _next_match(self) -> None:
-        if not self.model.matches:
-            return
-        self._go_to_match((self.results.currentRow() + 1) % min(self.results.count(), len(self.model.matches)))
-
-    def _go_to_match(self, row: int) -> None:
-        """Reveal and zoom to a match, with previous/next through the others (app/graph/tools.py)."""
-        self.results.setCurrentRow(row)
-        self.tools.go_through(self.model.matches[:self.results.count()], find_label(self.find.text().strip()), row)
-
 
     # -- the tab contract (app/graph/tab.py) --------------------------------------------------------------------
     def source_file(self) -> str | None:

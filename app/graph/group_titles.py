@@ -10,7 +10,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
 
 from pt2_viewer.app import theme
-from pt2_viewer.core.graph.scene import SceneLayout
+from pt2_viewer.core.graph.drawing import SceneLayout
 from pt2_viewer.core.graph.title_placement import Frame, PlacedTitle, Rect, breadcrumb, place_titles
 
 if TYPE_CHECKING:

@@ -5,7 +5,6 @@ computed once per item, no per-item caches rebuilt on zoom. `GraphView` (view.py
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -20,10 +19,11 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from pt2_viewer.app import theme
+from pt2_viewer.core.graph import framing
 from pt2_viewer.core.graph.document import Look
+from pt2_viewer.core.graph.drawing import NODE_H, PROXY_H, EdgeLine, GroupBox, NodeBox, SceneLayout
 from pt2_viewer.core.graph.edge_labels import label_adds_information
 from pt2_viewer.core.graph.highlight_state import HighlightState
-from pt2_viewer.core.graph.scene import NODE_H, PROXY_H, EdgeLine, GroupBox, NodeBox, SceneLayout
 from pt2_viewer.core.util.words import plural
 
 # Level of detail, by the zoom (QStyleOptionGraphicsItem.levelOfDetailFromTransform), as in Qt's 40,000-chip example:
@@ -52,7 +52,6 @@ _PROXY_FONT = _font(11)
 _ROW_FONT = _font(11)
 _ROW_BADGE_FONT = _font(9, bold=True)
 
-MIN_LABEL_PX = 9.0  # no label of the first view (or of Fit) is drawn smaller than this on screen
 
 
 def font_px(font: QFont) -> float:
@@ -61,10 +60,9 @@ def font_px(font: QFont) -> float:
 
 
 def readable_scale() -> float:
-    """The least zoom at which every item's label is MIN_LABEL_PX high on screen: nodes' titles, weight rows and
-    hub references (the smallest of them decides)."""
-    least = min(font_px(_TITLE_FONT), font_px(_ROW_FONT), font_px(_PROXY_FONT))
-    return math.ceil(100 * MIN_LABEL_PX / least) / 100  # rounded up: 9 px exactly, never 8.999
+    """The least zoom at which every item's label is legible on screen (core/graph/framing.py's MIN_LABEL_PX): nodes'
+    titles, weight rows and hub references (the smallest of them decides)."""
+    return framing.readable_scale(min(font_px(_TITLE_FONT), font_px(_ROW_FONT), font_px(_PROXY_FONT)))
 
 
 _ROW_BADGE = {"parameter": "P", "buffer": "B", "constant": "C"}

@@ -1,9 +1,15 @@
-"""The minimap: the whole graph small, translucent in the view's corner, shown while the graph does not fit."""
+"""The minimap: the whole graph small, translucent in a corner of the view, shown while the graph does not fit.
+
+It keeps out of the way: sized to the view (a sixth of its width at most, never the 175 x 380 px block it was), moved to
+the other bottom corner or hidden when the selection is under it, and in a comparison's panes only when asked (the
+comparison's own checkbox: the panes are narrow and move together). Its picture is the plain graph; the marks, the
+matches and the selection are painted over it from the view's current states, so they leave it when they leave the
+graph."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSettings, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, QSettings, Qt, QTimer
 from PySide6.QtGui import (
     QPainter,
     QPen,
@@ -12,6 +18,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QWidget
 
 from pt2_viewer.app import theme
+from pt2_viewer.core.graph.highlight_state import HighlightState
 
 if TYPE_CHECKING:
     from pt2_viewer.app.graph.view import GraphView
@@ -26,11 +33,15 @@ class MiniMap(QWidget):
     an overview rather than a thin line. The scene is rendered into a pixmap once per layout: repainting every item
     of a 10k-node scene on each pan step of the main view would cost more than the main view itself."""
 
-    SIZE = (180, 140)
+    SIZE = (160, 120)  # the largest it gets (a wide view); a narrower view gets a smaller one, SHARE of its width
+    SHARE = 0.16
+    MIN_W = 80
     MAX_COLUMNS = 24  # a tall graph is folded into at most this many columns side by side
     GAP = 2.0  # pixels between the columns
     TALL = 3.0  # a scene this many times taller than wide is tall: the minimap grows to TALL_SHARE of the view
-    TALL_SHARE = 0.5
+    TALL_SHARE = 0.3
+    TALL_MAX = 240
+    MARK = 3.0  # the least size of a mark's dot, pixels
     MARGIN = 10
     SETTING = "view/minimap"
     OPACITY = 0.85
@@ -46,10 +57,16 @@ class MiniMap(QWidget):
         self.column_w = self.column_h = 0.0
         self.wanted = bool_setting(self.SETTING, True)
         self.beside_another = False  # another graph beside this one shows the minimap
+        self.in_comparison = False  # a pane of a comparison: shown only when `asked`
+        self.asked = False
+        self.marks: list[tuple[QRectF, bool]] = []  # scene rects of the marked items, and whether each is selected
         main.view_changed.connect(self.update_visibility)
+        main.states_changed.connect(self._states_changed)
         main.viewport().installEventFilter(self)
         # In a later turn of the event loop: the main view's first paint comes first.
         main.scene_shown.connect(lambda: QTimer.singleShot(0, self, self.refit))  # context: not after self is gone
+        self._resized = QTimer(self, singleShot=True, interval=150)  # a view resized: the picture sized again
+        self._resized.timeout.connect(self.refit)
         self.setVisible(False)
 
     # -- when and where ----------------------------------------------------------------------------------------
@@ -70,25 +87,53 @@ class MiniMap(QWidget):
         return shown.adjusted(-1, -1, 1, 1).contains(drawing)
 
     def should_show(self) -> bool:
-        return self.wanted and not self.beside_another and not self.pixmap.isNull() and not self.graph_fits()
+        return (self.wanted and not self.beside_another and (self.asked or not self.in_comparison)
+                and not self.pixmap.isNull() and not self.graph_fits())
+
+    def set_asked(self, asked: bool) -> None:
+        """A comparison's checkbox: show the minimap in its pane after all (or not)."""
+        self.asked = asked
+        self.update_visibility()
 
     def update_visibility(self) -> None:
-        show = self.should_show()
-        if show:
-            self.place()
+        show = self.should_show() and self.place()
         if show != self.isVisible():
             self.setVisible(show)
         if show:
             self.update()
 
-    def place(self) -> None:
+    def place(self) -> bool:
+        """Move to the bottom-right corner, or the bottom-left when the selection is under it; False when the
+        selection is under both (the minimap hides rather than cover it)."""
         view = self.main.viewport().geometry()
-        self.move(view.right() - self.width() - self.MARGIN + 1, view.bottom() - self.height() - self.MARGIN + 1)
+        y = view.bottom() - self.height() - self.MARGIN + 1
+        selected = self.main.selected_rect()
+        for x in (view.right() - self.width() - self.MARGIN + 1, view.left() + self.MARGIN):
+            spot = QRect(x - view.left(), y - view.top(), self.width(), self.height())
+            if selected is None or not spot.intersects(selected):
+                self.move(x, y)
+                return True
+        return False
+
+    def base_size(self) -> tuple[int, int]:
+        """The minimap's size for a wide scene: SHARE of the view's width, between MIN_W and SIZE."""
+        w = int(min(self.SIZE[0], max(self.MIN_W, self.main.viewport().width() * self.SHARE)))
+        return w, int(w * self.SIZE[1] / self.SIZE[0])
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize:
             self.update_visibility()
+            if not self.pixmap.isNull() and self.base_size()[0] != self.width():
+                self._resized.start()
         return False
+
+    def _states_changed(self) -> None:
+        """The view's highlight states changed: the marks painted over the picture follow, and the corner may."""
+        shown = (HighlightState.SELECTED, HighlightState.MATCH)
+        self.marks = [(item.sceneBoundingRect(), item.state == HighlightState.SELECTED)
+                      for items in (self.main.nodes.values(), self.main.groups.values())
+                      for item in items if item.state in shown]
+        self.update_visibility()
 
     # -- the picture -------------------------------------------------------------------------------------------
     def refit(self) -> None:
@@ -102,10 +147,10 @@ class MiniMap(QWidget):
         if self.source.isEmpty():
             return
         sw, sh = self.source.width(), self.source.height()
-        height = self.SIZE[1]
+        width, height = self.base_size()
         if sh > self.TALL * sw:  # a tall graph: a taller overview strip, folded below
-            height = max(height, int(self.main.viewport().height() * self.TALL_SHARE))
-        self.setFixedSize(self.SIZE[0], height)
+            height = max(height, min(self.TALL_MAX, int(self.main.viewport().height() * self.TALL_SHARE)))
+        self.setFixedSize(width, height)
         room_w, room_h = self.width() - 4, self.height() - 4
         self.columns, scale = max(((k, min((room_w - (k - 1) * self.GAP) / (k * sw), room_h * k / sh))
                                    for k in range(1, self.MAX_COLUMNS + 1)), key=lambda t: (t[1], -t[0]))
@@ -117,9 +162,10 @@ class MiniMap(QWidget):
         self.pixmap.setDevicePixelRatio(ratio)
         self.pixmap.fill(Qt.GlobalColor.transparent)
         painter = QPainter(self.pixmap)
-        for i in range(self.columns):
-            scene.render(painter, QRectF(i * (self.column_w + self.GAP), 0, self.column_w, self.column_h),
-                         self._slice(i))
+        with self.main.plain():  # the graph itself: marks and the selection are painted over it (paintEvent)
+            for i in range(self.columns):
+                scene.render(painter, QRectF(i * (self.column_w + self.GAP), 0, self.column_w, self.column_h),
+                             self._slice(i))
         painter.end()
         self.update_visibility()
 
@@ -137,6 +183,19 @@ class MiniMap(QWidget):
         fy = min(max((pos.y() - self.target.y()) / self.column_h, 0.0), 1.0)
         band = self._slice(i)
         return QPointF(band.x() + fx * band.width(), band.y() + fy * band.height())
+
+    def _to_map(self, rect: QRectF) -> QRectF | None:
+        """Where a scene rect's centre is in this widget, as a dot at least MARK pixels wide."""
+        if self.source.isEmpty() or not self.source.contains(rect.center()):
+            return None
+        s = self.column_w / self.source.width()
+        band = self.source.height() / self.columns
+        c = rect.center()
+        i = min(int((c.y() - self.source.y()) // band), self.columns - 1)
+        x = self.target.x() + i * (self.column_w + self.GAP) + (c.x() - self.source.x()) * s
+        y = self.target.y() + (c.y() - self.source.y() - i * band) * s
+        w, h = max(self.MARK, rect.width() * s), max(self.MARK, rect.height() * s)
+        return QRectF(x - w / 2, y - h / 2, w, h)
 
     def view_boxes(self) -> list[QRectF]:
         """Where the main view's visible area is in this widget: one box per column it reaches."""
@@ -168,6 +227,10 @@ class MiniMap(QWidget):
             for i in range(1, self.columns):
                 x = self.target.x() + i * (self.column_w + self.GAP) - self.GAP / 2
                 p.drawLine(QPointF(x, self.target.top()), QPointF(x, self.target.bottom()))
+        for rect, selected in self.marks:
+            at = self._to_map(rect)
+            if at is not None:
+                p.fillRect(at, theme.HIGHLIGHT if selected else theme.MATCH)
         p.setPen(QPen(theme.HIGHLIGHT, 1))
         p.setBrush(theme.minimap_window_fill())
         for box in self.view_boxes():

@@ -20,6 +20,7 @@ from pt2_viewer.app.graph.step_bar import StepBar
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.run.panel import CudaProbe
 from pt2_viewer.core.graph.details import node_tooltip
+from pt2_viewer.core.graph.document import DocumentEvent, Expansion, ExpansionCause
 from pt2_viewer.core.graph.history import History, Place, trail_of
 from pt2_viewer.core.graph.ids import group_of, node_of
 from pt2_viewer.core.graph.navigation import Hits, step
@@ -46,7 +47,7 @@ class GraphTools(QObject):
     def __init__(self, doc: DocumentWidget) -> None:
         super().__init__(doc)
         self.doc = doc
-        self.history = History()
+        self.history = History(self.place())
         self._applying = False
         self.menu: QMenu | None = None  # the last context menu (kept while shown, and for tests)
         self.extra: dict[str, Overlay] = {}  # overlays made elsewhere: a run's time, a user's JSON, numerics
@@ -72,16 +73,20 @@ class GraphTools(QObject):
         view.describe = self.describe
         CudaProbe.shared().known.connect(self._cuda_known)
         self.group_values: dict[str, GroupValue] = {}  # the shown overlay's aggregate per collapsed group
-        end = doc.model.subscribe(lambda _change: self.record())  # the model announces selection and level changes
+        end = doc.model.subscribe(self.record)  # the model announces selection, expansion and level changes
         doc.destroyed.connect(lambda _o=None: end())
 
     # -- history -----------------------------------------------------------------------------------------------
     def place(self) -> Place:
-        return Place(trail_of(self.doc.model.levels), self.doc.model.selection)
+        model = self.doc.model
+        return Place(trail_of(model.levels), model.selection, model.expansion())
 
-    def record(self) -> None:
+    def record(self, change: DocumentEvent | None = None) -> None:
+        """A move to remember. Groups opened to show a node, and the first view settling, belong to the place they
+        serve (amended); Expand all, a depth, a group and Fit's stepping up are places of their own."""
         if not self._applying:
-            self.history.visit(self.place())
+            amend = isinstance(change, Expansion) and change.cause in (ExpansionCause.REVEAL, ExpansionCause.SETTLE)
+            self.history.visit(self.place(), amend=amend)
 
     def back(self) -> bool:
         return self._go(self.history.back())
@@ -99,6 +104,8 @@ class GraphTools(QObject):
                 doc.go_to_level(0)
                 for hop, sub in place.trail:
                     doc.enter_subgraph(hop, sub)
+            if place.expanded is not None and place.expanded != model.expansion():
+                model.set_expansion(place.expanded)  # laid out again, keeping the view; the selection shown after
             node = node_of(place.selection)
             if node is not None and node in model.level.graph.node_by_name:
                 doc.reveal(node)
@@ -141,11 +148,15 @@ class GraphTools(QObject):
             self.hits.marks = True
 
     def move_hit(self, by: int) -> bool:
-        """The next (+1) or previous (-1) of the nodes gone through; False when there are none."""
+        """The next (+1) or previous (-1) of the nodes gone through (F3, Shift+F3, the step bar, Enter in Find); Find's
+        first match right after typing; False when there are none."""
+        if self.doc.finder.step(by):
+            return True
         if self.hits is None:
             return False
         node = self.hits.move(by)
         self.step_bar.show_hits(self.hits)
+        self.doc.finder.moved()  # Find's list shows the match the bar shows
         if node is not None:
             self.doc.reveal(node)
         return node is not None
@@ -256,7 +267,8 @@ class GraphTools(QObject):
             self.show_overlay(self.overlay_name)
         elif self.overlay_name is not None:  # other groups collapsed: their aggregates again
             self._paint_groups()
-        self.doc.minimap.beside_another = _beside_another_graph(self.doc)
+        minimap = self.doc.minimap
+        minimap.beside_another, minimap.in_comparison = _beside_other_graphs(self.doc)
 
     def _repaint(self) -> None:
         """The palette changed (light/dark): the legend and the minimap take the theme's colours again."""
@@ -264,19 +276,22 @@ class GraphTools(QObject):
         self.doc.minimap.refit()
 
 
-def _beside_another_graph(doc: QWidget) -> bool:
-    """Whether another document sits before this one in a splitter (a comparison): only the first shows a minimap,
-    since the two views move together."""
+def _beside_other_graphs(doc: QWidget) -> tuple[bool, bool]:
+    """Whether another document sits before this one in a splitter, and whether any sits beside it (a comparison):
+    a comparison's panes show a minimap only when asked, and then only the first, since the two views move
+    together."""
+    before = beside = False
     child, parent = doc, doc.parentWidget()
     while parent is not None:
         if isinstance(parent, QSplitter):
             i = parent.indexOf(child)
-            for k in range(i):
+            for k in range(parent.count()):
                 w = parent.widget(k)
-                if w is not None and (type(w) is type(doc) or w.findChild(type(doc)) is not None):
-                    return True
+                if k != i and w is not None and (type(w) is type(doc) or w.findChild(type(doc)) is not None):
+                    beside = True
+                    before = before or k < i
         child, parent = parent, parent.parentWidget()
-    return False
+    return before, beside
 
 
 def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) -> None:

@@ -21,14 +21,14 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToo
 from pt2_viewer.app import theme
 from pt2_viewer.app.graph.group_titles import GroupTitles
 from pt2_viewer.app.graph.items import EdgeLayer, GroupItem, NodeItem, ProxyItem, node_item, readable_scale, set_gaps
+from pt2_viewer.core.graph import framing
 from pt2_viewer.core.graph.document import Look
+from pt2_viewer.core.graph.drawing import EdgeLine, SceneLayout
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.graph.ids import group_item, group_of
 from pt2_viewer.core.graph.overlays import GroupValue, Overlay
-from pt2_viewer.core.graph.scene import EdgeLine, SceneLayout
 
 READABLE_SCALE = readable_scale()  # the first view of a big graph: every label at least 9 px high (items.py)
-START_MARGIN = 24  # pixels between the first view's region and the viewport's edge
 
 
 class GraphView(QGraphicsView):
@@ -48,6 +48,7 @@ class GraphView(QGraphicsView):
     step_requested = Signal(str)  # an arrow key with a selection: "up" (a producer), "down" (a user), "left", "right"
     context_requested = Signal(str, QPoint)  # right-click: the item's id ("" for the background), global position
     palette_changed = Signal()  # the system's light/dark palette changed: the document redraws
+    states_changed = Signal()  # the selection, neighbours, matches or marks were painted anew (set_states)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -131,6 +132,7 @@ class GraphView(QGraphicsView):
                 px.update()
         if self.edges is not None:
             self.edges.set_hot(hot_edges)
+        self.states_changed.emit()
 
     @property
     def heat(self) -> dict[str, float]:
@@ -194,35 +196,55 @@ class GraphView(QGraphicsView):
             self.centerOn(rect.center())
         self.view_changed.emit()
 
-    def show_start(self) -> None:
-        """Fit a graph that stays readable whole; otherwise show where the program starts (its inputs and the
-        items they feed, as many as fit: `SceneLayout.start`) at a readable zoom, that region at the top."""
-        self.fit()
-        if self.transform().m11() >= READABLE_SCALE or self.layout is None:
-            return
+    def viewport_now(self) -> framing.Viewport:
+        """The viewport as core/graph/framing.py judges it: its size, the least readable zoom, the overlay's inset."""
         view = self.viewport().rect()
-        inset = self.start_inset if view.width() - self.start_inset >= 2 * self.start_inset else 0
-        room_w = max(1.0, view.width() - inset - 2 * START_MARGIN)
-        room_h = max(1.0, view.height() - 2 * START_MARGIN)
-        rects = [QRectF(*r) for r in self.layout.start]
-        if not rects:  # nothing to anchor on: the top of the drawing
-            top = self.scene().sceneRect()
-            rects = [QRectF(top.left(), top.top(), top.width(), 1.0)]
-        # grown from an input, so the view never opens scrolled past the inputs
-        region = _densest_region(rects, room_w / READABLE_SCALE, room_h / READABLE_SCALE,
-                                 rects[:self.layout.start_inputs])
-        scale = max(READABLE_SCALE, min(1.0, room_w / max(region.width(), 1.0), room_h / max(region.height(), 1.0)))
+        return framing.Viewport(view.width(), view.height(), READABLE_SCALE, self.start_inset)
+
+    def show_start(self) -> None:
+        """The first view: the whole graph if it stays readable; otherwise where the program starts (its inputs and
+        the items they feed, as many as fit: `SceneLayout.start`) at a readable zoom, that region at the top."""
+        self._show(framing.start_frame)
+
+    def show_fit(self) -> framing.Frame | None:
+        """Fit: the whole graph if it stays readable; otherwise zoomed out to the legibility floor with the start at
+        the top. Returns the frame shown (None without a graph)."""
+        return self._show(framing.fit_frame)
+
+    def _show(self, frame_of: Callable[[framing.Rect, list[framing.Rect], int, framing.Viewport], framing.Frame]
+              ) -> framing.Frame | None:
+        if self.layout is None:
+            self.fit()
+            return None
+        drawing = self.scene().sceneRect()
+        frame = frame_of((drawing.x(), drawing.y(), drawing.width(), drawing.height()), self.layout.start,
+                         self.layout.start_inputs, self.viewport_now())
+        if frame.whole:
+            self.setSceneRect(QRectF())
+            self.fit()
+            return frame
         self.resetTransform()
-        self.scale(scale, scale)
-        # the region's top just under the top edge, centred across what the overlay leaves free (the flow runs down
-        # from there); this view may scroll past the drawing's edge for that, so a narrow start at the drawing's side
-        # is not pushed aside
-        w, h = view.width() / scale, view.height() / scale
-        left = region.center().x() - (inset + (view.width() - inset) / 2) / scale
-        shown = QRectF(left, region.top() - START_MARGIN / scale, w, h)
-        self.setSceneRect(self.scene().sceneRect().united(shown))
-        self.centerOn(shown.center())
+        self.scale(frame.scale, frame.scale)
+        # this view may scroll past the drawing's edge so the start sits where the frame puts it
+        self.setSceneRect(self.scene().sceneRect().united(QRectF(*frame.shown)))
+        self.centerOn(*frame.center)
         self.view_changed.emit()
+        return frame
+
+    def scroll_to_item(self, item_id: str) -> None:
+        """Centre on an item (a node, or a collapsed group by its id) at the present zoom."""
+        path = group_of(item_id)
+        item: GroupItem | NodeItem | None = self.groups.get(path) if path is not None else self.nodes.get(item_id)
+        if item is not None:
+            self.centerOn(item)
+
+    def selected_rect(self) -> QRect | None:
+        """Where the selected item is in the viewport (pixels); None without one."""
+        items: list[GroupItem | NodeItem] = [*self.nodes.values(), *self.groups.values()]
+        for item in items:
+            if item.state == HighlightState.SELECTED:
+                return self.mapFromScene(item.sceneBoundingRect()).boundingRect()
+        return None
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         delta = event.angleDelta().y()
@@ -345,20 +367,3 @@ class GraphView(QGraphicsView):
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802 (Qt's name)
         super().drawForeground(painter, rect)
         self.titles.paint(painter)
-
-
-def _densest_region(rects: list[QRectF], max_w: float, max_h: float, seeds: list[QRectF] | None = None) -> QRectF:
-    """The region, at most max_w x max_h, that holds the most of `rects` (the program's start, inputs first).
-    Grown greedily from each of `seeds` (the inputs; else every rect) in turn; ties go to the earlier seed."""
-    best: tuple[int, QRectF] | None = None
-    for seed in seeds or rects:
-        region, count = seed, 1
-        for r in rects:
-            if r is seed:
-                continue
-            wider = region.united(r)
-            if wider.width() <= max_w and wider.height() <= max_h:
-                region, count = wider, count + 1
-        if best is None or count > best[0]:
-            best = (count, region)
-    return best[1] if best else QRectF()

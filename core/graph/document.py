@@ -6,7 +6,7 @@ The model owns that state and announces each change to its subscribers (`subscri
 repaints whoever changed it: a panel marking a symbol's users, the find bar, a comparison linking counterparts.
 Expanding or collapsing module groups is such a change too (`Expansion`, saying which groups and to what), so the
 context menu, the depth box, Find's reveal and Fit all go through the model and no view reaches into another's
-expansion state.
+expansion state. Whether the first view or Fit steps up a level is core/graph/framing.py's, asked per level here.
 """
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from pt2_viewer.core.graph.drawing import EdgeLine, node_label, node_subtitle
 from pt2_viewer.core.graph.folding import weight_targets
+from pt2_viewer.core.graph.framing import Framing, Viewport
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.graph.ids import group_of, is_group
 from pt2_viewer.core.graph.index import GraphIndex
 from pt2_viewer.core.graph.program_context import ProgramContext
-from pt2_viewer.core.graph.scene import EdgeLine, SceneModel, group_id, node_label, node_subtitle
+from pt2_viewer.core.graph.scene import SceneModel, group_id
 from pt2_viewer.core.model.node_kinds import input_kinds, node_kind
 from pt2_viewer.core.model.program import Archive, Graph, Program
 
@@ -38,7 +40,12 @@ class ExpansionCause(Enum):
     GROUP = "group"  # one group toggled (the group, its context menu): the view stays where it is
     REVEAL = "reveal"  # a node's groups opened to show it (Find, history, arrow keys): the view stays, then centres
     OVERVIEW = "overview"  # expand all, collapse all, a depth: the drawing is shown afresh
-    FIT = "fit"  # Fit or the first view stepping up to a level that fits readably: shown afresh, stepping on
+    HISTORY = "history"  # Back or Forward put an earlier expansion back: the view stays, then shows the selection
+    FIT = "fit"  # Fit stepping up from the view's own expansion (a new place in history): shown afresh
+    SETTLE = "settle"  # the first view, or Fit, stepping on to a level that fits readably: shown afresh
+
+
+USERS = (ExpansionCause.GROUP, ExpansionCause.REVEAL, ExpansionCause.OVERVIEW, ExpansionCause.HISTORY)
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,12 @@ class Expansion:
 
     @property
     def keep_view(self) -> bool:
-        return self.cause in (ExpansionCause.GROUP, ExpansionCause.REVEAL)
+        return self.cause in (ExpansionCause.GROUP, ExpansionCause.REVEAL, ExpansionCause.HISTORY)
+
+    @property
+    def stepping(self) -> bool:
+        """The first view or Fit stepping up a level (it goes on once this level is laid out)."""
+        return self.cause in (ExpansionCause.FIT, ExpansionCause.SETTLE)
 
 
 DocumentEvent = DocumentChange | Expansion
@@ -64,6 +76,7 @@ class GraphLevel:
     graph: Graph
     index: GraphIndex
     scene: SceneModel
+    framing: Framing  # the first view's stepping up, Fit's, and whether the expansion is the user's
 
 
 @dataclass
@@ -92,6 +105,7 @@ class DocumentModel:
         self._marked: list[str] = []
         self._kinds = input_kinds(program)
         self._subscribers: list[Subscriber] = []
+        self._expansion: tuple[SceneModel, frozenset[str]] | None = None
 
     # -- announcing changes ------------------------------------------------------------------------------------
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
@@ -127,7 +141,8 @@ class DocumentModel:
 
     def _level(self, title: str, graph: Graph, targets: dict[str, str] | None = None) -> GraphLevel:
         index = GraphIndex(graph, targets=targets)
-        return GraphLevel(title, graph, index, SceneModel(graph, index, fold_weights=not self.weights_as_nodes))
+        scene = SceneModel(graph, index, fold_weights=not self.weights_as_nodes)
+        return GraphLevel(title, graph, index, scene, Framing.first_view(scene.first_depths))
 
     def set_weights_as_nodes(self, on: bool) -> None:
         """Draw parameters, buffers and constants as nodes of their own (on) or as rows of the op using them."""
@@ -207,15 +222,47 @@ class DocumentModel:
 
     def fall_back(self) -> bool:
         """The first view's depth does not fit readably: open one level shallower, if a candidate is left."""
-        return self._expand(lambda scene: scene.fall_back(), ExpansionCause.FIT)
+        return self._expand(lambda scene: scene.fall_back(), ExpansionCause.SETTLE)
+
+    def set_expansion(self, expanded: frozenset[str]) -> None:
+        """Put back an expansion (Back and Forward): exactly these groups open."""
+        self._expand(lambda scene: setattr(scene, "expanded", set(expanded) | {""}), ExpansionCause.HISTORY)
+
+    def expansion(self) -> frozenset[str]:
+        """The open groups of the current level, one shared value until they change (history keeps it per place)."""
+        scene = self.level.scene
+        if self._expansion is None or self._expansion[0] is not scene or self._expansion[1] != scene.expanded:
+            self._expansion = (scene, frozenset(scene.expanded))
+        return self._expansion[1]
+
+    # -- the first view and Fit (core/graph/framing.py decides; the view asks with its viewport) ------------------
+    def settle(self, width: float, height: float, viewport: Viewport) -> bool:
+        """A drawing of this size was laid out: while the first view (or Fit) is stepping up and it does not fit
+        readably, open one level shallower (announced: laid out again) and answer True; False: show it."""
+        depth = self.level.framing.settle(width, height, viewport)
+        if depth is None:
+            return False
+        self.expand_to_depth(depth, ExpansionCause.SETTLE)
+        return True
+
+    def fit(self, width: float, height: float, viewport: Viewport) -> bool:
+        """Fit asked on a drawing of this size: True when it steps up from the view's own expansion (announced: laid
+        out again, settling on); False when the view frames what is expanded (`framing.fit_frame`)."""
+        depth = self.level.framing.fit(width, height, self.level.scene.expanded_depth(), viewport)
+        if depth is None:
+            return False
+        self.expand_to_depth(depth, ExpansionCause.FIT)
+        return True
 
     def _expand(self, change: Callable[[SceneModel], bool | None], cause: ExpansionCause) -> bool:
         """Apply `change` to the level's expansion and announce what it changed; a change answering False did
-        nothing and is not announced."""
+        nothing and is not announced. A change the user asked for makes the expansion theirs (Fit keeps it)."""
         scene = self.level.scene
         before = set(scene.expanded)
         if change(scene) is False:
             return False
+        if cause in USERS:
+            self.level.framing.user_changed()
         after = scene.expanded
         groups = tuple(sorted([(p, True) for p in after - before] + [(p, False) for p in before - after]))
         self.changed(Expansion(groups, cause))

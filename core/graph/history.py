@@ -1,6 +1,10 @@
 """Back and forward through where the user has been in one document: the graph level (the trail of subgraph drills
-from the top graph) and the selection there. No Qt: the document widget records each move and applies what
-`back()` and `forward()` return, as a browser does with its history.
+from the top graph), which module groups were open there, and the selection. No Qt: the document widget records each
+move and applies what `back()` and `forward()` return, as a browser does with its history.
+
+Expanding is a move like selecting: after Expand all, a depth, a group's toggle or Fit's stepping up, Back puts the
+groups open before back. Groups opened only to show a node (Find, the arrow keys) belong to that selection's place
+(`amend`), so Back from it closes them again with the selection.
 """
 from __future__ import annotations
 
@@ -15,11 +19,12 @@ MAX_PLACES = 500
 
 @dataclass(frozen=True)
 class Place:
-    """A graph level, as the (HOP node, subgraph) drills that lead there from the top graph, and the selection (a
-    node name, a collapsed group's id, or None)."""
+    """A graph level, as the (HOP node, subgraph) drills that lead there from the top graph, the selection (a node
+    name, a collapsed group's id, or None), and the module groups open there (None: not recorded)."""
 
     trail: tuple[tuple[str, str], ...] = ()
     selection: str | None = None
+    expanded: frozenset[str] | None = None
 
 
 class History:
@@ -34,12 +39,17 @@ class History:
     def current(self) -> Place:
         return self.places[self.cursor]
 
-    def visit(self, place: Place) -> None:
+    def visit(self, place: Place, amend: bool = False) -> None:
+        """Record `place`; with `amend`, as the current place's own change (the groups a reveal opened, the first
+        view settling on its level), not a new one."""
         if place == self.current:
             return
         cur = self.current
+        if amend and cur.trail == place.trail:
+            self.places[self.cursor] = place
+            return
         del self.places[self.cursor + 1:]
-        if cur.trail == place.trail and cur.selection is None:
+        if cur.trail == place.trail and cur.selection is None and cur.expanded == place.expanded:
             self.places[self.cursor] = place  # a selection on a level just entered replaces the bare level
         else:
             self.places.append(place)

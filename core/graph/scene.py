@@ -9,6 +9,9 @@ drawn as small proxies beside each consumer. Coordinates are points, y down (Qt 
 Parameters, buffers and constants with one user are drawn as rows of that user's box, and a module holding one op
 is drawn as that op's box titled with the module (core/graph/folding.py); both stay nodes of the document.
 
+The composed scene's data (`SceneLayout` and its boxes) is core/graph/drawing.py's; which level the first view opens
+at, and what Fit does, is core/graph/framing.py's.
+
 Module trees come from the archive and may be thousands deep (a crafted file): every walk here is a loop, never a
 recursion, and a chain of groups that each hold one item is laid out here at once (core/layout/trivial.py) rather
 than with one Graphviz round trip per level.
@@ -18,116 +21,40 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from pt2_viewer.core.graph.drawing import (
+    CHAR_W,
+    FRAME_HEADER,
+    FRAME_PAD,
+    GROUP_BOX_H,
+    NODE_H,
+    PROXY_H,
+    ROW_CHAR_W,
+    ROW_H,
+    ROW_MAX_W,
+    ROW_PAD,
+    EdgeLine,
+    GroupBox,
+    HubProxy,
+    NodeBox,
+    SceneLayout,
+    node_label,
+    node_subtitle,
+    node_width,
+    row_type,
+)
 from pt2_viewer.core.graph.folding import Folding, folding_of, leaf_groups
+from pt2_viewer.core.graph.framing import FIRST_VIEW_ITEMS, MAX_OPEN_DEPTH, first_depths
 from pt2_viewer.core.graph.ids import group_item, group_of
 from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
 from pt2_viewer.core.layout.records import LayoutEdge, LayoutNode, LayoutRequest, LayoutResult
 from pt2_viewer.core.layout.trivial import trivial_layout
-from pt2_viewer.core.model.program import Graph, Node, NodeOp
+from pt2_viewer.core.model.program import Graph, NodeOp
 
-NODE_H = 38.0
-GROUP_BOX_H = 46.0
-FRAME_PAD = 14.0
-FRAME_HEADER = 26.0
-CHAR_W = 7.0
 MAX_DIRECT_ITEMS = 300  # a group with more direct nodes is split into chunks of consecutive nodes
 CHUNK = 200
-FLAT_ITEMS = 60  # programs drawing at most this many boxes open fully expanded (down to MAX_OPEN_DEPTH)
-MAX_OPEN_DEPTH = 24  # groups deeper than this open collapsed (only crafted archives nest modules that deep)
 START_ITEMS = 12  # the first view frames at most this many items: the inputs and what they feed
 MAX_PROXIES = 2  # hub references drawn beside one node
-PROXY_H = 16.0
-ROW_H = 17.0  # a folded weight's row inside its user's box
-ROW_PAD = 4.0  # below the last row
-ROW_CHAR_W = 6.2
-ROW_MAX_W = 300.0
-MIN_FIRST_ITEMS = 8  # the first view shows at least this many items (or the whole program)
-FIRST_VIEW_ITEMS = 60  # the first view's level holds at most about this many items unless the window says otherwise
-
-
-@dataclass
-class NodeBox:
-    node: str
-    x: float  # top-left
-    y: float
-    w: float
-    h: float
-    group: str  # the group path it sits in (whose frame holds it)
-    kind: str = "node"  # "node", or "weight_row": a folded weight drawn inside its host's box
-    host: str = ""  # a weight row's host node
-    title: str = ""  # a leaf module's title (`conv1: Conv2d`) or a row's name (`weight`); "" for the node's own
-    module: str = ""  # the leaf module group this box stands for ("" for none)
-    unused: bool = False  # a weight row that feeds nothing
-
-
-@dataclass
-class GroupBox:
-    path: str
-    title: str
-    count: int
-    expanded: bool
-    x: float
-    y: float
-    w: float
-    h: float
-    depth: int
-    ops: int = 0  # the op calls inside (call_function nodes): what a collapsed box says it holds
-
-
-@dataclass
-class EdgeLine:
-    src: str  # visible item id (core/graph/ids.py): a node name or a group's id
-    dst: str
-    values: tuple[str, ...]  # the values carried
-    p0: tuple[float, float]
-    p1: tuple[float, float]
-    route: tuple[tuple[float, float], ...] = ()  # Graphviz's spline (1 + 3k points) when both ends share a layout
-
-
-@dataclass
-class HubProxy:
-    hub: str  # the hub node
-    consumer: str  # visible item id it feeds
-    x: float
-    y: float
-
-
-@dataclass
-class SceneLayout:
-    nodes: list[NodeBox] = field(default_factory=list)
-    groups: list[GroupBox] = field(default_factory=list)
-    edges: list[EdgeLine] = field(default_factory=list)
-    proxies: list[HubProxy] = field(default_factory=list)
-    width: float = 0.0
-    height: float = 0.0
-    # Where the program starts, for the first view: the rects (x, y, w, h) of the visible items showing its inputs,
-    # then the items they feed, breadth first; the view frames as many of them as it can show readably.
-    start: list[tuple[float, float, float, float]] = field(default_factory=list)
-    start_inputs: int = 0  # how many of `start`'s first rects show the inputs: the first view never scrolls past them
-
-
-
-def node_label(n: Node) -> str:
-    if n.op is NodeOp.CALL_FUNCTION:
-        return n.op_name
-    return n.name
-
-
-def node_subtitle(n: Node, graph: Graph) -> str:
-    """The second line of a node: its (first) output's type, e.g. `f32[s77, 3]`, else its name."""
-    first = next((o for o in n.outputs if o), None)
-    v = graph.values.get(first) if first else None
-    if v is None or v.kind == "graph":
-        return n.name if n.op is NodeOp.CALL_FUNCTION else ""
-    more = sum(1 for o in n.outputs if o) - 1
-    return v.type_text + (f" (+{more})" if more > 0 else "")
-
-
-def node_width(n: Node, graph: Graph) -> float:
-    text = max(len(node_label(n)) * 1.1, len(node_subtitle(n, graph)) * 0.95)
-    return max(72.0, min(280.0, CHAR_W * text + 24))
 
 
 group_id = group_item  # the id of a group's box (core/graph/ids.py)
@@ -201,21 +128,12 @@ class SceneModel:
 
     # -- expansion -------------------------------------------------------------------------------------------
     def expand_initial(self, max_items: int = FIRST_VIEW_ITEMS) -> None:
-        """Small programs (FLAT_ITEMS boxes) open flat. Others open at a whole module level: the deepest whose
-        items number at most `max_items` (about what one screen shows readably), never one of fewer than
-        MIN_FIRST_ITEMS items while a deeper level exists (GPT-2's top is input, transformer, lm_head, output). The
-        view checks the laid-out level against its screen and steps up with `fall_back` while it does not fit
-        (`first_depths`), down to the shallowest level of MIN_FIRST_ITEMS items, as Model Explorer opens."""
-        counts = self.level_item_counts()
-        if counts[-1] <= FLAT_ITEMS:
-            self.first_depths = []
+        """Open at the first view's level (core/graph/framing.py decides which: `first_depths`, deepest first; the
+        document steps up through them while the drawing does not fit readably); a small program opens flat."""
+        self.first_depths = first_depths(self.level_item_counts(), max_items)
+        if not self.first_depths:
             self.expanded = {p for p, g in self.groups.items() if g.depth < MAX_OPEN_DEPTH}
             return
-        least = next((d for d, c in enumerate(counts) if c >= MIN_FIRST_ITEMS), len(counts) - 1)
-        fit = [d for d in range(least, len(counts)) if counts[d] <= max_items]
-        deepest = min(fit[-1] if fit else least, MAX_OPEN_DEPTH - 1)
-        # counts[d] is what expand_to_depth(d + 1) shows (the root is depth 0)
-        self.first_depths = [d + 1 for d in range(deepest, min(least, deepest) - 1, -1)]
         self.expand_to_depth(self.first_depths[0])
 
     def fall_back(self) -> bool:
@@ -560,14 +478,6 @@ class SceneModel:
         return 8 + CHAR_W * 0.95 * max(len(h) for h in hubs[:MAX_PROXIES]) + 16
 
 
-def row_type(graph: Graph, name: str) -> str:
-    """A weight row's type text, `f32[64, 3, 7, 7]`."""
-    node = graph.node_by_name[name]
-    first = next((o for o in node.outputs if o), None)
-    v = graph.values.get(first) if first else None
-    return v.type_text if v is not None and v.kind != "graph" else ""
-
-
 def request_key(req: LayoutRequest) -> str:
     return hashlib.sha1(json.dumps(req.content(), separators=(",", ":")).encode()).hexdigest()
 
@@ -601,3 +511,9 @@ def _chunk_large_groups(root: ModuleGroup, index: GraphIndex) -> None:
             chunks.append(chunk)
         g.nodes = keep
         g.children.extend(chunks)
+
+
+# What callers imported from here before the drawing's data and the framing had modules of their own.
+__all__ = ["CHAR_W", "GROUP_BOX_H", "MAX_OPEN_DEPTH", "NODE_H", "PROXY_H", "EdgeLine", "GroupBox", "HubProxy",
+           "NodeBox", "SceneLayout", "SceneModel", "group_id", "node_label", "node_subtitle", "request_key",
+           "row_type"]

@@ -19,9 +19,9 @@ def test_a_tall_scene_is_folded_into_columns(qtbot) -> None:  # type: ignore[no-
     scene.setSceneRect(QRectF(0, 0, 200, 40_000))
     minimap = MiniMap(view, view)
     minimap.refit()
-    unfolded_w = 200 * (minimap.SIZE[1] - 4) / 40_000  # one column in the usual box: under a pixel
+    unfolded_w = 200 * (minimap.base_size()[1] - 4) / 40_000  # one column in the usual box: under a pixel
     assert minimap.columns > 4 and minimap.column_w > 10 * unfolded_w and minimap.column_w >= 8
-    assert minimap.height() > minimap.SIZE[1]  # the taller strip
+    assert minimap.height() > minimap.base_size()[1]  # the taller strip
     # a click in the third column lands in the third band of the scene
     step = minimap.column_w + minimap.GAP
     pos = QPointF(minimap.target.x() + 2 * step + minimap.column_w / 2, minimap.target.center().y())
@@ -42,4 +42,4 @@ def test_a_wide_scene_stays_one_column(qtbot) -> None:  # type: ignore[no-untype
     view.scene().setSceneRect(QRectF(0, 0, 3000, 1000))
     minimap = MiniMap(view, view)
     minimap.refit()
-    assert minimap.columns == 1 and minimap.height() == minimap.SIZE[1]
+    assert minimap.columns == 1 and minimap.height() == minimap.base_size()[1]

@@ -1,0 +1,93 @@
+"""Find in one document's graph: the box, its result list, and going through the matches with Enter, F3 and
+Shift+F3 (the step bar's previous and next, app/graph/tools.py).
+
+How a pattern is read (a regex, or as written for a type or shape copied from a node) is core/graph/find_pattern.py's.
+The list and the step bar always show the same match: F3 moves the list's row, a click on a row moves the bar. F3
+right after typing searches at once (the box waits a moment after each key otherwise) and goes to the first match.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QLineEdit, QListWidget, QListWidgetItem
+
+from pt2_viewer.app.panels import fit_rows
+from pt2_viewer.core.graph.find_pattern import Reading, find_label, find_status, find_tip, search
+from pt2_viewer.core.graph.navigation import Hits
+
+if TYPE_CHECKING:
+    from pt2_viewer.app.graph.document import DocumentWidget
+
+MAX_ROWS = 2000
+TYPING_MS = 200  # the search runs this long after the last key
+
+
+class FindBar(QObject):
+    def __init__(self, doc: DocumentWidget) -> None:
+        super().__init__(doc)
+        self.doc = doc
+        self.box = QLineEdit(placeholderText="Find (regex over names, ops, modules)  Ctrl+F")
+        self.box.setClearButtonEnabled(True)
+        self.results = QListWidget()
+        self.results.setVisible(False)
+        self.reading = Reading("")
+        self.hits: Hits | None = None  # the tools' hits while they are this bar's matches
+        self._timer = QTimer(self, singleShot=True, interval=TYPING_MS)
+        self._timer.timeout.connect(self.run)
+        self.box.textChanged.connect(lambda _t: self._timer.start())
+        self.box.returnPressed.connect(lambda: self.doc.tools.move_hit(1))
+        self.results.itemActivated.connect(lambda it: self.go_to(self.results.row(it)))
+        self.results.itemClicked.connect(lambda it: self.go_to(self.results.row(it)))
+        QShortcut(QKeySequence("Escape"), self.box, lambda: self.box.clear())
+
+    def run(self) -> None:
+        """Search the current level for the box's pattern: the matches marked, listed with op and module, counted in
+        the status line; going through earlier matches ends."""
+        self._timer.stop()
+        doc = self.doc
+        text = self.box.text().strip()
+        hits, self.reading = search(doc.model.level.index, text)
+        doc.model.matches = [h.node for h in hits]
+        self.results.clear()
+        for h in hits[:MAX_ROWS]:
+            it = QListWidgetItem(doc.model.level.index.hit_text(h))  # the node, its op and module
+            it.setData(Qt.ItemDataRole.UserRole, h.node)
+            self.results.addItem(it)
+        self.results.setVisible(bool(text))
+        fit_rows(self.results, 8)  # as tall as its matches
+        self.box.setToolTip(find_tip(self.reading))  # searched as written: said, not pink
+        doc.status.emit(find_status(self.reading, len(hits)) if text else "")
+        doc.tools.go_through([])
+
+    def step(self, by: int) -> bool:
+        """Before the tools move to the next (+1) or previous (-1) hit (Enter, F3, Shift+F3): search first if the box
+        changed since, and go to the first (or last) match if none is shown yet. True when that was the move; False
+        leaves it to the tools (this bar's matches being gone through, or another's nodes)."""
+        if self._timer.isActive():
+            self.run()
+        tools = self.doc.tools
+        if tools.hits is not None and tools.hits is not self.hits:
+            return False
+        if tools.hits is None:
+            if not self.doc.model.matches or not self.results.count():
+                return False
+            return self.go_to(0 if by > 0 else self.results.count() - 1)
+        return False  # this bar's matches: the tools move, then tell `moved`
+
+    def go_to(self, row: int) -> bool:
+        """Reveal and zoom to match `row`, with previous/next through the others (app/graph/tools.py)."""
+        tools = self.doc.tools
+        tools.go_through(self.doc.model.matches[:self.results.count()], find_label(self.reading), row)
+        self.hits = tools.hits
+        self.moved()
+        return True
+
+    def moved(self) -> None:
+        """The tools moved through the hits: while they are this bar's, the list's row is the match shown."""
+        hits = self.doc.tools.hits
+        if hits is not None and hits is self.hits and hits.at >= 0:
+            self.results.blockSignals(True)
+            self.results.setCurrentRow(hits.at)
+            self.results.blockSignals(False)
