@@ -43,8 +43,34 @@ def _gui_parser() -> argparse.ArgumentParser:
     return p
 
 
+# Qt messages that say nothing to a user: the offscreen platform (--screenshot, render, CI) warns this each time a
+# window's size limits change.
+QUIET_QT_MESSAGES = frozenset({"This plugin does not support propagateSizeHints()"})
+QT_COMMANDS = frozenset({"render"})  # the subcommands that start Qt
+
+
+def silence_qt_noise() -> None:
+    """Drop the messages of QUIET_QT_MESSAGES; every other Qt message still reaches stderr (through the handler
+    installed before, or as Qt's own handler prints it)."""
+    from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
+
+    previous = None
+
+    def handler(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
+        if message.strip() in QUIET_QT_MESSAGES:
+            return
+        if previous is not None:
+            previous(mode, context, message)
+        else:
+            print(message, file=sys.stderr, flush=True)
+
+    previous = qInstallMessageHandler(handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in SUBCOMMANDS or argv[0] in QT_COMMANDS:
+        silence_qt_noise()
     if argv and argv[0] in SUBCOMMANDS:
         name = argv.pop(0)
         module_name, help_text = SUBCOMMANDS[name]

@@ -27,6 +27,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.output.lower().endswith((".svg", ".png")):
         print("pt2-viewer: the output must end in .svg or .png", file=sys.stderr)
         return 2
+    from pt2_viewer.core.cli import exit_status
     from pt2_viewer.core.pt2.errors import ArchiveError
     from pt2_viewer.core.pt2.reader import read_archive
 
@@ -34,16 +35,16 @@ def main(args: argparse.Namespace) -> int:
         archive = read_archive(args.file)
     except ArchiveError as e:
         print(f"pt2-viewer: {e}", file=sys.stderr)
-        return 2
+        return exit_status.FAILED
     if not archive.programs:
         print(f"pt2-viewer: '{args.file}' holds no program graph (an AOTInductor package?)", file=sys.stderr)
-        return 2
+        return exit_status.FAILED
     try:
         program = archive.program(args.program)
     except KeyError:
         print(f"pt2-viewer: no program '{args.program}'; the archive holds "
               f"{', '.join(p.name for p in archive.programs)}", file=sys.stderr)
-        return 2
+        return exit_status.FAILED
 
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

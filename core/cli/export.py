@@ -3,7 +3,9 @@
 The same worker job the window uses (core/export/job.py): DIR receives one `.pt2` per successful export call
 and `report.json` listing every call in order. This command streams the script's output, prints a summary, and exits
 0 when the script ran to its end (even if some exports failed, which the summary shows), 1 when the script stopped
-with an error, 2 when the worker itself crashed, timed out or could not run the job.
+with an error, 2 when the worker itself crashed, timed out or could not run the job, 130 when cancelled (the rule of
+core/cli/exit_status.py). The job runs in a temporary folder of its own: DIR receives only the programs, the doctor's
+draft programs and report.json (request.json, result.json and the fixes' verification runs stay out of it).
 """
 from __future__ import annotations
 
@@ -13,15 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.cli.jobs import add_worker_arguments, signals_interrupt
+from pt2_viewer.core.cli import exit_status
+from pt2_viewer.core.cli.jobs import add_worker_arguments, deliver, job_folder, signals_interrupt
 from pt2_viewer.core.export.failures import failure_from_json, first_sentence, plain_sentence
 from pt2_viewer.core.export.report import REPORT_FILE
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.remote.any_worker import worker_job
 from pt2_viewer.core.jobs.schemas.export import ExportRequest, Rerun
 
-EXIT_SCRIPT_ERROR = 1
-EXIT_WORKER_FAILED = 2
+EXIT_SCRIPT_ERROR = exit_status.FAILED
+EXIT_WORKER_FAILED = exit_status.USAGE_OR_WORKER
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -81,8 +84,18 @@ def _load_spec(value: str | None) -> dict[str, Any] | None:
 
 
 def main(args: argparse.Namespace) -> int:
+    """Run the script in the job's own folder; DIR receives the programs and report.json, never the job's
+    request.json, result.json or the doctor's scratch folders."""
     request = build_request(args).to_json()
     out = Path(args.out).expanduser().resolve()
+    with job_folder("export") as job_dir:
+        try:
+            return _export(args, request, job_dir, out)
+        finally:
+            deliver(job_dir, out)
+
+
+def _export(args: argparse.Namespace, request: dict[str, Any], job_dir: Path, out: Path) -> int:
 
     def echo(stream: str, line: str) -> None:
         if not args.quiet:
@@ -93,7 +106,7 @@ def main(args: argparse.Namespace) -> int:
             state = "ok" if event.get("ok") else f"failed ({event.get('kind')})"
             print(f"[pt2-viewer] export #{event.get('index')}: {state}", file=sys.stderr, flush=True)
 
-    job = worker_job("export_script", request, out, args.worker, timeout_s=args.timeout,
+    job = worker_job("export_script", request, job_dir, args.worker, timeout_s=args.timeout,
                      memory_limit_mb=args.max_memory_mb, on_output=echo, on_event=progress)
     try:
         with signals_interrupt():
@@ -101,19 +114,19 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         job.cancel()
         print("pt2-viewer export: cancelled", file=sys.stderr)
-        return EXIT_WORKER_FAILED
+        return exit_status.CANCELLED
     finally:
         job.cancel()  # whatever ends this command ends the worker's process tree (a no-op once it has ended)
     if outcome.status != protocol.OK or not outcome.result:
         print(f"pt2-viewer export: {outcome.message}", file=sys.stderr)
         if outcome.error_traceback and not args.quiet:
             print(outcome.error_traceback, file=sys.stderr)
-        _print_partial(out)
+        _print_partial(job_dir, out)
         return EXIT_WORKER_FAILED
-    # Always DIR/report.json: the result (like every event) is written by the worker the script runs in, so a path
+    # Always JOB/report.json: the result (like every event) is written by the worker the script runs in, so a path
     # it names is never followed.
     try:
-        report = json.loads((out / REPORT_FILE).read_text(encoding="utf-8"))
+        report = json.loads((job_dir / REPORT_FILE).read_text(encoding="utf-8"))
         summary = format_summary(report, out)
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError, IndexError) as e:
         print(f"pt2-viewer export: the job's report ({out / REPORT_FILE}) is missing or malformed "
@@ -123,8 +136,8 @@ def main(args: argparse.Namespace) -> int:
     return 0 if report.get("ok") else EXIT_SCRIPT_ERROR
 
 
-def _print_partial(out: Path) -> None:
-    pt2s = sorted(p.name for p in out.glob("*.pt2")) if out.is_dir() else []
+def _print_partial(job_dir: Path, out: Path) -> None:
+    pt2s = sorted(p.name for p in job_dir.glob("*.pt2"))
     if pt2s:
         print(f"Programs saved before it stopped, in {out}: {', '.join(pt2s)}", file=sys.stderr)
 

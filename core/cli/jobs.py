@@ -21,9 +21,11 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.cli import exit_status
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, JobOutcome
 from pt2_viewer.core.jobs.errors import Failure, failed_result
@@ -31,7 +33,6 @@ from pt2_viewer.core.jobs.schemas.base import Schema
 
 TRUST_HELP = ("load the file even if it holds code (pickled objects, modules to import): only for files you trust; "
               "without it such a file is refused, saying what it holds")
-EXIT_CANCELLED = 130  # as a shell reports a command ended by Ctrl+C
 
 
 def add_program_arguments(parser: argparse.ArgumentParser) -> None:
@@ -141,15 +142,13 @@ def stderr_progress(quiet: bool) -> Callable[[dict[str, Any]], None]:
 
 
 def report_failure(result: dict[str, Any]) -> int:
-    """Print a failed job's error to stderr; the exit status: 2 for a bad request, 130 when cancelled (Ctrl+C), 1
-    for everything else."""
+    """Print a failed job's error to stderr; the exit status by the rule of core/cli/exit_status.py: 1 for the
+    file's or program's failure, 2 for a bad request or a worker that did not finish, 130 when cancelled."""
     error = result.get("error") or {}
     print(f"error: {_printable(str(error.get('message', 'the job failed')))}", file=sys.stderr)
     if error.get("hint"):
         print(f"  {_printable(str(error['hint']))}", file=sys.stderr)
-    if error.get("kind") == protocol.CANCELLED:
-        return EXIT_CANCELLED
-    return 2 if error.get("kind") == "request" else 1
+    return exit_status.for_failure_kind(str(error.get("kind", "")))
 
 
 def _printable(text: str) -> str:
@@ -179,6 +178,21 @@ def job_folder(kind: str) -> Iterator[Path]:
         yield folder
     finally:
         temp_dirs.remove(folder)
+
+
+def deliver(job_dir: Path, destination: Path) -> list[str]:
+    """Copy the files a job made for the user (every file directly in `job_dir` but its request.json and
+    result.json; not its scratch folders) into `destination`, each written atomically; their names."""
+    import shutil
+
+    from pt2_viewer.core.util.files import write_atomically
+
+    skip = {protocol.REQUEST_FILE, protocol.RESULT_FILE}
+    chosen = sorted(p.name for p in job_dir.iterdir() if p.is_file() and p.name not in skip)
+    for name in chosen:
+        source = job_dir / name
+        write_atomically(destination / name, partial(shutil.copyfile, source))
+    return chosen
 
 
 def run_job_command(job: str, request: Schema, args: argparse.Namespace, readable: Callable[[dict[str, Any]], str]

@@ -2,7 +2,8 @@
 
 A `.pt2` is read without torch; a script runs in the worker first (as `pt2-viewer export` runs it, into a temporary
 folder unless `--export-dir` keeps it), and the report lists every export call with its outcome beside the graphs.
-Exits 0 when the report was written, 1 when it could not be (one line saying why), 2 when the worker failed.
+Exits 0 when the report was written, 1 when it could not be (one line saying why), 2 when the worker failed, 130 when
+cancelled (the rule of core/cli/exit_status.py).
 """
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from pt2_viewer.core.cli import exit_status
 from pt2_viewer.core.cli.jobs import WORKER_HELP
 from pt2_viewer.core.platform import temp_dirs
 
-EXIT_FAILED = 1
-EXIT_WORKER_FAILED = 2
+EXIT_FAILED = exit_status.FAILED
+EXIT_WORKER_FAILED = exit_status.USAGE_OR_WORKER
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -37,11 +39,16 @@ def main(args: argparse.Namespace) -> int:
     from pt2_viewer.core.graph.overlays import OverlayFileError
     from pt2_viewer.core.layout.records import LayoutError
     from pt2_viewer.core.pt2.errors import ArchiveError
+    from pt2_viewer.core.report.script_report import REPORT_FILE
     from pt2_viewer.core.report.write import write_archive_report, write_script_report
 
     source = Path(args.file).expanduser()
     if not source.exists():
-        print(f"pt2-viewer report: {source} does not exist", file=sys.stderr)
+        print(f"pt2-viewer report: '{source}' does not exist. Check the path.", file=sys.stderr)
+        return EXIT_FAILED
+    if source.is_dir() and not (source / REPORT_FILE).is_file():
+        print(f"pt2-viewer report: '{source}' is a folder without the {REPORT_FILE} that pt2-viewer export writes. "
+              "Give a .pt2 file, a model script (.py), or a folder written by pt2-viewer export.", file=sys.stderr)
         return EXIT_FAILED
     try:
         if source.is_dir():
@@ -87,7 +94,9 @@ def _export_script(script: Path, args: argparse.Namespace) -> Path | int:
         outcome = job.wait()
     except KeyboardInterrupt:
         print("pt2-viewer report: cancelled", file=sys.stderr)
-        return EXIT_WORKER_FAILED
+        if not args.export_dir:
+            temp_dirs.remove(out)
+        return exit_status.CANCELLED
     finally:
         job.cancel()
     if outcome.status != protocol.OK:

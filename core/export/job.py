@@ -47,6 +47,7 @@ from pt2_viewer.core.export.guards import GuardCapture, GuardLog, resolve_inputs
 from pt2_viewer.core.export.report import CONVENTION, REPORT_FILE, ExportCall, ExportReport, Rerun, ScriptError
 from pt2_viewer.core.jobs.protocol import PROGRESS, write_json_atomic
 from pt2_viewer.core.util.files import write_atomically
+from pt2_viewer.core.util.repeated_output import stderr_blocks_once
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -110,7 +111,7 @@ class ExportRecorder:
                 call.strict = bool(a.get("strict"))
             call.dynamic_shapes = None if a.get("dynamic_shapes") is None else repr(a["dynamic_shapes"])
             call.dynamic_shapes_spec = _spec_or_none(a.get("dynamic_shapes"), mod, ex_args, ex_kwargs)
-            with capture:
+            with capture, stderr_blocks_once():  # torch prints a strict export's partial graph twice
                 ep = self.real_export(**a)
         except BaseException as exc:
             call.duration_s = time.monotonic() - started

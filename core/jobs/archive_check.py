@@ -129,7 +129,8 @@ def check_archive(path: str | Path, reader: str | None = None, identity: tuple[i
     except ArchiveError as e:
         message = str(e).replace(f"'{reader}'", f"'{path}'").replace(f"'{Path(reader).name}'", f"'{path.name}'") \
             if reader else str(e)
-        raise JobFailure("load", message, "Check the path, or save or copy the program again.") from None
+        hint = "" if not path.exists() else "Check the path, or save or copy the program again."  # said once
+        raise JobFailure("load", message, hint) from None
     files.path = path
     try:
         check = _check(files)

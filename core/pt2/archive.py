@@ -129,12 +129,7 @@ def open_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
         if not p.stat().st_size:
             raise ArchiveError(f"'{p.name}' is empty (0 bytes), not a .pt2 archive; a .pt2 is written by "
                                "torch.export.save.", path=str(p)) from None
-        detail = "" if str(e).rstrip(".").lower() in ("file is not a zip file", "") else f" ({e})"
-        raise ArchiveError(
-            f"'{p.name}' is not a .pt2 archive: it is not a valid zip file{detail}. It may be truncated (an "
-            "interrupted copy or download); a .pt2 is written by torch.export.save.",
-            path=str(p),
-        ) from None
+        raise ArchiveError(_not_a_zip(p, e), path=str(p)) from None
     except OSError as e:
         raise ArchiveError(f"'{p}' cannot be read: {e.strerror or e}.", path=str(p)) from None
 
@@ -155,6 +150,28 @@ def open_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
         rel = info.filename[len(prefix):]
         files.entries[rel] = ZipEntry(rel, info.file_size, info.compress_size)
     return files
+
+
+def _not_a_zip(p: Path, e: BaseException) -> str:
+    """Why `p` is no .pt2, by what it starts with: only a file that begins as a zip does may be a truncated one."""
+    detail = "" if str(e).rstrip(".").lower() in ("file is not a zip file", "") else f" ({e})"
+    try:
+        with open(p, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        head = b""
+    if head.startswith(b"PK"):
+        return (f"'{p.name}' is not a .pt2 archive: it is not a valid zip file{detail}. It may be truncated (an "
+                "interrupted copy or download); a .pt2 is written by torch.export.save.")
+    what = "a text file" if _looks_like_text(head) else "not a zip file"
+    return f"'{p.name}' is not a .pt2 archive: it is {what}. A .pt2 is the zip file that torch.export.save writes."
+
+
+def _looks_like_text(head: bytes) -> bool:
+    """UTF-8 text with no control characters but line breaks and tabs (one bad byte allowed: a character cut by the
+    read)."""
+    text = head.decode("utf-8", errors="replace")
+    return bool(text) and text.count("\ufffd") <= 1 and all(c.isprintable() or c in "\n\r\t" for c in text)
 
 
 def _root_folder(names: list[str]) -> str:

@@ -62,7 +62,7 @@ def test_a_missing_worker_python_fails_in_one_line(pt2_path: Callable[[str], Pat
     for command in (["run", str(pt2_path("batchnorm_train"))],
                     ["numerics", str(pt2_path("batchnorm_train")), "--candidate", "bf16"]):
         done = cli(*command, env={"PT2V_WORKER_PYTHON": str(missing)})
-        assert done.returncode == 1
+        assert done.returncode == 2  # the command could not do its work (core/cli/exit_status.py)
         assert done.stderr.startswith(f"error: Could not start the worker's Python {missing} (set by "
                                       "PT2V_WORKER_PYTHON)"), done.stderr
         assert "Traceback" not in done.stderr and done.stdout == ""
@@ -86,7 +86,7 @@ def test_numerics_json_comes_from_the_worker_and_timeout_stops_a_job(pt2_path: C
     assert "-m pt2_viewer.core.worker numerics" in log.read_text()
     # a limit the job cannot meet: stopped, said in one line with the fix
     slow = cli("run", str(program), "--timeout", "0.5", "-q")
-    assert slow.returncode == 1
+    assert slow.returncode == 2
     assert "time limit of 0.5 s" in slow.stderr and "--timeout" in slow.stderr and "Traceback" not in slow.stderr
 
 

@@ -66,7 +66,15 @@ def test_not_a_zip(tmp_path: Path) -> None:
     path = tmp_path / "notes.pt2"
     path.write_text("these are not the programs you are looking for\n" * 20)
     message = read_error(path)
-    assert "notes.pt2" in message and "not a valid zip" in message
+    assert "notes.pt2" in message and "text file" in message
+    assert "truncated" not in message  # a text file renamed .pt2 is no interrupted download
+
+
+def test_a_binary_file_that_is_no_zip_is_not_called_truncated(tmp_path: Path) -> None:
+    path = tmp_path / "elf.pt2"
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4)
+    message = read_error(path)
+    assert "elf.pt2" in message and "not a zip file" in message and "truncated" not in message
 
 
 def test_empty_file(tmp_path: Path) -> None:
@@ -219,7 +227,7 @@ def _bad_file(case: str, tmp_path: Path, real: Path) -> tuple[Path, str]:
     if case == "not-zip":
         path = tmp_path / "plain.pt2"
         path.write_text("plain text")
-        return path, "not a valid zip"
+        return path, "text file"
     if case == "truncated":
         path = tmp_path / "cut.pt2"
         path.write_bytes(real.read_bytes()[:2000])
