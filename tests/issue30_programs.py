@@ -72,3 +72,60 @@ def transformer_names() -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         save_programs({"model": torch.export.export(Transformer(), (torch.randn(2, 8),))}, path)
     return path
+
+
+class Stack(torch.nn.Module):
+    """An encoder or decoder that embeds with the model's shared table."""
+
+    def __init__(self, embed: torch.nn.Embedding, d: int) -> None:
+        super().__init__()
+        self.embed_tokens = embed
+        self.block = torch.nn.Linear(d, d)
+
+    def forward(self, ids: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
+        h = self.embed_tokens(ids)
+        if memory is not None:
+            h = h + memory.mean(1, keepdim=True)
+        return self.block(h).relu()
+
+
+class T5Like(torch.nn.Module):
+    """T5's ties: `shared`, both `embed_tokens` and `lm_head` are one tensor. torch keeps `lm_head.weight` in use
+    (by the encoder's and the decoder's embedding and the head) and leaves the other three names with no user."""
+
+    def __init__(self, vocab: int = 32, d: int = 8) -> None:
+        super().__init__()
+        self.shared = torch.nn.Embedding(vocab, d)
+        self.encoder = Stack(self.shared, d)
+        self.decoder = Stack(self.shared, d)
+        self.lm_head = torch.nn.Linear(d, vocab, bias=False)
+        self.lm_head.weight = self.shared.weight
+
+    def forward(self, input_ids: torch.Tensor, decoder_input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(self.decoder(decoder_input_ids, self.encoder(input_ids)))
+
+
+class Gpt2Like(torch.nn.Module):
+    """GPT-2's tie: `lm_head.weight` is `transformer.wte.weight`."""
+
+    def __init__(self, vocab: int = 32, d: int = 8) -> None:
+        super().__init__()
+        self.transformer = torch.nn.Module()
+        self.transformer.wte = torch.nn.Embedding(vocab, d)
+        self.transformer.h = torch.nn.Linear(d, d)
+        self.lm_head = torch.nn.Linear(d, vocab, bias=False)
+        self.lm_head.weight = self.transformer.wte.weight
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(self.transformer.h(self.transformer.wte(ids)).relu())
+
+
+def tied_weights_programs() -> Path:
+    """Both, in one archive (programs `t5` and `gpt2`)."""
+    path = cache_dir(tied_weights_programs) / "tied_weights.pt2"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ids = torch.randint(0, 32, (1, 6))
+        save_programs({"t5": torch.export.export(T5Like(), (ids, ids[:, :4])),
+                       "gpt2": torch.export.export(Gpt2Like(), (ids,))}, path)
+    return path

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pt2_viewer.core.graph.folding import weight_targets
 from pt2_viewer.core.graph.index import GraphIndex
 from pt2_viewer.core.graph.overlays import Overlay
 from pt2_viewer.core.graph.readable import literal, type_text
@@ -201,6 +202,10 @@ def _input(program: Program, graph: Graph, node: Node) -> DetailSection:
     stored = next((w for w in (*program.weights, *program.constants) if w.name == spec.target), None)
     if stored is not None:
         rows.append(DetailRow("stored as", stored.path, note=f"{stored.nbytes} bytes"))
+    targets = weight_targets(program)
+    twin = targets.tied.get(node.name)
+    if twin is not None:  # no user of its own: the graph uses the same tensor under its twin's name
+        rows.append(DetailRow("tied to", twin, NodeLink(twin), note=f"{targets[twin]}, the same tensor"))
     return DetailSection("Input", rows)
 
 

@@ -9,6 +9,11 @@ reach them; only the drawing folds them.
 - One user, an op (not the output): a row of that op.
 - No user (BatchNorm's `num_batches_tracked` in eval mode): a row of the first op of the module it belongs to,
   marked unused, when that module has an op of its own; else it stays a node.
+- No user because it is tied (GPT-2's `lm_head.weight` is `transformer.wte.weight`; T5's `shared`, both
+  `embed_tokens` and `lm_head` are one tensor): torch keeps one placeholder of the tied tensor in use and leaves the
+  others with no user. Such a weight is used, through its twin: it is a row `(tied to lm_head.weight)`, of its own
+  module's first op, else of the first op its twin feeds; never "unused", never an orphan box. The archive says
+  which weights are tied: they are stored in one file (`WeightTargets.tied`).
 - Several users: it stays a node (a hub's users draw it as a `↳` reference).
 
 A module group whose only drawn item is one op (its weights folded into it) is a *leaf*: the scene draws it as that
@@ -28,17 +33,54 @@ _FOLDABLE = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR, I
 class Folding:
     """`host`: folded node -> the node whose box draws it; `rows`: host -> its folded nodes in graph order;
     `labels`: folded node -> the row's name (its target, relative to the host's module when inside it);
-    `unused`: the folded nodes that feed nothing."""
+    `unused`: the folded nodes that feed nothing; `tied`: folded node -> the target of the tied weight that is
+    used in its place."""
 
     host: dict[str, str] = field(default_factory=dict)
     rows: dict[str, list[str]] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     unused: set[str] = field(default_factory=set)
+    tied: dict[str, str] = field(default_factory=dict)
 
 
-def weight_targets(program: Program) -> dict[str, str]:
-    """The program's parameters, buffers and constants: placeholder name -> target (`layer1.0.conv1.weight`)."""
-    return {s.name: s.target for s in program.signature.inputs if s.target and s.kind in _FOLDABLE}
+class WeightTargets(dict[str, str]):
+    """placeholder name -> target (`layer1.0.conv1.weight`) for the program's parameters, buffers and constants,
+    and `tied`: placeholder with no user -> the placeholder of the same tensor that the graph uses instead."""
+
+    def __init__(self, targets: dict[str, str], tied: dict[str, str]) -> None:
+        super().__init__(targets)
+        self.tied = tied
+
+
+def weight_targets(program: Program) -> WeightTargets:
+    """The program's parameters, buffers and constants, and which of them are tied (`tied_weights`)."""
+    targets = {s.name: s.target for s in program.signature.inputs if s.target and s.kind in _FOLDABLE}
+    return WeightTargets(targets, tied_weights(program, targets))
+
+
+def tied_weights(program: Program, targets: dict[str, str]) -> dict[str, str]:
+    """Placeholders of one tensor under several names: each one the graph does not use -> the first that it uses.
+    Tied weights are one file of the archive (torch saves a shared tensor once), at one offset, of one shape."""
+    stored = {w.name: (w.path, _json_key(w.meta_json)) for w in program.weights + program.constants}
+    used = {e.src for e in program.graph.edges}
+    by_tensor: dict[tuple[str, str], list[str]] = {}
+    for name, target in targets.items():
+        key = stored.get(target)
+        if key is not None:
+            by_tensor.setdefault(key, []).append(name)
+    out: dict[str, str] = {}
+    for names in by_tensor.values():
+        twin = next((n for n in names if n in used), None)
+        if twin is not None:
+            out.update({n: twin for n in names if n not in used})
+    return out
+
+
+def _json_key(meta: object) -> str:
+    """Offset and shape of a stored tensor, as one comparable string (two views of a file are not one weight)."""
+    if not isinstance(meta, dict):
+        return ""
+    return repr((meta.get("storage_offset"), meta.get("sizes"), meta.get("strides")))
 
 
 def folding_of(index: GraphIndex, groups: list[ModuleGroup]) -> Folding:
@@ -52,6 +94,7 @@ def folding_of(index: GraphIndex, groups: list[ModuleGroup]) -> Folding:
         return out
     group_of: dict[str, ModuleGroup] = {n: g for g in groups for n in g.nodes}
     first_op: dict[int, str | None] = {}
+    tied: dict[str, str] = getattr(index.targets, "tied", {})
     for name, target in index.targets.items():
         node = by_name.get(name)
         if node is None or node.op is not NodeOp.PLACEHOLDER:
@@ -68,14 +111,19 @@ def folding_of(index: GraphIndex, groups: list[ModuleGroup]) -> Folding:
                 if id(g) not in first_op:
                     first_op[id(g)] = next((n for n in g.nodes if by_name[n].op is NodeOp.CALL_FUNCTION), None)
                 host = first_op[id(g)]
-                if host is not None:
-                    out.unused.add(name)
+            twin = tied.get(name)
+            if twin is not None:
+                host = host or next((u for u in users.get(twin, []) if by_name[u].op is NodeOp.CALL_FUNCTION), None)
+                out.tied[name] = index.targets.get(twin, twin)
+            elif host is not None:
+                out.unused.add(name)
         if host is None:
             continue
         out.host[name] = host
         out.rows.setdefault(host, []).append(name)
         module = (by_name[host].module_path or "") + "."
-        out.labels[name] = target[len(module):] if module != "." and target.startswith(module) else target
+        label = target[len(module):] if module != "." and target.startswith(module) else target
+        out.labels[name] = label + (f" (tied to {out.tied[name]})" if name in out.tied else "")
     return out
 
 

@@ -150,7 +150,8 @@ class GraphIndex:
     def _place_owned_inputs(self, root: ModuleGroup) -> None:
         """Move parameters, buffers and constants from the root into a group: their module's own (first call) group,
         or, when that module made no node itself (MultiheadAttention's `out_proj`, whose weights the attention's own
-        ops use), the innermost group holding every op that uses them."""
+        ops use) or some of their users lie outside it (a tied embedding that `lm_head` owns feeds the encoder and
+        the decoder too), the innermost group holding every op that uses them."""
         first_call: dict[str, ModuleGroup] = {}
         group_of: dict[str, ModuleGroup] = {}
         for g in root.walk():
@@ -162,8 +163,9 @@ class GraphIndex:
             if group_of.get(name) is not root:
                 continue
             target = first_call.get(owner)
-            if target is None:
-                target = _innermost_common([group_of[u] for u in self.users.get(name, []) if u in group_of])
+            users = [group_of[u] for u in self.users.get(name, []) if u in group_of]
+            if target is None or any(not _inside(u, target) for u in users):
+                target = _innermost_common(users)
             if target is not None and target is not root:
                 moved.setdefault(id(target), (target, []))[1].append(name)
         gone = {n for _, names in moved.values() for n in names}
@@ -260,6 +262,13 @@ class GraphIndex:
                 if isinstance(a.value, str) and rx.search(a.value):
                     out.append(a.value)
         return out
+
+
+def _inside(group: ModuleGroup, outer: ModuleGroup) -> bool:
+    g: ModuleGroup | None = group
+    while g is not None and g is not outer:
+        g = g.parent
+    return g is outer
 
 
 def _innermost_common(groups: list[ModuleGroup]) -> ModuleGroup | None:
