@@ -1,6 +1,7 @@
 """Programs Run must report as torch computes them: in-place ops on user inputs (`add_`, `addcdiv_`, `addmv_`,
-`resize_`), a buffer updated in place (a KV cache), a sparse output, and an output whose pytree type is registered
-without a keys function (as diffusers registers `UNet2DConditionOutput`). Each is exported and saved with its sample
+`resize_`), a buffer updated in place (a KV cache), a sparse output, an output whose pytree type is registered
+without a keys function (as diffusers registers `UNet2DConditionOutput`), and a value read from data (an unbacked
+float symbol, `zuf0`). Each is exported and saved with its sample
 inputs by this machine's torch, cached as tests/programs.py caches its own (`program_path`), and `torch_answer` gives
 what torch itself returns on the same inputs: the reference the tests compare Run's values with.
 """
@@ -72,6 +73,13 @@ class CustomPytreeOutput(torch.nn.Module):
         return Sample(x * 2, {"total": x.sum(), "first": x[0]})
 
 
+class ItemScale(torch.nn.Module):
+    """Scales by a value read from the data: torch 2.13 names that unbacked float `zuf0`."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * x.sum().item()
+
+
 def _export(module: torch.nn.Module, *args: torch.Tensor) -> Programs:
     torch.manual_seed(0)
     return {"model": torch.export.export(module, args)}
@@ -105,9 +113,14 @@ def _custom_pytree() -> Programs:
     return _export(CustomPytreeOutput(), torch.randn(3, 2))
 
 
+def _unbacked_float() -> Programs:
+    return _export(ItemScale(), torch.randn(3))
+
+
 CASES: dict[str, ProgramCase] = {name: ProgramCase(name, build, "handmade") for name, build in {
     "add_inplace": _add, "addcdiv_inplace": _addcdiv, "addmv_inplace": _addmv, "resize_inplace": _resize,
     "kv_cache": _kv_cache, "sparse_output": _sparse, "custom_pytree_output": _custom_pytree,
+    "unbacked_float": _unbacked_float,
 }.items()}
 # the programs whose in-place ops change a user input
 MUTATING = ("add_inplace", "addcdiv_inplace", "addmv_inplace", "resize_inplace")

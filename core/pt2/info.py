@@ -93,7 +93,8 @@ def summary_text(a: Archive) -> str:
                 lo = "-inf" if sym.min is None else sym.min
                 hi = "inf" if sym.max is None else sym.max
                 src = ", ".join(sym.sources)
-                lines.append(f"    {sym.name:<8} [{lo}, {hi}] {'unbacked' if sym.unbacked else 'backed':<9} {src}")
+                label = ("unbacked" if sym.unbacked else "backed") + (" float" if "float" in sym.kind else "")
+                lines.append(f"    {sym.name:<8} [{lo}, {hi}] {label:<9} {src}".rstrip())
         lines.append("  top ops:")
         for target, count in ops.most_common(10):
             lines.append(f"    {count:>6}  {target}")
