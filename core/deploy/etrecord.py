@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,8 @@ def check_etrecord_bytes(data: bytes, path: Path) -> ArchiveCheck:
         return _check(zf, path)
     except ArchiveError as e:
         raise JobFailure("load", str(e), HINT) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError) as e:  # a damaged member
+        raise JobFailure("load", f"'{name}' is damaged: {e}.", HINT) from None
     finally:
         zf.close()
 
