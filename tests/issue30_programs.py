@@ -129,3 +129,41 @@ def tied_weights_programs() -> Path:
         save_programs({"t5": torch.export.export(T5Like(), (ids, ids[:, :4])),
                        "gpt2": torch.export.export(Gpt2Like(), (ids,))}, path)
     return path
+
+
+class DecoderLayer(torch.nn.Module):
+    """One Llama-style layer, reduced: norm, attention projections, an MLP, two residual adds."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.input_layernorm = torch.nn.LayerNorm(d)
+        self.q_proj = torch.nn.Linear(d, d)
+        self.o_proj = torch.nn.Linear(d, d)
+        self.post_attention_layernorm = torch.nn.LayerNorm(d)
+        self.up_proj = torch.nn.Linear(d, 2 * d)
+        self.down_proj = torch.nn.Linear(2 * d, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.o_proj(self.q_proj(self.input_layernorm(x)).softmax(-1))
+        return x + self.down_proj(torch.nn.functional.silu(self.up_proj(self.post_attention_layernorm(x))))
+
+
+class DeepDecoder(torch.nn.Module):
+    """80 layers, as Llama-2-70B has: `render --expand all` of it is a very tall picture."""
+
+    def __init__(self, layers: int = 80, d: int = 8) -> None:
+        super().__init__()
+        self.layers = torch.nn.ModuleList(DecoderLayer(d) for _ in range(layers))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def deep_decoder() -> Path:
+    path = cache_dir(deep_decoder) / "deep_decoder.pt2"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_programs({"model": torch.export.export(DeepDecoder(), (torch.randn(1, 4, 8),))}, path)
+    return path

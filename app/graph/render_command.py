@@ -64,11 +64,14 @@ def main(args: argparse.Namespace) -> int:
               "Try --expand none; please report this with the file.", file=sys.stderr)
         return 1
     try:
-        export_scene(view.scene(), args.output)
+        size = export_scene(view.scene(), args.output)
     except OSError as e:
         print(f"pt2-viewer: could not write '{args.output}': {e}", file=sys.stderr)
         return 1
     print(args.output)
+    note = size.note() if size is not None else ""
+    if note:  # a folded or cut picture says so (stderr: stdout is the file's name, for scripts)
+        print(f"pt2-viewer: {size.width} x {size.height} px: {note}.", file=sys.stderr)  # type: ignore[union-attr]
     return 0
 
 

@@ -76,10 +76,10 @@ def export_graph_dialog(window: Window, parent: QWidget, visible_only: bool = Fa
     except OSError as e:
         window.warn("Export failed", f"Could not write '{path}': {e.strerror or e}")
         return
-    if size is not None and size.capped:
-        window.statusBar().showMessage(f"Saved {path}: {size.width} x {size.height} px, drawn at {size.scale:.0%} "
-                                       "to stay within what image viewers open. For more detail, zoom in and use "
-                                       "Export Visible Area, or save as SVG.")
+    note = size.note() if size is not None else ""
+    if size is not None and note:
+        window.statusBar().showMessage(f"Saved {path}: {size.width} x {size.height} px; {note}. For more detail, "
+                                       "zoom in and use Export Visible Area, or save as SVG.")
     else:
         window.statusBar().showMessage(f"Saved {path}")
 
