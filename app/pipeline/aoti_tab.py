@@ -176,10 +176,10 @@ class AotiTab(DocumentTab):
                        [(c.name, str(list(c.shape)), f"{c.nbytes:,}", f"{c.dtype}  {c.kind}  {c.fqn}")
                         for c in model.constants])
         elif kind == "kernels":
-            self._rows(["kernel", "line", "from the nodes", "ATen", "ms"],
-                       [(k.kernel, str(k.line), ", ".join(k.source_nodes), ", ".join(k.aten),
-                         f"{self.kernel_seconds[(k.wrapper, k.line)] * 1e3:.4f}"
-                         if (k.wrapper, k.line) in self.kernel_seconds else "") for k in model.kernels])
+            self._rows(["kernel", "ms", "line", "from the nodes", "ATen"],
+                       [(k.kernel, f"{self.kernel_seconds[(k.wrapper, k.line)] * 1e3:.4f}"
+                         if (k.wrapper, k.line) in self.kernel_seconds else "", str(k.line),
+                         ", ".join(k.source_nodes), ", ".join(k.aten)) for k in model.kernels])
             for i, item in enumerate(top_level_items(self.table)):
                 item.setData(0, PAGE_ROLE, (model.name, i))
         elif kind == "flags":

@@ -24,9 +24,10 @@ from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
 
 CANDIDATE_HELP = ("core or functional ATen, a decomposition table TABLE.py, bf16 or fp16 (casts inputs, parameters and "
-                  "buffers down), cuda (the same program on the GPU), compile or aoti (outputs only), or what the "
-                  "program became: FILE.pte (ExecuTorch) or an AOTInductor FILE.pt2 (outputs only; a package needs "
-                  "--allow-native)")
+                  "buffers down), cuda (the same program on the GPU), compile (outputs only), aoti (built with "
+                  "torch's provenance: kernel by kernel), or what the program became: FILE.pte (ExecuTorch) or an "
+                  "AOTInductor FILE.pt2 (kernel by kernel when built with provenance and saved values, else outputs "
+                  "only; a package needs --allow-native)")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

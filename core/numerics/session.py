@@ -20,8 +20,8 @@ FLOOR = 1e-12  # errors below this (exact matches) are drawn at the bottom of th
 CANDIDATE_CHOICES = (("core", "Core ATen decomposition"), ("functional", "Functional ATen decomposition"),
                      ("table", "My decomposition table (.py)…"), ("bf16", "bfloat16 (inputs, weights cast down)"),
                      ("fp16", "float16 (inputs, weights cast down)"), ("cuda", "The same program on CUDA"),
-                     ("compile", "torch.compile (outputs only)"), ("aoti", "AOTInductor (outputs only)"),
-                     ("lowered", "What it became: a .pte or AOTInductor package… (outputs only)"))
+                     ("compile", "torch.compile (outputs only)"), ("aoti", "AOTInductor (kernel by kernel)"),
+                     ("lowered", "What it became: a .pte or AOTInductor package…"))
 INPUT_MODES = ("auto", "sample", "generated")
 
 

@@ -80,11 +80,11 @@ def test_a_package_with_its_program_shows_the_graph_beside(qtbot, window: MainWi
     tab.outline.setCurrentItem(kernels)
     rows = {tab.table.topLevelItem(i).text(0): tab.table.topLevelItem(i) for i in range(tab.table.topLevelItemCount())}
     fused = next(item for name, item in rows.items() if name.startswith("cpp_fused_mul_relu"))
-    assert fused.text(2) == "mul, relu"
+    assert fused.text(3) == "mul, relu"
     assert tab._kernel_clicked(fused, reveal=True) == "mul"
     qtbot.waitUntil(lambda: doc.model.selection is not None, timeout=TIMEOUT)
     addmm = next(item for name, item in rows.items() if "addmm" in name)
-    assert addmm.text(2) == "linear" and "aten.addmm" in addmm.text(3)
+    assert addmm.text(3) == "linear" and "aten.addmm" in addmm.text(4)
     tab._kernel_clicked(addmm, reveal=False)
     assert tab.pages.currentWidget() is tab.code and "addmm" in tab.code.editor.textCursor().block().text()
     folder = os.environ.get("PT2V_SCREENSHOTS")
@@ -139,7 +139,7 @@ def test_kernel_times_are_painted_on_the_program(qtbot, window: MainWindow) -> N
     kernels = next(item for text, item in _pages(tab).items() if text.startswith("Kernels ("))
     tab.outline.setCurrentItem(kernels)
     rows = [tab.table.topLevelItem(i) for i in range(tab.table.topLevelItemCount())]
-    assert tab.table.headerItem().text(4) == "ms" and all(float(r.text(4)) > 0 for r in rows)
+    assert tab.table.headerItem().text(1) == "ms" and all(float(r.text(1)) > 0 for r in rows)
     overlay = tab.program.tools.extra[RUN_TIME]
     assert tab.program.tools.overlay_name == RUN_TIME
     fused = next(k for k in result["kernel_times"] if "relu" in k["nodes"])
@@ -148,3 +148,17 @@ def test_kernel_times_are_painted_on_the_program(qtbot, window: MainWindow) -> N
     folder = os.environ.get("PT2V_SCREENSHOTS")
     if folder:
         window.grab().save(str(Path(folder) / "aoti_kernel_times.png"))
+    # each kernel's error on the same graph: the program against its own compiled code (Numerics, What it became)
+    from pt2_viewer.core.numerics.session import OVERLAY_NAME
+
+    doc = tab.program
+    doc.panels.setCurrentWidget(doc.numerics_panel)
+    doc.numerics_panel.set_candidate("lowered", str(path))
+    with qtbot.waitSignal(doc.numerics_panel.finished, timeout=TIMEOUT) as compared:
+        doc.numerics_panel.compare()
+    numerics = compared.args[0]
+    assert numerics["ok"] and numerics["per_node"] is True, numerics
+    assert {r["node"] for r in numerics["nodes"]} == {"linear", "add", "sum_1"}
+    assert doc.tools.overlay_name == OVERLAY_NAME and set(doc.tools.extra[OVERLAY_NAME].values) >= {"add", "sum_1"}
+    if folder:
+        window.grab().save(str(Path(folder) / "aoti_kernel_errors.png"))
