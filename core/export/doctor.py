@@ -119,7 +119,9 @@ def fallback(reason: str, failure: Failure | None, spec: dict[str, Any] | None) 
     if failure is None:
         return Diagnosis(STRICT, [], f"torch's draft export could not diagnose this call ({reason}); the export "
                          "itself succeeded, so there is no problem to list.")
+    guard = _GUARD_EXPR.search(failure.message)  # torch's own expression, before its words are made the user's
     problem = Problem(kind=failure.kind, count=1, message=user_words(failure.message), user_line=failure.user_line,
+                      expr=guard.group(1) if guard else "",
                       suggestion="; ".join(failure.suggested_fixes_text) or failure.hint)
     return Diagnosis(STRICT, [problem], note)
 

@@ -105,3 +105,33 @@ def test_the_apply_dialog_shows_the_whole_diff_and_what_it_narrows(qtbot) -> Non
     qtbot.addWidget(dialog)
     assert dialog.diff.toPlainText() == diff and dialog.write.text() == "Write to file"
     assert "reject inputs where m &lt;= 10" in dialog.text.text() and "m.py.orig" in dialog.text.text()
+
+
+def test_a_module_level_script_gets_its_fix_in_its_own_words(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """The module-level convention (no export call in the script): the Problems tab says what the model requires in
+    the user's names, the verified fix edits the script's own Dim line, and applied it makes the script export."""
+    import re
+    import shutil
+
+    from tests.core.export.doctor_runs import SCRIPTS
+
+    script = tmp_path / "module_equal_dims.py"
+    shutil.copy(SCRIPTS / "module_equal_dims.py", script)
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+        window.open_path(str(script))
+    doc = window.tabs.currentWidget()
+    assert isinstance(doc, ScriptDocument)
+    said = "Export requires a.shape[0] == b.shape[0]."
+    assert doc.exports.item(0).text().endswith(said) and doc.progress_label.text().endswith(said)
+    with qtbot.waitSignal(doc.problems.finished, timeout=TIMEOUT):
+        doc.diagnose_button.click()
+    text = doc.problems.browser.toPlainText()
+    assert "export requires a.shape[0] == b.shape[0]" in text and "Verified fix (dynamic_shapes)" in text
+    assert "-batch_b = Dim(\"batch_b\")\n+batch_b = batch_a" in text
+    for shown in (text, doc.progress_label.text(), doc.exports.item(0).text(), doc.exports.item(0).toolTip()):
+        assert not re.search(r"\b[su]\d+\b|L\[|Eq\(|unhinted", shown), shown
+    doc.problems.confirm_apply = lambda name, diff: True
+    with qtbot.waitSignal(doc.problems.file_changed, timeout=TIMEOUT):
+        doc.problems.browser.anchorClicked.emit(QUrl("apply:0"))
+    qtbot.waitUntil(lambda: not doc.running, timeout=TIMEOUT)
+    assert [e.ok for e in doc.session.entries] == [True]

@@ -5,6 +5,7 @@ script runs only after the trust question. Offscreen; every wait is on a signal 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,8 +103,11 @@ def test_exports_fill_in_order_and_a_program_opens_in_the_scripts_tab(qtbot, win
         assert failure.title in shown.explanation.title.text()
         assert f"several_exports.py:{line_in(str(SEVERAL), marker)}" in shown.explanation.where.text()
         assert shown.explanation.hint.isVisibleTo(shown) and not shown.explanation.traceback.isVisibleTo(shown)
-        # one plain sentence leads; torch's message waits behind "Show torch's message"
-        assert shown.explanation.sentence.text() == plain_sentence(failure)
+        # one plain sentence leads, then the failure in the user's words (no torch symbol); torch's message waits
+        # behind "Show torch's message"
+        sentence = shown.explanation.sentence.text()
+        assert sentence.startswith(plain_sentence(failure)) and calls[row].headline in sentence
+        assert not re.search(r"\b[su]\d+\b|L\[|Eq\(", sentence + shown.exports.item(row).text()), sentence
         assert shown.explanation.sentence.isVisibleTo(shown) and not shown.explanation.message.isVisibleTo(shown)
         assert shown.explanation.show_traceback.text() == "Show torch's message"
     assert "d1 = 4" in shown.explanation.fix.text() and shown.explanation.fix_box.isVisibleTo(shown)
