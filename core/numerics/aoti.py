@@ -20,7 +20,7 @@ from typing import Any
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import captured_torch_logs
 from pt2_viewer.core.numerics.metrics import NodeError, compare_values
-from pt2_viewer.core.pt2.aoti import AotiModel, KernelCall, aoti_models
+from pt2_viewer.core.pt2.aoti import AotiModel, KernelCall
 
 TRACED_CONFIGS = {"trace.provenance_tracking_level": 1, "aot_inductor.debug_intermediate_value_printer": "1"}
 NOTE = ("Each AOTInductor kernel's output, saved by torch's intermediate-value printer, against the program's node "
@@ -46,14 +46,10 @@ def build_traced(ep: Any, package: Path, log: list[str]) -> None:
 
 def traced_model(package: Path) -> AotiModel | None:
     """The package's model when it was built to be compared op by op (provenance and saved values), else None."""
-    from pt2_viewer.core.pt2.errors import ArchiveError
-    from pt2_viewer.core.pt2.reader import read_archive
+    from pt2_viewer.core.run.aoti_job import package_model
 
-    try:
-        models = aoti_models(read_archive(str(package)))
-    except ArchiveError:
-        return None
-    return models[0] if models and models[0].saves_values else None
+    model = package_model(package)
+    return model if model is not None and model.saves_values else None
 
 
 def exit_nodes(graph: Any, group: list[str]) -> list[str]:

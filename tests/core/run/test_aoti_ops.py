@@ -161,3 +161,26 @@ def test_a_zoo_transformer_is_compared_kernel_by_kernel(tmp_path: Path) -> None:
         assert row["error"] < 1e-4
     assert not any(r["node"].startswith("scaled_dot_product_attention") and r["kernel"].startswith("cpp_fused")
                    for r in result["nodes"])
+
+
+def test_the_wrapper_readers_take_any_text(traced: tuple[Path, Path]) -> None:
+    """The input checks and kernel calls are read from a file the user only opened: cut or garbled, it gives fewer
+    facts, never an exception."""
+    import random
+
+    from pt2_viewer.core.pt2.aoti import kernel_calls
+    from pt2_viewer.core.pt2.aoti_inputs import input_checks
+
+    _, package = traced
+    with zipfile.ZipFile(package) as z:
+        text = z.read(next(n for n in z.namelist() if n.endswith(".wrapper.cpp"))).decode()
+    rng = random.Random(0)
+    for _ in range(40):
+        a, b = sorted(rng.randrange(len(text)) for _ in range(2))
+        garbled = text[:a] + text[b:] if rng.random() < 0.5 else text[:a] + "}\n -1 != x_size[9]) {" + text[a:]
+        for spec in input_checks(garbled):
+            try:
+                choose_sizes([spec])
+            except ValueError as e:  # a range torch would refuse too: the job's `input` failure says it
+                assert "range" in str(e)
+        kernel_calls(garbled, "w", {"cpp_fused_0:1": ("x",)})
