@@ -55,8 +55,12 @@ class NodeFacts:
     literal: str  # the arguments with every reference written as `%`
     input_key: str | None = None  # a placeholder's signature identity: "PARAMETER:fc.weight", "USER_INPUT:0"
     subgraph_ops: tuple[str, ...] = ()  # ops of a HOP's subgraphs, in order
-    from_node: tuple[str, ...] = ()  # torch's provenance (`from_node` metadata): the node(s) it was traced from
+    provenance: str | None = None  # torch's `from_node` metadata (JSON text), read by `from_node()` when asked
     users: list[str] = field(default_factory=list)
+
+    def from_node(self) -> tuple[str, ...]:
+        """The node(s) it was traced from, nearest first (torch's provenance)."""
+        return _from_node(self.provenance)
 
     @property
     def stem(self) -> str:
@@ -101,8 +105,10 @@ class ProgramFacts:
                 module=module_of.get(node.name, ""), outputs=tuple(_output(graph, o) for o in node.outputs),
                 producers=tuple(producer.get(r) for r in refs), literal=_literal([a.value for a in node.inputs]),
                 input_key=keys.get(node.name), subgraph_ops=_subgraph_ops(node),
-                from_node=_from_node(node.metadata.get("from_node"))))
+                provenance=node.metadata.get("from_node")))
         self.by_name = {n.name: n for n in self.nodes}
+        # made by a pass (a decomposition), not by export: its nodes say what they were traced from
+        self.has_provenance = any(n.provenance for n in self.nodes)
         for facts in self.nodes:
             for p in dict.fromkeys(p for p in facts.producers if p):
                 if p in self.by_name:

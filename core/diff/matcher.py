@@ -3,8 +3,8 @@
 Names are no evidence between two exports: a change early in the model shifts every later name by one (`relu_3`
 becomes `relu_4`), which is what today's `guess_mapping` trips on. So the matcher pairs nodes, one to one, by:
 1. provenance: a decomposition's mapping file (core/compare/mapping.py) or the `from_node` metadata torch writes on a
-   node, naming the A node it was traced from; of an A node's several descendants, the one calling the same op (else
-   the last, which makes the value) is its counterpart and the others are new;
+   node, naming the A node it was traced from (when A is an export: see `_by_provenance`); of an A node's several
+   descendants, the one calling the same op (else the last, which makes the value) is its counterpart, the others new;
 2. placeholders by what the signature says they are (a parameter's target, a user input's position), and the output;
 3. within each module call present on both sides, the two op sequences aligned (difflib, the longest common
    subsequences of targets): equal runs pair up, and a replaced run pairs position by position when both sides have
@@ -62,9 +62,12 @@ def _by_provenance(fa: ProgramFacts, fb: ProgramFacts, mapping: NodeMapping | No
         for n in fb.nodes:
             for a in by_after.get(n.name, ()):
                 after[a].append(n.name)
-    else:
+    elif not fa.has_provenance:
+        # B's `from_node` surely names A's nodes only when A is an export (no provenance of its own) and B was made
+        # from it. When A was itself made by a pass, B's chains name A's ancestors, whose names A's nodes reuse (two
+        # decompositions of one model, or a program against itself): those pair by structure.
         for n in fb.nodes:
-            for a in n.from_node:
+            for a in n.from_node():
                 if a in fa.by_name and n.op is NodeOp.CALL_FUNCTION:
                     after[a].append(n.name)
                     break
