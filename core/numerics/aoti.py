@@ -14,6 +14,7 @@ carry a value out of it (used outside the group, or a program output), as decomp
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,14 @@ def compare_kernels(ep: Any, runner: Any, model: AotiModel, args: tuple[Any, ...
 
     with working_dir(folder):
         runner(*args, **kwargs)
+    try:
+        return _compare_saved(ep, model, reference, folder, device)
+    finally:
+        shutil.rmtree(folder / "tmp", ignore_errors=True)  # every kernel's tensors: as big as the run's intermediates
+
+
+def _compare_saved(ep: Any, model: AotiModel, reference: dict[str, Any], folder: Path, device: str
+                   ) -> tuple[dict[str, NodeError], dict[str, dict[str, Any]]]:
     calls = model.kernels
     names = {n.name for n in ep.graph.nodes}
     groups = [[n for n in c.source_nodes if n in names] if c.from_provenance else [] for c in calls]
@@ -161,7 +170,12 @@ def compare_aoti(kind: str, candidate: str, ep: Any, flat_user: list[Any], args:
         if node.name in wanted and node.op != "output":
             reference[node.name] = _copied(value)
     progress(emit, "candidate", 0.7, f"Running {package.name}, saving each kernel's output")
-    runner = load_package(package, request)
+    device = "cuda" if model.device == "cuda" else "cpu"  # where the package was compiled for; the reference: CPU
+    runner = load_package(package, request, device=device)
+    if device != "cpu":
+        import torch.utils._pytree as pytree
+
+        args, kwargs = pytree.tree_map(lambda v: v.to(device) if hasattr(v, "to") else v, (args, kwargs))
     errors, extras = _guarded(package.name, lambda: compare_kernels(ep, runner, model, args, kwargs, reference,
-                                                                    out / VALUES_DIR))
+                                                                    out / VALUES_DIR, device))
     return errors, extras
