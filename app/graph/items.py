@@ -24,7 +24,7 @@ from pt2_viewer.core.graph.document import Look
 from pt2_viewer.core.graph.drawing import NODE_H, PROXY_H, EdgeLine, GroupBox, NodeBox, SceneLayout
 from pt2_viewer.core.graph.edge_labels import label_adds_information
 from pt2_viewer.core.graph.highlight_state import HighlightState
-from pt2_viewer.core.util.words import plural
+from pt2_viewer.core.graph.summary import group_count_text, group_count_tip
 
 # Level of detail, by the zoom (QStyleOptionGraphicsItem.levelOfDetailFromTransform), as in Qt's 40,000-chip example:
 OVERVIEW_LOD = 0.12  # below: nodes are plain coloured boxes
@@ -241,7 +241,7 @@ class GroupItem(QGraphicsItem):
         self.state = HighlightState.NONE
         self.setPos(box.x, box.y)
         self.setZValue(1 if box.expanded else 2)
-        self.tip = f"{box.path or '(model)'}  ({box.count} nodes)\nDouble-click to " \
+        self.tip = f"{box.path or '(model)'}  ({group_count_tip(box.ops, box.count)})\nDouble-click to " \
                    f"{'collapse' if box.expanded else 'expand'}"
         self.setToolTip(self.tip)
         self.title = f"{'▾' if box.expanded else '▸'} {box.title}"
@@ -265,7 +265,7 @@ class GroupItem(QGraphicsItem):
             self.pen = QPen(self.fill.darker(150), 1.2)
             self.state_pen = QPen(theme.HIGHLIGHT, 3)
             self.stack_pen = QPen(self.fill.darker(170), 1)
-            self.count_text = plural(box.ops, "op") if box.ops else f"{box.count} nodes"  # weights are not counted
+            self.count_text = group_count_text(box.ops, box.count)  # what the tooltip and the report say too
             self.overview_font = _fitted_font(box.title, box.w - 8, box.h)
             self.overview_text = theme.overlay_text_color(self.overview_fill)
 

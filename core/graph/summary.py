@@ -17,6 +17,7 @@ from pt2_viewer.core.graph.readable import type_text
 from pt2_viewer.core.model.expr import range_text as format_range
 from pt2_viewer.core.model.node_kinds import node_kind
 from pt2_viewer.core.model.program import Archive, Graph, NodeOp, Program
+from pt2_viewer.core.util.words import plural
 
 UNKNOWN_FIELD_CHARS = 200
 
@@ -209,3 +210,18 @@ def human_count(n: int) -> str:
 
 def _shorten(text: str) -> str:
     return text if len(text) <= UNKNOWN_FIELD_CHARS else text[:UNKNOWN_FIELD_CHARS - 1] + "…"
+
+
+def group_count_text(ops: int, nodes: int) -> str:
+    """What a module group's box says it holds: its ops (the calls a user thinks of as the module's work), or its
+    nodes when it has no op. The window's box, its tooltip and the report all say it this way (issue 30: "581 ops"
+    on the box, "729 nodes" in the tooltip and "56 nodes" in the report counted three different things unsaid)."""
+    return plural(ops, "op") if ops else plural(nodes, "node")
+
+
+def group_count_tip(ops: int, nodes: int) -> str:
+    """The same count with what else the group holds, for a tooltip: "581 ops; 729 nodes with its weights, inputs
+    and the ops' getitems"."""
+    if not ops or ops == nodes:
+        return group_count_text(ops, nodes)
+    return f"{plural(ops, 'op')}; {plural(nodes, 'node')} with its weights, inputs and the ops' getitems"

@@ -93,7 +93,7 @@ function drawItems(a, ox, oy, out) {
       out.push(`<g class="grp ${isOpen ? "open" : "closed"}${hitGroups.has(gi) ? " hit" : ""}" data-g="${gi}">` +
         `<rect x="${x}" y="${y}" width="${p.w}" height="${p.h}"></rect>` +
         `<text class="title" data-g="${gi}" x="${x + 8}" y="${y + 17}">${isOpen ? "▾" : "▸"} ${esc(g.title)}</text>` +
-        `<text class="count" x="${x + 8}" y="${y + (isOpen ? 17 : 34)}" dx="${isOpen ? 8 * g.title.length + 30 : 10}">${g.count} nodes${groupChanges(g.path)}</text></g>`);
+        `<text class="count" x="${x + 8}" y="${y + (isOpen ? 17 : 34)}" dx="${isOpen ? 8 * g.title.length + 30 : 10}">${esc(g.count_text)}${groupChanges(g.path)}</text></g>`);
       if (isOpen) drawItems(p.inner, x + PAD, y + PAD + HEADER, out);
     } else {
       const ni = nodeIndex[p.it[1]], n = P.graph.nodes[ni];

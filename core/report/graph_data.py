@@ -24,6 +24,7 @@ from pt2_viewer.core.graph.scene import (
     node_label,
     node_subtitle,
 )
+from pt2_viewer.core.graph.summary import group_count_text
 from pt2_viewer.core.layout.records import LayoutEdge, LayoutNode, LayoutRequest, LayoutResult
 from pt2_viewer.core.layout.service import LayoutService
 from pt2_viewer.core.layout.trivial import trivial_layout
@@ -131,6 +132,7 @@ def graph_data(program: Program, service: LayoutService | None = None) -> GraphD
                 items.append(["n", n, round(cx, 1), round(cy, 1)])
         group: dict[str, Any] = {
             "path": g.path, "title": g.title, "cls": g.class_name, "count": scene.counts[g.path],
+            "count_text": group_count_text(scene.op_counts[g.path], scene.counts[g.path]),
             "parent": index_of[g.parent.path] if g.parent is not None else -1, "depth": g.depth,
             "cw": round(w, 1), "ch": round(h, 1),
             "lw": round(r.width, 1) if r else 0.0, "lh": round(r.height, 1) if r else 0.0, "items": items,
