@@ -154,6 +154,19 @@ def op_namespace(src: Path, dst: Path, p: Payload) -> Path:
     return with_model_json(src, dst, change)
 
 
+HUGE_TARGET_CHARS = 50_000_000
+
+
+def huge_target(src: Path, dst: Path, p: Payload) -> Path:
+    """An op whose target string is 50 MB: every label, index entry or message that copied it whole made `render`
+    use 3.4 GB (issue 30 §5). Not in ALL: the worker tests would each load 50 MB for no new finding."""
+    def change(doc: dict) -> None:
+        node = next(n for n in doc["graph_module"]["graph"]["nodes"] if n["target"].startswith("torch.ops.aten."))
+        node["target"] = "torch.ops.pt2v_huge." + "x" * HUGE_TARGET_CHARS + ".default"
+
+    return with_model_json(src, dst, change)
+
+
 def _edit_in_spec(src: Path, dst: Path, edit: Callable[[list], None]) -> Path:
     def change(doc: dict) -> None:
         for sig in doc["graph_module"]["module_call_graph"]:

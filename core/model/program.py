@@ -83,15 +83,31 @@ def _collect_refs(v: Any, out: list[str]) -> None:
             _collect_refs(x, out)
 
 
+MAX_TARGET_CHARS = 1000  # what a node keeps of its target for labels, search and counts (real ones are < 200)
+
+
+def capped_text(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and how long it was: what a label or an index keeps of a string a
+    hostile file may make 50 MB long, so that every copy made from it stays small."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 @dataclass
 class Node:
     name: str
     op: NodeOp
-    target: str  # as the archive spells it: "torch.ops.aten.linear.default"; a placeholder's own name
+    target: str  # as the archive spells it: "torch.ops.aten.linear.default"; a placeholder's own name. At most
+    # MAX_TARGET_CHARS (capped_text): a longer one is kept whole, once, in `full_target`
     inputs: list[Argument] = field(default_factory=list)
     outputs: list[str | None] = field(default_factory=list)  # value names, None for an output that is None
     metadata: dict[str, str] = field(default_factory=dict)
     subgraphs: list[Graph] = field(default_factory=list)
+    full_target: str | None = None  # the whole target when `target` is capped, for Details on demand
+
+    @property
+    def whole_target(self) -> str:
+        """The target as the archive spells it, however long."""
+        return self.full_target if self.full_target is not None else self.target
 
     @property
     def namespace(self) -> str:

@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from pt2_viewer.core.model.program import (
+    MAX_TARGET_CHARS,
     AotiPackage,
     Archive,
     Argument,
@@ -30,6 +31,7 @@ from pt2_viewer.core.model.program import (
     Symbol,
     SymDim,
     Value,
+    capped_text,
 )
 from pt2_viewer.core.model.tensor_meta import (
     LAYOUTS,
@@ -258,20 +260,22 @@ class _ProgramReader:
         target = raw["target"]
         if not isinstance(target, str):
             raise ValueError(f"a node's target should be a string, found {type(target).__name__}")
+        shown = capped_text(target, MAX_TARGET_CHARS)
         subgraphs: list[Graph] = []
         args = []
-        for na in _list(raw.get("inputs", []), f"inputs of {target}"):
+        for na in _list(raw.get("inputs", []), f"inputs of {shown}"):
             na = _obj(na, "named argument")
             kind = "keyword" if na.get("kind") == 2 else "positional"
             args.append(Argument(str(na.get("name", "")), self._arg(na["arg"], subgraphs), kind))
         outputs: list[str | None] = []
-        for o in _list(raw.get("outputs", []), f"outputs of {target}"):
+        for o in _list(raw.get("outputs", []), f"outputs of {shown}"):
             outputs.extend(_output_names(o))
         metadata = raw.get("metadata") or {}
         if type(metadata) is not dict or not all(type(v) is str for v in metadata.values()):
-            raise ValueError(f"the metadata of a '{target}' node should map names to strings")
-        name = raw.get("name") or next((o for o in outputs if o), None) or target.rsplit(".", 2)[-2]
-        return Node(str(name), NodeOp.CALL_FUNCTION, target, args, outputs, metadata, subgraphs)
+            raise ValueError(f"the metadata of a '{shown}' node should map names to strings")
+        name = raw.get("name") or next((o for o in outputs if o), None) or shown.rsplit(".", 2)[-2]
+        return Node(capped_text(str(name), MAX_TARGET_CHARS), NodeOp.CALL_FUNCTION, shown, args, outputs, metadata,
+                    subgraphs, full_target=target if shown is not target else None)
 
     def _arg(self, a: Any, subgraphs: list[Graph]) -> Any:
         kind, x = _union(a, "argument")
