@@ -186,12 +186,10 @@ def below_text(names: list[str]) -> str:
     below, down to the last ones (the program's end), and how to reach them."""
     if not names:
         return "Fit: everything expanded is shown, labels readable"
-    last = names[-2:]
-    end = " and ".join(last)
-    more = len(names) - len(last)
-    head = f"{end} and {more} more" if more else end
-    return (f"Fit: {head} below, at the smallest readable size (labels {MIN_LABEL_PX:.0f} px): scroll down, or "
-            "collapse groups (Collapse All, the depth box) to see more at once")
+    noun = "box" if len(names) == 1 else "boxes"
+    return (f"Fit: {len(names)} {noun} below, down to {' and '.join(names[-2:])}, at the smallest readable size "
+            f"(labels {MIN_LABEL_PX:.0f} px): scroll down, or collapse groups (Collapse All, the depth box) to see "
+            "more at once")
 
 
 class Settle(Enum):

@@ -160,7 +160,7 @@ def test_a_palette_change_redraws_in_dark_colours(qtbot, window: MainWindow, pt2
     assert doc.view.nodes["matmul"].kind_fill == light  # the palette is back for the other tests
 
 
-def test_a_comparison_shows_one_minimap(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_comparison_shows_one_minimap_when_asked(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
     doc = open_and_wait(qtbot, window, pt2_path("deep_encoder"))
     window.compare_with(doc, doc.model.archive, doc.model.program)
     qtbot.waitUntil(lambda: isinstance(window.current_tab(), CompareView), timeout=TIMEOUT)  # built off the GUI thread
@@ -169,5 +169,8 @@ def test_a_comparison_shows_one_minimap(qtbot, window: MainWindow, pt2_path) -> 
     qtbot.waitUntil(lambda: view.left.ready and view.right.ready, timeout=TIMEOUT)
     for side in (view.left, view.right):
         zoom_to(qtbot, side.view, 1.0)
+    qtbot.waitUntil(lambda: view.left.minimap.in_comparison, timeout=TIMEOUT)
+    assert not view.left.minimap.isVisible()  # the panes are narrow: a minimap only when asked
+    view.minimaps.setChecked(True)
     qtbot.waitUntil(lambda: view.left.minimap.isVisible(), timeout=TIMEOUT)
     assert view.right.minimap.beside_another and not view.right.minimap.isVisible()

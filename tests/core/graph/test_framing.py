@@ -102,7 +102,8 @@ def test_fit_keeps_expand_all_and_frames_it_from_the_start(gpt2: DocumentModel) 
     below = framing.below(shown, frame.shown)
     assert below[-1] == "output" and len(below) > 20  # the program's end is below, and said
     text = framing.below_text(below)
-    assert text.startswith("Fit: ") and "output" in text and "scroll down" in text
+    assert text.startswith(f"Fit: {len(below)} boxes below, down to ") and "output, at" in text
+    assert "scroll down" in text
 
 
 def test_resnet18_after_expand_all_says_fc_and_output_are_below(resnet18: DocumentModel) -> None:
@@ -113,7 +114,7 @@ def test_resnet18_after_expand_all_says_fc_and_output_are_below(resnet18: Docume
         frame = framing.fit_frame((0, 0, shown.width, shown.height), shown.start, shown.start_inputs, vp)
         below = framing.below(shown, frame.shown)
         assert below[-2:] == ["fc", "output"], below[-4:]
-        assert "fc and output" in framing.below_text(below)
+        assert "down to fc and output, at the smallest readable size" in framing.below_text(below)
 
 
 def test_fit_steps_up_only_from_the_views_own_expansion() -> None:
