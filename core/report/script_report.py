@@ -55,7 +55,8 @@ def calls_html(report: dict[str, Any]) -> str:
         if rows:
             parts.append(f"<details><summary>{_e(plural(len(guards['guards']), 'guard'))}</summary>"
                          f"<table>{rows}</table></details>")
-        parts.append(problems_html(call.get("problems"), failure_words(call)[1] if failure else ""))
+        parts.append(problems_html(call.get("problems"), failure_words(call)[1] if failure else "",
+                                   (failure or {}).get("hint") or ""))
         parts.append("</div>")
     error = report.get("script_error")
     if error:
@@ -73,9 +74,9 @@ def failure_words(call: dict[str, Any]) -> tuple[str, str]:
     return headline(failure, spec, names), detail(failure, names)
 
 
-def problems_html(problems: dict[str, Any] | None, said: str = "") -> str:
+def problems_html(problems: dict[str, Any] | None, said: str = "", hint: str = "") -> str:
     """The doctor's findings for one call (core/export/doctor.py): each problem with its count, line and fix; a
-    problem's message is left out where it only repeats the call's failure (`said`)."""
+    problem's message and suggestion are left out where they only repeat the call's failure (`said`, `hint`)."""
     if not problems:
         return ""
     parts = [f"<div class='sec'>Diagnose ({_e(problems.get('method'))}): "
@@ -86,7 +87,7 @@ def problems_html(problems: dict[str, Any] | None, said: str = "") -> str:
         message = "" if p.get("message") == said else f"<pre>{_e(p.get('message'))}</pre>"
         parts.append(f"<div><b>{_e(p.get('kind'))}</b> ×{_e(p.get('count'))} at {_where(p.get('user_line'))}"
                      + message)
-        if p.get("suggestion"):
+        if p.get("suggestion") and p["suggestion"] != hint:
             parts.append(f"<div>torch suggests: <code>{_e(p['suggestion'])}</code></div>")
         if p.get("diff"):  # only verified fixes carry a diff (core/export/fixes/verify.py)
             parts.append(f"<div>verified fix ({_e(p.get('fix_kind'))}): re-exported with it, the call exports"
