@@ -87,6 +87,8 @@ def readable(result: dict[str, Any]) -> str:
     lines = [f"{result['program']} on {result['device']} ({result['inputs']['source']} inputs"
              + (f", {', '.join(f'{k}={v}' for k, v in result['inputs']['sizes'].items())})"
                 if result["inputs"]["sizes"] else ")")]
+    if result["inputs"].get("note"):  # an AOTInductor package's inputs, made from its wrapper's input checks
+        lines.append(f"inputs {result['inputs']['note']}")
     rows = [[o["name"], dtype_text(o) if o["kind"] == "tensor" else o["kind"],
              "x".join(map(str, o.get("shape", []))) or "scalar",
              _stat(o.get("min")), _stat(o.get("max")), _stat(o.get("mean")), str(o.get("nan", "")),
@@ -103,4 +105,10 @@ def readable(result: dict[str, Any]) -> str:
                          f"built in {c['compile_s']:.1f} s, max abs diff {d['max_abs']}, max rel diff {d['max_rel']}")
     if result.get("hottest"):
         lines.append(table([[h["node"], _ms(h["seconds"])] for h in result["hottest"]], ["node", "ms"]))
+    if result.get("kernel_times"):  # an AOTInductor package's kernels, with the program nodes each computes
+        kernels = result["kernel_times"][:10]
+        lines.append(table([[k["kernel"], _ms(k["seconds"]), ", ".join(k["nodes"])] for k in kernels],
+                           ["kernel", "ms", "nodes"]))
+    if result.get("kernel_times_note"):
+        lines.append(result["kernel_times_note"])
     return "\n".join(lines)
