@@ -220,10 +220,6 @@ class DocumentModel:
         self._expand(lambda scene: scene.reveal(node), ExpansionCause.REVEAL)
         return True
 
-    def fall_back(self) -> bool:
-        """The first view's depth does not fit readably: open one level shallower, if a candidate is left."""
-        return self._expand(lambda scene: scene.fall_back(), ExpansionCause.SETTLE)
-
     def set_expansion(self, expanded: frozenset[str]) -> None:
         """Put back an expansion (Back and Forward): exactly these groups open."""
         self._expand(lambda scene: setattr(scene, "expanded", set(expanded) | {""}), ExpansionCause.HISTORY)

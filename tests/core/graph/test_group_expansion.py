@@ -4,6 +4,7 @@ expansion state). Without Qt, on the bundled example: a real two-layer transform
 from __future__ import annotations
 
 from pt2_viewer.core.graph.document import DocumentChange, DocumentEvent, Expansion, ExpansionCause
+from pt2_viewer.core.graph.framing import Viewport
 from pt2_viewer.core.graph.ids import group_item
 from tests.core.graph.test_document_events import open_example
 
@@ -58,8 +59,9 @@ def test_depth_and_expand_all_are_announced_as_a_fresh_view() -> None:
     assert expansions(heard)[-1] == Expansion((), ExpansionCause.OVERVIEW)
 
 
-def test_a_fall_back_without_a_shallower_candidate_is_not_announced() -> None:
+def test_settling_without_a_shallower_candidate_is_not_announced() -> None:
     model, heard = open_example()
-    assert model.level.scene.first_depths == [] and not model.fall_back() and heard == []
+    too_small = Viewport(300, 300, 0.82)  # the example opens flat: no shallower level to step up to
+    assert model.level.scene.first_depths == [] and not model.settle(10_000, 10_000, too_small) and heard == []
     model.select("linear")
     assert heard == [DocumentChange.HIGHLIGHT]  # the other events are unchanged
