@@ -13,7 +13,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from tests.programs import ProgramCase, Programs, program_path
+from tests.programs import ProgramCase, Programs, cache_dir, cached_file, program_path
 
 
 class Sample:
@@ -138,3 +138,13 @@ def torch_answer(path: Path) -> Any:
     args, kwargs = pytree.tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, ep.example_inputs)
     with torch.no_grad():
         return ep.module()(*args, **kwargs)
+
+
+def aoti_package_of(name: str) -> Path:
+    """An AOTInductor package compiled from case `name` (tens of seconds the first time; cached beside it)."""
+    source = run_program_path(name)
+
+    def build(tmp: Path) -> None:
+        torch._inductor.aoti_compile_and_package(torch.export.load(source), package_path=str(tmp))
+
+    return cached_file(cache_dir(aoti_package_of, name) / f"{name}.aoti.pt2", build)

@@ -14,7 +14,7 @@ from pt2_viewer.core.numerics.job import run_job as numerics_job
 from pt2_viewer.core.run.job import run_job
 from pt2_viewer.core.run.session import output_rows
 from pt2_viewer.core.run.tensor_stats import flat_outputs, summarise
-from tests.run_programs import CASES, MUTATING, run_program_path, torch_answer
+from tests.run_programs import CASES, MUTATING, aoti_package_of, run_program_path, torch_answer
 
 
 def run(name: str, out: Path, **request: Any) -> dict[str, Any]:
@@ -104,3 +104,15 @@ def test_numerics_compares_a_pytree_without_keys(tmp_path: Path) -> None:
                           lambda e: None)
     assert result["ok"], result.get("error")
     assert result["first_divergence"] is None and result["compared"] > 0
+
+
+@pytest.mark.slow
+def test_an_aoti_package_that_mutates_its_input_shows_torchs_answer(tmp_path: Path) -> None:
+    """The pipeline jobs (core/run/pipeline.py) show the first call's outputs, not the 14th call's."""
+    from pt2_viewer.core.run import aoti_job
+
+    package = aoti_package_of("add_inplace")
+    result = aoti_job.run_job({"program": str(package), "source": str(run_program_path("add_inplace")),
+                               "allow_native": True}, tmp_path, lambda e: None)
+    assert result["ok"], result.get("error")
+    assert result["outputs"] == expected_summaries("add_inplace")
