@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.jobs.job_widgets import file_row
+from pt2_viewer.app.widgets.editor_choice import EditorSection
 from pt2_viewer.core.jobs import python_env
 from pt2_viewer.core.jobs.python_env import PythonProbe
 from pt2_viewer.core.jobs.remote import job as remote_job
@@ -361,6 +362,8 @@ class PreferencesDialog(QDialog):
         v.addWidget(self.ssh_choice)
         self.remote = RemoteSection(self.store, self)
         v.addWidget(self.remote)
+        self.editor = EditorSection(self.store, self)  # where source links open (app/widgets/editor_choice.py)
+        v.addWidget(self.editor)
         self.kind.buttonToggled.connect(lambda *_args: self._kind_changed())
         self._kind_changed()
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
@@ -430,6 +433,7 @@ class PreferencesDialog(QDialog):
         self.store.setValue(SSH_PYTHON_KEY, self.remote.python.text().strip())
         self.store.setValue(SSH_SCRATCH_KEY, self.remote.scratch.text().strip())
         self.store.setValue(CACHE_CAP_KEY, self.remote.cap.value())
+        self.editor.save()
         apply_saved_choice(self.store)  # the Run tab's CUDA probe asks again when the worker it asked is not this one
         self.checker.stop()
         self.remote.stop()

@@ -97,8 +97,14 @@ class SourceView(QWidget):
         self.editor.centerCursor()
 
 
-def open_source(file: str, line: int, parent: QWidget | None = None) -> SourceView:
-    """Show `file` at `line` in the parent's source window (made on first use), raised to the front."""
+def open_source(file: str, line: int, parent: QWidget | None = None) -> SourceView | None:
+    """Open `file` at `line` in the editor chosen in Preferences (app/widgets/editor_choice.py; None returned), else
+    show it in the parent's source window (made on first use), raised to the front."""
+    from pt2_viewer.app.widgets.editor_choice import chosen_editor
+    from pt2_viewer.core.platform.editor import open_in_editor
+
+    if open_in_editor(chosen_editor(), file, line):
+        return None
     view = parent.findChild(SourceView, WINDOW_NAME) if parent is not None else None
     if view is None:
         view = SourceView(parent)
