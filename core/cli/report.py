@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from pt2_viewer.core.cli import exit_status
-from pt2_viewer.core.cli.jobs import WORKER_HELP
+from pt2_viewer.core.cli.jobs import WORKER_HELP, deliver
 from pt2_viewer.core.platform import temp_dirs
 
 EXIT_FAILED = exit_status.FAILED
@@ -60,8 +60,9 @@ def main(args: argparse.Namespace) -> int:
             try:
                 size = write_script_report(code, args.output)
             finally:
-                if not args.export_dir:
-                    temp_dirs.remove(code)  # the page holds the programs; the run folder is not needed
+                if args.export_dir:  # the programs and report.json, not the job's request.json and result.json
+                    deliver(code, Path(args.export_dir).expanduser().resolve())
+                temp_dirs.remove(code)  # the page holds the programs; the run folder is not needed
         else:
             size = write_archive_report([source, *args.more], args.output, overlay=args.overlay)
     except (ArchiveError, OverlayFileError) as e:
@@ -82,26 +83,25 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _export_script(script: Path, args: argparse.Namespace) -> Path | int:
-    """Run the script in the worker (quietly); the folder holding report.json, or an exit code."""
+    """Run the script in the worker (quietly), in a temporary folder of its own; the folder holding report.json, or
+    an exit code."""
     from pt2_viewer.core.jobs import protocol
     from pt2_viewer.core.jobs.remote.any_worker import worker_job
     from pt2_viewer.core.jobs.schemas.export import ExportRequest
 
-    out = Path(args.export_dir).expanduser().resolve() if args.export_dir else temp_dirs.new_dir("report")
+    out = temp_dirs.new_dir("report")
     request = ExportRequest(script=str(script.resolve()), diagnose=bool(args.diagnose)).to_json()
     job = worker_job("export_script", request, out, args.worker, timeout_s=args.timeout)
     try:
         outcome = job.wait()
     except KeyboardInterrupt:
         print("pt2-viewer report: cancelled", file=sys.stderr)
-        if not args.export_dir:
-            temp_dirs.remove(out)
+        temp_dirs.remove(out)
         return exit_status.CANCELLED
     finally:
         job.cancel()
     if outcome.status != protocol.OK:
         print(f"pt2-viewer report: {outcome.message}", file=sys.stderr)
-        if not args.export_dir:
-            temp_dirs.remove(out)
+        temp_dirs.remove(out)
         return EXIT_WORKER_FAILED
     return out

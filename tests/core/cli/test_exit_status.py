@@ -106,3 +106,14 @@ def test_a_strict_exports_partial_graph_is_printed_once(tmp_path: Path) -> None:
     done = cli("export", str(script), "-o", str(tmp_path / "out"))
     assert done.returncode == 1
     assert (done.stdout + done.stderr).count("class GraphModule") == 1, done.stderr
+
+
+def test_report_of_a_script_keeps_only_programs_and_report_in_export_dir(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    done = cli("report", str(SCRIPTS / "several_exports.py"), "-o", str(tmp_path / "r.html"), "--export-dir",
+               str(kept))
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in kept.iterdir())
+    assert "report.json" in names and any(n.endswith(".pt2") for n in names)
+    assert not {"request.json", "result.json"} & set(names)
+    assert all(p.is_file() for p in kept.iterdir())
