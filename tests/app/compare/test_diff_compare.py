@@ -93,3 +93,37 @@ def test_show_changes_only_folds_the_groups_without_one(qtbot, compared, tmp_pat
     view.diff_panel.only.setChecked(False)
     for side in (LEFT, RIGHT):
         assert set(view.docs[side].model.level.scene.expanded) == before[side]
+
+
+def test_a_decomposition_is_listed_per_module_with_its_new_ops(qtbot, qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """GPT-2 beside its core ATen decomposition (torch's from_node provenance in the archive): added ops per module,
+    painted on the right."""
+    window = MainWindow(interactive=False)
+    window.resize(1400, 900)
+    window.show()
+    try:
+        with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
+            window.open_path(str(diff_program_path("gpt2")))
+        other = read_archive(diff_program_path("gpt2_core"))
+        window.compare_with(blocker.args[0], other, other.program())
+        qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), CompareView), timeout=TIMEOUT)
+        view = window.tabs.currentWidget()
+        assert isinstance(view, CompareView)
+        qtbot.waitUntil(lambda: view.left.ready and view.right.ready, timeout=TIMEOUT)
+        panel = view.diff_panel
+        heads = [panel.tree.topLevelItem(i).text(0) for i in range(panel.tree.topLevelItemCount())]
+        attn = [h for h in heads if h.startswith("transformer.h.") and ".attn:" in h]
+        assert len(attn) == 2 and all(h.split(": ", 1)[1].startswith("+") for h in attn)
+        added = palette.DIFF_CATEGORIES["added"]
+        overlay = view.right.view.overlay
+        assert overlay is not None and added in set(overlay.categories.values())
+        panel.only.setChecked(True)
+        qtbot.waitUntil(lambda: not view.left.laying_out and not view.right.laying_out, timeout=TIMEOUT)
+        shots = os.environ.get("PT2V_SCREENSHOTS")
+        if shots:
+            panel.step(1)
+            qtbot.waitUntil(lambda: view.right.model.selection is not None, timeout=TIMEOUT)
+            window.grab().save(str(Path(shots) / "diff_decomposition.png"))
+    finally:
+        window.close()
+        window.deleteLater()
