@@ -411,6 +411,15 @@ class PreferencesDialog(QDialog):
     def _show(self, probe: PythonProbe) -> None:
         lines = probe.summary_lines()
         self.status.setText(("" if probe.ok else "⚠ ") + "\n".join(lines))
+        self.fit_height()
+
+    def fit_height(self) -> None:
+        """Grow to the height the wrapped texts now need at this width (a dialog, once shown, keeps its size, and
+        a three-line answer was cut to its first line over the next field)."""
+        layout = self.layout()
+        need = layout.totalHeightForWidth(self.width()) if layout is not None and layout.hasHeightForWidth() else -1
+        if need > self.height():
+            self.resize(self.width(), need)
 
     def _choose(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Python that has torch", os.path.dirname(self.chosen_python()))

@@ -77,6 +77,7 @@ def test_the_environment_variable_wins_and_is_the_python_checked(  # type: ignor
     monkeypatch.setenv(WORKER_PYTHON_ENV, str(python_without_torch))
     dialog = PreferencesDialog()
     qtbot.addWidget(dialog)
+    dialog.show()
     note = dialog.env_note.text()
     assert f"{WORKER_PYTHON_ENV} is set to {python_without_torch}: it wins" in note
     assert "The check below is of that Python" in note
@@ -86,6 +87,8 @@ def test_the_environment_variable_wins_and_is_the_python_checked(  # type: ignor
         dialog.check(force=True)
     assert f"{python_without_torch}, has no torch" in dialog.status.text()
     assert f"torch {torch.__version__}" not in dialog.status.text()
+    # the three-line answer is whole, not cut over the next field: the dialog is as tall as its texts need
+    assert dialog.height() >= dialog.layout().totalHeightForWidth(dialog.width())
     dialog.accept()
     assert settings().value(PYTHON_KEY) == sys.executable  # kept for when the variable is unset
     assert python_env.choose_worker_python().path == str(python_without_torch)
