@@ -67,14 +67,9 @@ class FindBar(QObject):
         leaves it to the tools (this bar's matches being gone through, or another's nodes)."""
         if self._timer.isActive():
             self.run()
-        tools = self.doc.tools
-        if tools.hits is not None and tools.hits is not self.hits:
-            return False
-        if tools.hits is None:
-            if not self.doc.model.matches or not self.results.count():
-                return False
-            return self.go_to(0 if by > 0 else self.results.count() - 1)
-        return False  # this bar's matches: the tools move, then tell `moved`
+        if self.doc.tools.hits is not None or not self.doc.model.matches or not self.results.count():
+            return False  # the tools move through what they hold (this bar's matches: then they tell `moved`)
+        return self.go_to(0 if by > 0 else self.results.count() - 1)
 
     def go_to(self, row: int) -> bool:
         """Reveal and zoom to match `row`, with previous/next through the others (app/graph/tools.py)."""

@@ -170,9 +170,13 @@ class GraphView(QGraphicsView):
         else:
             item.set_overlay(theme.overlay_missing(), f"{o.name}: no value")
 
-    def center_on_item(self, item_id: str) -> None:
+    def _item(self, item_id: str) -> GroupItem | NodeItem | None:
+        """The item drawn for an id: a node's box (or a weight's row), or a group's box by its id."""
         path = group_of(item_id)
-        item: GroupItem | NodeItem | None = self.groups.get(path) if path is not None else self.nodes.get(item_id)
+        return self.groups.get(path) if path is not None else self.nodes.get(item_id)
+
+    def center_on_item(self, item_id: str) -> None:
+        item = self._item(item_id)
         if item is None:
             return
         if self.transform().m11() < 0.8:
@@ -233,8 +237,7 @@ class GraphView(QGraphicsView):
 
     def scroll_to_item(self, item_id: str) -> None:
         """Centre on an item (a node, or a collapsed group by its id) at the present zoom."""
-        path = group_of(item_id)
-        item: GroupItem | NodeItem | None = self.groups.get(path) if path is not None else self.nodes.get(item_id)
+        item = self._item(item_id)
         if item is not None:
             self.centerOn(item)
 
