@@ -169,3 +169,18 @@ def test_a_comparison_shows_a_minimap_only_when_asked_and_scrolls_to_counterpart
     step.setValue(step.value() + 40)
     shown = view.right.view.mapToScene(view.right.view.viewport().rect()).boundingRect()
     assert shown.contains(item.sceneBoundingRect().center())
+
+
+def test_fit_stepping_up_from_the_first_view_is_undone_by_back(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    from tests.programs import REPO_ROOT
+
+    doc = open_and_wait(qtbot, window, REPO_ROOT / "resources" / "examples" / "example.pt2")
+    scene = doc.model.level.scene
+    first, depth = set(scene.expanded), scene.expanded_depth()  # opened flat: the view's own expansion
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        doc.fit()  # too big to read whole: Fit steps up to the module overview
+    qtbot.waitUntil(lambda: not doc.laying_out)
+    assert scene.expanded_depth() < depth
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        assert doc.tools.back()
+    assert scene.expanded == first
