@@ -89,7 +89,9 @@ def plan_programs(left: tuple[Archive, Program], right: tuple[Archive, Program])
     titles = [f"{Path(a.path).name} [{p.name}]" for a, p in (left, right)]
     session = session_from_programs(left[1], right[1], *titles)
     models = (LinkedDocumentModel(left[0], session.left), LinkedDocumentModel(right[0], session.right))
-    return ComparePlan(session, left[0], right[0], models, diff=diff_programs(session.left, session.right))
+    diff = diff_programs(session.left, session.right)
+    session.mapping = diff.node_mapping()  # selection follows the structural matcher, not names (core/diff/)
+    return ComparePlan(session, left[0], right[0], models, diff=diff)
 
 
 class CompareView(DocumentTab):

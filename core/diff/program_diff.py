@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pt2_viewer.core.compare.mapping import NodeMapping
+from pt2_viewer.core.compare.mapping import Link, NodeMapping
 from pt2_viewer.core.diff.facts import ProgramFacts
 from pt2_viewer.core.diff.matcher import Matching, match
 from pt2_viewer.core.diff.nodes import ADDED, CHANGED, REMOVED, NodeChange, classify
@@ -75,6 +75,15 @@ class ProgramDiff:
 
     def fails(self, wanted: set[str]) -> bool:
         return bool(self.kinds() & wanted)
+
+    def node_mapping(self) -> NodeMapping:
+        """The matching as the compare view's node mapping (core/compare/mapping.py): each pair with how it was made
+        ("aligned", "neighbours", "signature", "provenance"), and each new node with the A nodes it came from."""
+        links = [Link(a, b, self.matching.method.get(a, "")) for a, b in self.matching.a_to_b.items()]
+        links += [Link(a, b, "provenance") for b, sources in self.matching.origin.items() for a in sources]
+        return NodeMapping(before_nodes=[n.name for n in self.a.graph.nodes],
+                           after_nodes=[n.name for n in self.b.graph.nodes], links=links,
+                           before_label=self.a.name, after_label=self.b.name)
 
     def changes_in(self, module: str) -> list[NodeChange]:
         """The node changes in a module and the modules under it."""

@@ -55,6 +55,18 @@ def test_both_sides_are_painted_and_the_list_holds_the_block(compared) -> None: 
         assert overlay is not None and overlay.categories == dict.fromkeys(nodes, changed)
 
 
+def test_selection_follows_the_structural_match_not_the_name(compared) -> None:  # type: ignore[no-untyped-def]
+    _, view = compared
+    a, b = view.session.left, view.session.right
+    module_a = {n.name: n.module_path for n in a.graph.nodes}
+    module_b = {n.name: n.module_path for n in b.graph.nodes}
+    # after the changed block every relu was renamed: relu__9 on the left is relu__7 on the right, in its own module
+    assert module_a["relu__9"] != module_b["relu__9"]
+    assert view.session.counterparts(LEFT, "relu__9") == ["relu__7"] and module_b["relu__7"] == module_a["relu__9"]
+    view.select(LEFT, "relu__9")
+    assert view.selected(RIGHT) == ["relu__7"]
+
+
 def test_next_change_reveals_it_on_both_sides_and_f3_goes_on(qtbot, compared) -> None:  # type: ignore[no-untyped-def]
     _, view = compared
     panel = view.diff_panel
