@@ -87,7 +87,8 @@ class AotiTab(DocumentTab):
             split.setSizes([200, 700, 500])
         else:
             split.setSizes([240, 1100])
-        self.run_button = QPushButton("Run the compiled code (CPU)…")
+        self.device = self.models[0].device if self.models and self.models[0].device != "unknown" else "cpu"
+        self.run_button = QPushButton(f"Run the compiled code ({self.device.upper()})…")
         self.run_button.setToolTip("Loads the package's library (after asking) and runs it in the worker")
         self.run_button.clicked.connect(self.run)
         self.source = QLineEdit()
@@ -239,8 +240,7 @@ class AotiTab(DocumentTab):
             self.result.setText("The compiled code was not run: loading it runs it, with your permissions.")
             self.ran.emit(None)
             return False
-        device = self.models[0].device if self.models and self.models[0].device != "unknown" else "cpu"
-        request: dict[str, Any] = {"program": self.path, "device": device, "allow_native": True,
+        request: dict[str, Any] = {"program": self.path, "device": self.device, "allow_native": True,
                                    "node_times": self.time_kernels.isChecked()}
         if self.source.text().strip():
             request["source"] = self.source.text().strip()

@@ -23,7 +23,8 @@ from pt2_viewer.core.jobs.loading import captured_torch_logs
 from pt2_viewer.core.numerics.metrics import NodeError, compare_values
 from pt2_viewer.core.pt2.aoti import AotiModel, KernelCall
 
-TRACED_CONFIGS = {"trace.provenance_tracking_level": 1, "aot_inductor.debug_intermediate_value_printer": "1"}
+TRACED_CONFIGS = {"trace.provenance_tracking_level": 1, "aot_inductor.debug_intermediate_value_printer": "1",
+                  "cpp.enable_kernel_profile": True}  # the package kept in OUT can be profiled too (run --node-times)
 NOTE = ("Each AOTInductor kernel's output, saved by torch's intermediate-value printer, against the program's node "
         "that carries it out of the kernel's group (torch's provenance, kernel_information.json); `kernel` names the "
         "call, `group` the nodes it computes.")

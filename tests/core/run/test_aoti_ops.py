@@ -161,6 +161,13 @@ def test_a_zoo_transformer_is_compared_kernel_by_kernel(tmp_path: Path) -> None:
         assert row["error"] < 1e-4
     assert not any(r["node"].startswith("scaled_dot_product_attention") and r["kernel"].startswith("cpp_fused")
                    for r in result["nodes"])
+    # the same package, profiled: every kernel timed, its time on the nodes provenance names
+    timed = _run({"program": str(tmp_path / "model.aoti.pt2"), "source": str(source), "node_times": True,
+                  "allow_native": True}, tmp_path / "run")
+    assert timed["ok"], timed.get("error")
+    assert {k["handle"] for k in timed["kernel_times"]} == set(provenance)
+    nodes = {n.name for n in read_archive(source).program().graph.nodes}
+    assert set(timed["node_times"]) <= nodes and any(n.startswith("scaled_dot_product") for n in timed["node_times"])
 
 
 def test_the_wrapper_readers_take_any_text(traced: tuple[Path, Path]) -> None:
