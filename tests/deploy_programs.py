@@ -19,6 +19,15 @@ CNN, TRANSFORMER, INT8 = "mobilenet_v3_small", "nn_transformer", "int8_cnn"
 SMALL = "small"  # tests/zoo/pipeline.py's linear layer: what the hostile and fuzz cases mutate
 
 
+def _deploy_code() -> str:
+    """The lowering code's own version: a change to core/deploy/ (how verdicts are found) rebuilds the results."""
+    import hashlib
+
+    folder = Path(__file__).resolve().parent.parent / "core" / "deploy"
+    files = ("lower.py", "why.py", "provenance.py", "pte_map.py")
+    return hashlib.sha256(b"".join((folder / f).read_bytes() for f in files)).hexdigest()[:12]
+
+
 def _version(dist: str) -> str:
     try:
         from importlib.metadata import version
@@ -85,7 +94,7 @@ def lowered(model: str, backend: str) -> Lowered:
     from pt2_viewer.core.deploy.lower import run_job
 
     source = source_path(model)
-    folder = cache_dir(lowered, _version("executorch")) / f"{model}.{backend}"
+    folder = cache_dir(lowered, _version("executorch"), _deploy_code()) / f"{model}.{backend}"
 
     def build(tmp: Path) -> None:
         result = run_job({"program": str(source), "to": backend, "output": str(folder / f"{model}.pte")},

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.deploy.provenance import call_nodes, target_text
+from pt2_viewer.core.deploy.provenance import call_nodes, source_index, target_text
 from pt2_viewer.core.deploy.why import SupportRecorder, Verdict, verdicts
 from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
@@ -63,7 +63,7 @@ def lower(ep: Any, backend: str, log: list[str]) -> Lowered:
         from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
 
         partitioner = XnnpackPartitioner()
-        recorder = SupportRecorder(partitioner, {n.name for n in ep.graph.nodes})
+        recorder = SupportRecorder(partitioner, source_index(ep))
         recorder.install()
         partitioners = [partitioner]
     try:

@@ -1,9 +1,10 @@
-"""Which source nodes an FX node of a lowered (edge) program came from, through torch's `from_node` chain.
+"""Which source node an FX node of a lowered (edge) program came from, through torch's `from_node` chain.
 
 `to_edge_transform_and_lower` decomposes the source program; every node it makes records the node it was traced
-from (`node.meta["from_node"]`, a chain of `NodeSource`s). The first level of that chain naming nodes of the source
-is the answer. (core/decompose/provenance.py reads the same chain for decompositions; that package sits above this
-one in the layers, so the few lines are here too.)
+from (`node.meta["from_node"]`, a chain of `NodeSource`s naming a node and the id of its graph). The nodes are matched
+as ExecuTorch's Inspector matches them when it propagates debug handles back to the source
+(`get_ancestor_node_identifiers`: `NAME.GRAPH_ID` along the chain), so a lowering's verdicts and its ETRecord's
+mapping agree.
 """
 from __future__ import annotations
 
@@ -11,22 +12,32 @@ import operator
 from typing import Any
 
 
-def source_names(node: Any, names: set[str]) -> list[str]:
-    """The source nodes (`names`) `node` was made from, breadth first through its `from_node` chain; a node keeping
-    its source name (a placeholder) is its own source."""
-    level = list(node.meta.get("from_node") or [])
-    seen: set[int] = set()
-    while level:
-        found = list(dict.fromkeys(src.name for src in level if src.name in names))
-        if found:
-            return found
-        nxt: list[Any] = []
-        for src in level:
-            if id(src) not in seen:
-                seen.add(id(src))
-                nxt.extend(getattr(src, "from_node", None) or [])
-        level = nxt
-    return [node.name] if node.name in names and node.op != "call_function" else []
+def source_index(ep: Any) -> dict[str, str]:
+    """Identifier -> source node name, as ExecuTorch's Inspector matches nodes across the lowering
+    (`propagate_back_debug_handle`): `NAME.GRAPH_ID` of each source node, then of its own ancestors (a source node
+    traced from an earlier program), the nearest claim winning."""
+    from executorch.devtools.inspector._inspector_utils import get_ancestor_node_identifiers
+
+    graph_id = id(ep.graph)
+    index: dict[str, str] = {}
+    nodes = [n for n in ep.graph.nodes if n.op not in ("placeholder", "output")]
+    for n in nodes:
+        index[f"{n.name}.{graph_id}"] = n.name
+    for n in nodes:
+        for ancestor in get_ancestor_node_identifiers(n):
+            index.setdefault(ancestor, n.name)
+    return index
+
+
+def source_names(node: Any, index: dict[str, str]) -> list[str]:
+    """The source node an edge node came from: the first of its ancestors (torch's `from_node` chain, as ExecuTorch
+    reads it) that `index` names; none when its provenance leads elsewhere."""
+    from executorch.devtools.inspector._inspector_utils import get_ancestor_node_identifiers
+
+    for ancestor in get_ancestor_node_identifiers(node):
+        if ancestor in index:
+            return [index[ancestor]]
+    return []
 
 
 def target_text(target: Any) -> str:

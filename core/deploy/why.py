@@ -22,7 +22,8 @@ from typing import Any
 from pt2_viewer.core.deploy.provenance import call_nodes, source_names, target_text
 
 NO_PARTITIONER = "lowered to portable: no partitioner was asked, so it runs on ExecuTorch's portable kernels"
-REMOVED = "removed while lowering: no op of it is left to run"
+REMOVED = ("removed while lowering: no op of the lowered program traces back to it (torch's from_node provenance; "
+           "a no-op view or a folded constant)")
 
 
 @dataclass
@@ -66,9 +67,9 @@ class _WhyHandler(logging.Handler):
 class SupportRecorder:
     """Records the checks of one config-based partitioner instance; `install()` before lowering, inside `logs()`."""
 
-    def __init__(self, partitioner: Any, source: set[str]) -> None:
+    def __init__(self, partitioner: Any, source: dict[str, str]) -> None:
         self.partitioner = partitioner
-        self.source = source
+        self.source = source  # core/deploy/provenance.source_index of the program lowered
         self.checks: list[Check] = []
         self.edge_nodes: list[EdgeNode] = []
         self._why: list[tuple[str, str]] = []

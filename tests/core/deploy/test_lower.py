@@ -41,25 +41,26 @@ def _source_calls(path: Path) -> list[str]:
     return [n.name for n in ep.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
 
 
-def _inside_delegates(etrecord: Path, names: set[str]) -> tuple[set[str], set[str]]:
-    """ExecuTorch's own answer: source nodes with an op inside a lowered module, and those with an op outside."""
+def _inside_delegates(etrecord: Path) -> tuple[set[str], set[str]]:
+    """ExecuTorch's own answer: source nodes whose debug handles a delegate call carries, and those a kernel call
+    carries (the ETRecord's instruction maps, its delegate map naming the delegate calls, and the handles ExecuTorch
+    propagates back onto the source)."""
     from executorch.devtools.etrecord import parse_etrecord
+    from executorch.devtools.inspector._inspector_utils import propagate_back_debug_handle
 
-    from pt2_viewer.core.deploy.provenance import source_names
-
-    edge = parse_etrecord(str(etrecord)).edge_dialect_program
+    rec = parse_etrecord(str(etrecord))
+    assert propagate_back_debug_handle(rec.exported_program, rec.export_graph_id, rec.edge_dialect_program, True)
+    by_handle: dict[int, set[str]] = {}
+    for n in rec.exported_program.graph.nodes:
+        h = n.meta.get("debug_handle")
+        for x in ([h] if isinstance(h, int) else h or []):
+            by_handle.setdefault(int(x), set()).add(n.name)
+    delegate_calls = set((rec._delegate_map or {}).get("forward", {}))
     inside: set[str] = set()
     outside: set[str] = set()
-    for node in edge.graph.nodes:
-        if node.op != "call_function" or node.target is operator.getitem:
-            continue
-        if "executorch_call_delegate" in str(node.target):
-            lowered = getattr(edge.graph_module, node.args[0].target)
-            for inner in lowered.original_module.graph.nodes:
-                if inner.op == "call_function" and inner.target is not operator.getitem:
-                    inside.update(source_names(inner, names))
-        else:
-            outside.update(source_names(node, names))
+    for instruction, handles in rec._debug_handle_map["forward"].items():
+        names = {n for h in ([handles] if isinstance(handles, int) else handles) for n in by_handle.get(int(h), ())}
+        (inside if instruction in delegate_calls else outside).update(names)
     return inside, outside
 
 
@@ -71,7 +72,7 @@ def test_every_op_is_delegated_or_has_the_partitioners_reason(model: str) -> Non
     left = {r["node"]: r for r in result["not_delegated"]}
     assert sorted(result["delegated"] + list(left)) == sorted(calls)  # each source op once, nothing invented
     assert result["delegated"], "XNNPACK takes some of these ops"
-    inside, outside = _inside_delegates(low.etrecord, set(calls))
+    inside, outside = _inside_delegates(low.etrecord)
     assert set(result["delegated"]) <= inside - outside  # what we call delegated is wholly in ExecuTorch's delegates
     for node, row in left.items():
         assert row["reason"] and row["target"]
