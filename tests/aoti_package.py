@@ -1,9 +1,9 @@
 """A real AOTInductor package for the tests: a tiny model compiled and packaged by this machine's torch
 (`torch._inductor.aoti_compile_and_package`), cached like the other test programs (tests/programs.py).
 
-Compiling takes tens of seconds (a C++ build), so the package is built once per torch version and version of this
-file, under `.cache/test-programs/<torch version>/aoti-<hash of this file>/tiny.aoti.pt2`. It is built in a child
-process: the test process need not import inductor, and a failed build leaves no half-built file.
+Compiling takes tens of seconds (a C++ build), so the package is built once per torch version and version of its
+build script, under `.cache/test-programs/<torch version>/aoti-<hash of the script>/tiny.aoti.pt2`. It is built in
+a child process: the test process need not import inductor, and a failed build leaves no half-built file.
 
 Use `from tests.aoti_package import aoti_package` for the session fixture (the package's path).
 
@@ -45,18 +45,25 @@ os.replace(tmp, out)
 """
 
 
+def _built(script: str, names: tuple[str, ...]) -> list[Path]:
+    """The files `script` writes (its arguments, in order), cached under the script's hash: built in a child process
+    first if any is missing; RuntimeError with torch's message if they cannot be built."""
+    digest = hashlib.sha256(script.encode()).hexdigest()[:12]
+    directory = REPO_ROOT / ".cache" / "test-programs" / importlib.metadata.version("torch") / f"aoti-{digest}"
+    paths = [directory / name for name in names]
+    if all(p.exists() for p in paths):
+        return paths
+    directory.mkdir(parents=True, exist_ok=True)
+    run = subprocess.run([sys.executable, "-c", script, *map(str, paths)], capture_output=True, text=True,
+                         timeout=900)
+    if run.returncode != 0 or not all(p.exists() for p in paths):
+        raise RuntimeError(f"AOTInductor could not build the test package: {run.stderr.strip()[-2000:]}")
+    return paths
+
+
 def package_path() -> Path:
     """The cached package, built first if needed; RuntimeError with torch's message if it cannot be built."""
-    digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
-    directory = REPO_ROOT / ".cache" / "test-programs" / importlib.metadata.version("torch") / f"aoti-{digest}"
-    path = directory / "tiny.aoti.pt2"
-    if path.exists():
-        return path
-    directory.mkdir(parents=True, exist_ok=True)
-    run = subprocess.run([sys.executable, "-c", BUILD, str(path)], capture_output=True, text=True, timeout=900)
-    if run.returncode != 0 or not path.exists():
-        raise RuntimeError(f"AOTInductor could not build the test package: {run.stderr.strip()[-2000:]}")
-    return path
+    return _built(BUILD, ("tiny.aoti.pt2",))[0]
 
 
 @pytest.fixture(scope="session")
@@ -92,16 +99,7 @@ os.replace(tmp, out)
 
 def traced_package() -> tuple[Path, Path]:
     """(the source .pt2, its package built with provenance, kernel profiling and saved intermediate values)."""
-    digest = hashlib.sha256(TRACED.encode()).hexdigest()[:12]
-    directory = REPO_ROOT / ".cache" / "test-programs" / importlib.metadata.version("torch") / f"aoti-{digest}"
-    source, path = directory / "small.pt2", directory / "small.traced.aoti.pt2"
-    if path.exists() and source.exists():
-        return source, path
-    directory.mkdir(parents=True, exist_ok=True)
-    run = subprocess.run([sys.executable, "-c", TRACED, str(source), str(path)], capture_output=True, text=True,
-                         timeout=900)
-    if run.returncode != 0 or not path.exists():
-        raise RuntimeError(f"AOTInductor could not build the traced test package: {run.stderr.strip()[-2000:]}")
+    source, path = _built(TRACED, ("small.pt2", "small.traced.aoti.pt2"))
     return source, path
 
 
