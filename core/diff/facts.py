@@ -9,10 +9,11 @@ of the node that owns them (their op counts show in the node's `args`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pt2_viewer.core.graph.index import GraphIndex
-from pt2_viewer.core.model.program import Graph, InputKind, Node, NodeOp, Program, Ref
+from pt2_viewer.core.model.program import Graph, InputKind, Node, NodeOp, Program, Ref, Value
 from pt2_viewer.core.model.tensor_meta import DTYPE_SHORT, SymDim
 
 OP_PREFIX = "torch.ops."
@@ -50,7 +51,7 @@ class NodeFacts:
     target: str  # "aten.linear.default" (the archive's `torch.ops.` prefix dropped); a placeholder's own name
     group: str  # the module call that made it (GraphIndex group id: "layers.3", "relu@1"); "" at the root
     module: str  # the module path itself ("layers.3")
-    outputs: tuple[Output, ...]
+    values: tuple[Value | None, ...]  # its outputs (None for an output that is None); `outputs` parses them
     producers: tuple[str | None, ...]  # per value reference in the arguments: the producing node (None: a graph input)
     literal: str  # the arguments with every reference written as `%`
     input_key: str | None = None  # a placeholder's signature identity: "PARAMETER:fc.weight", "USER_INPUT:0"
@@ -71,13 +72,25 @@ class NodeFacts:
         name = parts[1] if len(parts) > 2 else parts[-1]
         return name.rstrip("_") or name
 
+    @cached_property
+    def outputs(self) -> tuple[Output, ...]:
+        """Each output's dtype and sizes, parsed when first asked (a pair whose metadata is the same JSON on both
+        sides is never parsed: `raw`)."""
+        return tuple(_output(v) for v in self.values)
+
+    @property
+    def raw(self) -> tuple[object, ...]:
+        """The outputs as the archive spells them: equal on two nodes means equal types, symbols named alike."""
+        return tuple((v.kind, v.meta_json, str(v.expr) if v.expr is not None else None) if v is not None else None
+                     for v in self.values)
+
     @property
     def dynamic_only(self) -> bool:
         """A node that exists only because a dim is symbolic (`sym_size`, a range assert)."""
         if self.target in DYNAMIC_OPS:
             return True
-        return self.op is NodeOp.CALL_FUNCTION and bool(self.outputs) and \
-            all(o.kind.startswith("sym_") for o in self.outputs)
+        return self.op is NodeOp.CALL_FUNCTION and bool(self.values) and \
+            all(v is not None and v.kind.startswith("sym_") for v in self.values)
 
 
 class ProgramFacts:
@@ -102,7 +115,8 @@ class ProgramFacts:
             refs = node.input_refs()
             self.nodes.append(NodeFacts(
                 name=node.name, index=i, op=node.op, target=_target(node), group=group_of.get(node.name, ""),
-                module=module_of.get(node.name, ""), outputs=tuple(_output(graph, o) for o in node.outputs),
+                module=module_of.get(node.name, ""),
+                values=tuple(graph.values.get(o, _UNKNOWN) if o is not None else None for o in node.outputs),
                 producers=tuple(producer.get(r) for r in refs), literal=_literal([a.value for a in node.inputs]),
                 input_key=keys.get(node.name), subgraph_ops=_subgraph_ops(node),
                 provenance=node.metadata.get("from_node")))
@@ -120,12 +134,12 @@ def _target(node: Node) -> str:
     return t[len(OP_PREFIX):] if t.startswith(OP_PREFIX) else t
 
 
-def _output(graph: Graph, name: str | None) -> Output:
-    if name is None:
-        return Output("none")
-    v = graph.values.get(name)
+_UNKNOWN = Value("", "unknown")  # an output the graph has no value for (a damaged archive)
+
+
+def _output(v: Value | None) -> Output:
     if v is None:
-        return Output("unknown")
+        return Output("none")
     if v.meta is not None:
         return Output(v.kind, v.meta.dtype, v.meta.sizes)
     if v.expr is not None:

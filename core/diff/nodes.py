@@ -74,9 +74,29 @@ def _one_sided(n: NodeFacts, kind: str) -> NodeChange:
 
 def _compare(na: NodeFacts, nb: NodeFacts, fa: ProgramFacts, m: Matching, symbols: SymbolMap) -> NodeChange | None:
     details: dict[str, tuple[str, str]] = {}
-    dynamic = True
     if na.target != nb.target and na.op is not NodeOp.PLACEHOLDER:
         details["op"] = (na.target, nb.target)
+    if na.raw == nb.raw and symbols.identity:
+        pass  # the same metadata, the same symbol names: the same types (no parsing: most pairs of a big diff)
+    else:
+        _compare_types(na, nb, symbols, details)
+    if na.op is not NodeOp.PLACEHOLDER and (na.literal != nb.literal or _rewired(na, nb, m)
+                                           or na.subgraph_ops != nb.subgraph_ops):
+        details["args"] = (na.literal, nb.literal)
+    if na.module != nb.module:
+        details["module"] = (na.module or "(root)", nb.module or "(root)")
+    if not details:
+        return None
+    what: list[str] = [w for w in WHAT if w in details]
+    dynamic = what == ["shape"] and details.pop("dynamic", ("", ""))[0] == "yes"
+    details.pop("dynamic", None)
+    return NodeChange(a=na.name, b=nb.name, kind=CHANGED, module=nb.module, what=what, details=details,
+                      dynamic=dynamic, op=nb.target, placeholder=nb.op is NodeOp.PLACEHOLDER)
+
+
+def _compare_types(na: NodeFacts, nb: NodeFacts, symbols: SymbolMap, details: dict[str, tuple[str, str]]) -> None:
+    """Output dtypes and shapes into `details` ("dynamic": ("yes", "") when the shapes differ only where one side is
+    static and the other symbolic)."""
     # another op may well have more outputs (layer_norm -> native_layer_norm): its first ones are compared
     count_differs = len(na.outputs) != len(nb.outputs) and "op" not in details
     if [o.dtype for o in na.outputs] != [o.dtype for o in nb.outputs][:len(na.outputs)] or count_differs:
@@ -86,17 +106,8 @@ def _compare(na: NodeFacts, nb: NodeFacts, fa: ProgramFacts, m: Matching, symbol
         shape_kinds.add("shape")
     if shape_kinds - {None}:
         details["shape"] = (_types(na), _types(nb))
-        dynamic = shape_kinds <= {None, "dynamic"}
-    if na.op is not NodeOp.PLACEHOLDER and (na.literal != nb.literal or _rewired(na, nb, m)
-                                           or na.subgraph_ops != nb.subgraph_ops):
-        details["args"] = (na.literal, nb.literal)
-    if na.module != nb.module:
-        details["module"] = (na.module or "(root)", nb.module or "(root)")
-    if not details:
-        return None
-    what: list[str] = [w for w in WHAT if w in details]
-    return NodeChange(a=na.name, b=nb.name, kind=CHANGED, module=nb.module, what=what, details=details,
-                      dynamic=dynamic and what == ["shape"], op=nb.target, placeholder=nb.op is NodeOp.PLACEHOLDER)
+        if shape_kinds <= {None, "dynamic"}:
+            details["dynamic"] = ("yes", "")
 
 
 def _types(n: NodeFacts) -> str:

@@ -23,12 +23,18 @@ class SymbolMap:
 
     def __init__(self, a: Program, b: Program) -> None:
         self.a_to_b: dict[str, str] = {}
+        self._a_names = {s.name for s in a.symbols} | set(a.range_constraints)
         by_source = {src: s.name for s in b.symbols for src in s.sources}
         for s in a.symbols:
             for src in s.sources:
                 if src in by_source:
                     self._pair(s.name, by_source[src])
                     break
+
+    @property
+    def identity(self) -> bool:
+        """Every symbol of A is the symbol of B of the same name (metadata equal as text is then equal as types)."""
+        return all(self.a_to_b.get(s) == s for s in self._a_names)
 
     def _pair(self, a: str, b: str) -> None:
         if a not in self.a_to_b and b not in self.a_to_b.values():
