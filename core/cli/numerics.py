@@ -81,6 +81,8 @@ def readable(result: dict[str, Any]) -> str:
              f"{'nodes' if result['per_node'] else 'outputs'} compared"]
     if result["note"]:
         lines.append(result["note"])
+    if result.get("compared_program"):  # a FILE.pte: which program's instructions were mapped, and how
+        lines.append(f"compared: {result['compared_program']}")
     found = result["first_divergence"]
     if found:
         lines.append(f"first divergence: {found['node']} (error {_num(found['error'])}; its inputs "
