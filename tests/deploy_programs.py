@@ -106,3 +106,16 @@ def lowered(model: str, backend: str) -> Lowered:
     path = cached_file(folder / "lower.json", build)
     result = json.loads(path.read_text(encoding="utf-8"))
     return Lowered(source, Path(result["pte"]), Path(result["etrecord"]), result)
+
+
+def lowered_or_skip(model: str, backend: str) -> Lowered:
+    """`lowered`, skipping the test (with ExecuTorch's or torch's reason) when the program cannot be built."""
+    import pytest
+
+    from tests.programs import ExportFailed
+
+    pytest.importorskip("executorch", reason="executorch lowers the programs (requirements-dev.txt)")
+    try:
+        return lowered(model, backend)
+    except ExportFailed as e:
+        pytest.skip(str(e))

@@ -4,6 +4,9 @@ Python, and report as the run job does (outputs' summaries, latency).
 Its inputs come from the source program when one is named (`source`: its saved sample, or inputs generated from
 its signature, as Run makes them), else they are made from the method's own input metadata (core/pte: dtype and
 shape; a non-tensor input gets the value the file holds). Without executorch installed it says which to install.
+
+With `node_times`, the method runs again with ETDump on: each instruction's and delegate call's time, keyed by the
+`.pte` graph's node names, and with `source` and `etrecord` by the source's nodes too (core/deploy/node_times.py).
 """
 from __future__ import annotations
 

@@ -12,18 +12,10 @@ from typing import Any
 
 import pytest
 
+from tests.deploy_programs import lowered_or_skip
 from tests.programs import ExportFailed
 
 pytest.importorskip("executorch", reason="executorch lowers the programs (requirements-dev.txt)")
-
-
-def _lowered(model: str, backend: str) -> Any:
-    from tests.deploy_programs import lowered
-
-    try:
-        return lowered(model, backend)
-    except ExportFailed as e:
-        pytest.skip(str(e))
 
 
 def cli_json(*args: str) -> dict[str, Any]:
@@ -66,7 +58,7 @@ def _inside_delegates(etrecord: Path) -> tuple[set[str], set[str]]:
 
 @pytest.mark.parametrize("model", ["nn_transformer", "int8_cnn"])
 def test_every_op_is_delegated_or_has_the_partitioners_reason(model: str) -> None:
-    low = _lowered(model, "xnnpack")
+    low = lowered_or_skip(model, "xnnpack")
     result = low.result
     calls = _source_calls(low.source)
     left = {r["node"]: r for r in result["not_delegated"]}

@@ -9,18 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.programs import ExportFailed
+from tests.deploy_programs import lowered_or_skip
 
 pytest.importorskip("executorch", reason="executorch lowers and runs the programs (requirements-dev.txt)")
-
-
-def _lowered(model: str, backend: str) -> Any:
-    from tests.deploy_programs import lowered
-
-    try:
-        return lowered(model, backend)
-    except ExportFailed as e:
-        pytest.skip(str(e))
 
 
 def _numerics(request: dict[str, Any], out: Path) -> dict[str, Any]:
@@ -52,7 +43,7 @@ def _inspectors_rows(low: Any, out: Path) -> list[tuple[list[str], float]]:
 
 @pytest.mark.parametrize("model", ["mobilenet_v3_small", "int8_cnn"])
 def test_each_instruction_is_compared_where_the_inspector_compares_it(model: str, tmp_path: Path) -> None:
-    low = _lowered(model, "xnnpack")
+    low = lowered_or_skip(model, "xnnpack")
     result = _numerics({"program": str(low.source), "candidate": str(low.pte), "etrecord": str(low.etrecord)},
                        tmp_path)
     assert result["per_node"] is True and result["kind"] == "pte"
@@ -70,7 +61,7 @@ def test_each_instruction_is_compared_where_the_inspector_compares_it(model: str
 
 
 def test_a_tight_threshold_names_the_first_divergent_op(tmp_path: Path) -> None:
-    low = _lowered("mobilenet_v3_small", "xnnpack")
+    low = lowered_or_skip("mobilenet_v3_small", "xnnpack")
     result = _numerics({"program": str(low.source), "candidate": str(low.pte), "etrecord": str(low.etrecord),
                         "threshold": 1e-7}, tmp_path)
     found = result["first_divergence"]
@@ -81,13 +72,13 @@ def test_a_tight_threshold_names_the_first_divergent_op(tmp_path: Path) -> None:
 
 
 def test_without_an_etrecord_the_source_is_lowered_again_and_a_stranger_refused(tmp_path: Path) -> None:
-    low = _lowered("nn_transformer", "portable")
+    low = lowered_or_skip("nn_transformer", "portable")
     result = _numerics({"program": str(low.source), "candidate": str(low.pte)}, tmp_path / "a")
     assert result["per_node"] is True and "fresh portable lowering" in result["compared_program"]
     assert result["compared"] >= 10 and all(r["delegate"] == "" for r in result["nodes"])
     from pt2_viewer.core.numerics.job import run_job
 
-    cnn = _lowered("mobilenet_v3_small", "xnnpack")
+    cnn = lowered_or_skip("mobilenet_v3_small", "xnnpack")
     refused = run_job({"program": str(low.source), "candidate": str(cnn.pte), "etrecord": str(cnn.etrecord)},
                       tmp_path / "b", lambda _event: None)
     assert refused["ok"] is False and refused["error"]["kind"] == "mismatch"
@@ -100,7 +91,7 @@ def test_node_times_are_keyed_by_the_pte_graph_and_the_source(tmp_path: Path) ->
     from pt2_viewer.core.pte.reader import read_pte
     from pt2_viewer.core.run.pte_job import run_job
 
-    low = _lowered("nn_transformer", "xnnpack")
+    low = lowered_or_skip("nn_transformer", "xnnpack")
     result = run_job({"program": str(low.pte), "source": str(low.source), "etrecord": str(low.etrecord),
                       "node_times": True, "warmup": 1, "runs": 2}, tmp_path, lambda _event: None)
     assert result["ok"], result.get("error")
