@@ -41,10 +41,14 @@ class NodeChange:
 
 def classify(fa: ProgramFacts, fb: ProgramFacts, m: Matching, symbols: SymbolMap) -> list[NodeChange]:
     """Every added, removed and changed node, in B's graph order with removed nodes where A had them."""
-    for a, b in m.a_to_b.items():
-        na, nb = fa.by_name[a], fb.by_name[b]
+    pairs = [(fa.by_name[a], fb.by_name[b]) for a, b in m.a_to_b.items()]
+    for na, nb in pairs:  # symbols pair by the inputs' dims, then by the symbolic values paired nodes make
         if na.op is NodeOp.PLACEHOLDER:
             symbols.learn(na.outputs, nb.outputs)
+    for na, nb in pairs:
+        if na.op is not NodeOp.PLACEHOLDER and any(v is not None and v.expr is not None for v in na.values):
+            symbols.learn(na.outputs, nb.outputs)
+    symbols.pair_by_name()
     changes: list[NodeChange] = []
     removed_after: dict[str | None, list[NodeChange]] = {}
     last_b: str | None = None

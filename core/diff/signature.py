@@ -112,12 +112,12 @@ def range_changes(a: Program, b: Program, symbols: SymbolMap) -> list[RangeChang
     changes = []
     b_ranges = b.range_constraints
     for sym, rng in a.range_constraints.items():
-        partner = symbols.a_to_b.get(sym)
+        partner = symbols.a_to_b.get(sym) if sym.isidentifier() else symbols.rename(sym)
         if partner is None or partner not in b_ranges:
             changes.append(RangeChange(sym, None, REMOVED, rng, None))
         elif tuple(b_ranges[partner]) != tuple(rng):
             changes.append(RangeChange(sym, partner, CHANGED, rng, b_ranges[partner]))
-    paired = {symbols.a_to_b[s] for s in a.range_constraints if s in symbols.a_to_b}
+    paired = {symbols.a_to_b.get(s) if s.isidentifier() else symbols.rename(s) for s in a.range_constraints}
     changes.extend(RangeChange(None, sym, ADDED, None, rng) for sym, rng in b_ranges.items() if sym not in paired)
     return changes
 

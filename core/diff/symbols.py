@@ -23,7 +23,9 @@ class SymbolMap:
 
     def __init__(self, a: Program, b: Program) -> None:
         self.a_to_b: dict[str, str] = {}
-        self._a_names = {s.name for s in a.symbols} | set(a.range_constraints)
+        # bare symbols only: range constraints may also be keyed by expressions (`s17*s77`), renamed as text
+        self._a_names = {n for n in (*(s.name for s in a.symbols), *a.range_constraints) if n.isidentifier()}
+        self._b_names = {n for n in (*(s.name for s in b.symbols), *b.range_constraints) if n.isidentifier()}
         by_source = {src: s.name for s in b.symbols for src in s.sources}
         for s in a.symbols:
             for src in s.sources:
@@ -39,6 +41,12 @@ class SymbolMap:
     def _pair(self, a: str, b: str) -> None:
         if a not in self.a_to_b and b not in self.a_to_b.values():
             self.a_to_b[a] = b
+
+    def pair_by_name(self) -> None:
+        """Last: a symbol still unpaired meets B's symbol of the same name, if that one is unpaired too (two exports
+        of one model name their symbols alike; unbacked `u0`s have no input dim to pair by)."""
+        for name in sorted(self._a_names & self._b_names):
+            self._pair(name, name)
 
     def learn(self, a: Iterable[Output], b: Iterable[Output]) -> None:
         """Pair the bare symbols at the same place in two matched nodes' outputs (placeholders first)."""

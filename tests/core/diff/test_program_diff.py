@@ -1,6 +1,7 @@
 """The structural diff (core/diff/) on real pairs of exports: what it matches, classifies and rolls up."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from pt2_viewer.core.diff.program_diff import ProgramDiff, diff_programs
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.diff_programs import diff_program_path
+from tests.programs import member_named, pt2_path, read_members, write_members  # noqa: F401  (pt2_path: a fixture)
 
 
 def _program(name: str) -> Program:
@@ -111,3 +113,30 @@ def test_the_diff_reads_no_torch(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code, str(diff_program_path("resnet")),
                           str(diff_program_path("resnet_block_changed"))], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "2"
+
+
+@pytest.mark.parametrize("case", ["topk_cond", "cond_map", "unbacked", "tutorial_auto_dims", "tutorial_mixed",
+                                  "custom_op", "batchnorm_train", "split_chunks", "two_programs", "input_kinds"])
+def test_every_kind_of_program_against_a_fresh_read_of_itself_has_no_change(case: str, pt2_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """HOP subgraphs, unbacked symbols (paired by the values that make them), ranges keyed by expressions
+    (`s17*s77`), custom ops, buffer mutations, several programs in one archive."""
+    path = pt2_path(case)
+    for program in read_archive(path).programs:
+        diff = diff_programs(program, read_archive(path).program(program.name))
+        assert diff.kinds() == set(), (program.name, diff.summary, diff.ranges, diff.signature)
+
+
+def test_symbols_named_apart_pair_by_the_input_dims(pt2_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """The same export with every symbol renamed (s15 -> s5, s17 -> s7, s77 -> s9, as another torch might name
+    them): shapes, ranges (`s17*s77` too) and guards compare in B's names, so nothing changed."""
+    src = pt2_path("tutorial_auto_dims")
+    members = read_members(src)
+    name = member_named(members, "models/model.json")
+    text = members[name].decode()
+    for old, new in (("s15", "s5"), ("s17", "s7"), ("s77", "s9")):
+        text = re.sub(rf"\b{old}\b", new, text)
+    members[name] = text.encode()
+    renamed = write_members(tmp_path / "renamed.pt2", members)
+    diff = diff_programs(read_archive(src).program(), read_archive(renamed).program())
+    assert diff.symbols == {"s15": "s5", "s17": "s7", "s77": "s9"}
+    assert diff.kinds() == set(), (diff.summary, diff.ranges, diff.nodes[:3])
