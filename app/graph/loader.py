@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal
 from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.pt2.errors import ArchiveError
-from pt2_viewer.core.pt2.reader import read_archive
+from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
 
 
 @contextmanager
@@ -60,7 +60,7 @@ class ArchiveLoader(QObject):
     def _run(self, path: str) -> None:
         try:
             with _no_gc_pauses():
-                archive = read_archive(path)
+                archive = ParsedProgramCache().read(path)  # a program opened before: no JSON parsed
         except ArchiveError as e:
             self.failed.emit(path, str(e))
         except Exception as e:  # a reader bug must not take the window down; say what happened

@@ -14,15 +14,12 @@ import os
 from pathlib import Path
 
 from pt2_viewer.core.layout.records import LayoutRequest, LayoutResult, dumps
+from pt2_viewer.core.pt2.parsed_cache import cache_root
 from pt2_viewer.core.util.files import write_atomically
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("PT2V_CACHE_DIR")
-    if root:
-        return Path(root) / "layout"
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "pt2-viewer" / "layout"
+    return cache_root() / "layout"
 
 
 class LayoutCache:

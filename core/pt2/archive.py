@@ -32,6 +32,7 @@ class ZipEntry:
     name: str  # path relative to the archive root
     size: int
     compressed_size: int
+    crc: int = 0  # the zip's CRC-32 of the member (what the parsed-program cache's key lists)
 
 
 @dataclass
@@ -148,7 +149,7 @@ def open_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
         if info.is_dir() or not info.filename.startswith(prefix):
             continue
         rel = info.filename[len(prefix):]
-        files.entries[rel] = ZipEntry(rel, info.file_size, info.compress_size)
+        files.entries[rel] = ZipEntry(rel, info.file_size, info.compress_size, info.CRC)
     return files
 
 

@@ -90,6 +90,11 @@ def read_archive(path: str | os.PathLike[str]) -> Archive:
         files.close()
 
 
+def read_archive_files(files: zipfiles.ArchiveFiles) -> Archive:
+    """`read_archive` of a `.pt2` already opened (the parsed-program cache opens it to check its key first)."""
+    return _read(files)
+
+
 def _read(files: zipfiles.ArchiveFiles) -> Archive:
     name = files.path.name
     fmt = files.read_text("archive_format") if files.has("archive_format") else ""
