@@ -59,6 +59,7 @@ def main() -> int:
     from pt2_viewer.core.jobs.client import WorkerJob
     from pt2_viewer.core.jobs.remote.job import RemoteJob
     from pt2_viewer.core.jobs.remote.target import parse_worker_url
+    from pt2_viewer.core.jobs.spec import JobSpec
     from tests.core.jobs.ssh_server import start_sshd, stop_sshd
 
     if args.program is None:
@@ -73,10 +74,10 @@ def main() -> int:
     request = {"program": str(src), "to": "core"}
 
     def local(out: Path, on_event):  # type: ignore[no-untyped-def]
-        return WorkerJob("decompose", dict(request, output=str(out / "d.pt2")), out, on_event=on_event)
+        return WorkerJob(JobSpec("decompose", dict(request, output=str(out / "d.pt2")), out, on_event=on_event))
 
     def remote(out: Path, on_event):  # type: ignore[no-untyped-def]
-        return RemoteJob("decompose", dict(request, output=str(out / "d.pt2")), out, worker=target, on_event=on_event)
+        return RemoteJob(JobSpec("decompose", dict(request, output=str(out / "d.pt2")), out, on_event=on_event), target)
 
     try:
         first_s, first_protocol, first_job = timed(remote, root / "first")

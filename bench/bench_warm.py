@@ -49,10 +49,13 @@ def baseline(src: Path, out: Path) -> dict[str, float]:
 
 def click(pool, src: Path, out: Path) -> tuple[float, float | None, dict]:  # type: ignore[no-untyped-def]
     """(click to result, click to program_loaded, the job's result)."""
+    from pt2_viewer.core.jobs.spec import JobSpec
+
     loaded: list[float] = []
     t = time.perf_counter()
-    job = pool.job("decompose", {"program": str(src), "to": "core"}, out,
-                   on_event=lambda e: loaded.append(time.perf_counter() - t) if e["type"] == "program_loaded" else None)
+    job = pool.job(JobSpec("decompose", {"program": str(src), "to": "core"}, out,
+                           on_event=lambda e: loaded.append(time.perf_counter() - t)
+                           if e["type"] == "program_loaded" else None))
     job.start()
     outcome = job.wait()
     wall = time.perf_counter() - t

@@ -38,6 +38,7 @@ from pt2_viewer.core.jobs.remote.any_worker import worker_job
 from pt2_viewer.core.jobs.remote.content import FolderTooBig, allow_folder
 from pt2_viewer.core.jobs.remote.target import is_remote
 from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.spec import JobSpec
 from pt2_viewer.core.jobs.warm import WarmPool
 from pt2_viewer.core.platform.trust import TrustStore
 
@@ -99,16 +100,15 @@ class WorkerDriver(QObject):
             warm_pool().prewarm(self.warm)
 
     def start(self, job: str, request: dict[str, Any], out_dir: str | Path, **options: Any) -> Job:
-        """Start a job (`options` go to WorkerJob: timeout_s, memory_limit_mb, env ...). Never blocks."""
+        """Start a job (`options` are JobSpec's: timeout_s, memory_limit_mb, env ...). Never blocks."""
         if self.running:
             raise RuntimeError("a job is already running; cancel it or wait for `finished` first")
         self._cancel_requested = False
         self._started = (job, request, out_dir, options)
-        callbacks: dict[str, Any] = {"on_event": self.event.emit, "on_output": self.output.emit,
-                                     "on_finished": self._on_finished}
-        self.job = (warm_pool().job(job, request, out_dir, **callbacks, **options)
-                    if self.warm and not is_remote(choose_worker().path)
-                    else worker_job(job, request, out_dir, **callbacks, **options))  # local, or over SSH
+        spec = JobSpec(job, request, out_dir, on_event=self.event.emit, on_output=self.output.emit,
+                       on_finished=self._on_finished, **options)
+        self.job = (warm_pool().job(spec) if self.warm and not is_remote(choose_worker().path)
+                    else worker_job(spec))  # local, or over SSH
         self.job.start()  # a start failure calls on_finished at once
         self.destroyed.connect(lambda *_args, job=self.job: _orphaned(job))  # its owner closed: nothing outlives it
         if self.job.running:

@@ -22,6 +22,7 @@ from pt2_viewer.core.export.report import REPORT_FILE
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.remote.any_worker import worker_job
 from pt2_viewer.core.jobs.schemas.export import ExportRequest, Rerun
+from pt2_viewer.core.jobs.spec import JobSpec
 
 EXIT_SCRIPT_ERROR = exit_status.FAILED
 EXIT_WORKER_FAILED = exit_status.USAGE_OR_WORKER
@@ -106,8 +107,8 @@ def _export(args: argparse.Namespace, request: dict[str, Any], job_dir: Path, ou
             state = "ok" if event.get("ok") else f"failed ({event.get('kind')})"
             print(f"[pt2-viewer] export #{event.get('index')}: {state}", file=sys.stderr, flush=True)
 
-    job = worker_job("export_script", request, job_dir, args.worker, timeout_s=args.timeout,
-                     memory_limit_mb=args.max_memory_mb, on_output=echo, on_event=progress)
+    job = worker_job(JobSpec("export_script", request, job_dir, timeout_s=args.timeout,
+                             memory_limit_mb=args.max_memory_mb, on_output=echo, on_event=progress), args.worker)
     try:
         with signals_interrupt():
             outcome = job.wait()

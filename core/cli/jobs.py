@@ -96,6 +96,7 @@ def run_in_worker(job: str, request: Schema, out: Path, args: argparse.Namespace
     result.json; a worker that could not finish (or Ctrl+C) gives a failed result saying why, never a traceback.
     Progress events go to stderr unless -q or --json, the worker's own output (torch's warnings) unless -q."""
     from pt2_viewer.core.jobs.remote.any_worker import worker_job
+    from pt2_viewer.core.jobs.spec import JobSpec
 
     quiet = bool(getattr(args, "quiet", False))
     progress = stderr_progress(quiet or bool(getattr(args, "json", False)))
@@ -104,9 +105,9 @@ def run_in_worker(job: str, request: Schema, out: Path, args: argparse.Namespace
         if not quiet:
             print(line, file=sys.stderr, flush=True)
 
-    worker = worker_job(job, request.to_json(), out, getattr(args, "worker", None),
-                        timeout_s=getattr(args, "timeout", None), memory_limit_mb=getattr(args, "max_memory_mb", None),
-                        on_event=progress, on_output=echo)
+    spec = JobSpec(job, request.to_json(), out, timeout_s=getattr(args, "timeout", None),
+                   memory_limit_mb=getattr(args, "max_memory_mb", None), on_event=progress, on_output=echo)
+    worker = worker_job(spec, getattr(args, "worker", None))
     try:
         with signals_interrupt():
             outcome = worker.wait()

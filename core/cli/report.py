@@ -88,10 +88,11 @@ def _export_script(script: Path, args: argparse.Namespace) -> Path | int:
     from pt2_viewer.core.jobs import protocol
     from pt2_viewer.core.jobs.remote.any_worker import worker_job
     from pt2_viewer.core.jobs.schemas.export import ExportRequest
+    from pt2_viewer.core.jobs.spec import JobSpec
 
     out = temp_dirs.new_dir("report")
     request = ExportRequest(script=str(script.resolve()), diagnose=bool(args.diagnose)).to_json()
-    job = worker_job("export_script", request, out, args.worker, timeout_s=args.timeout)
+    job = worker_job(JobSpec("export_script", request, out, timeout_s=args.timeout), args.worker)
     try:
         outcome = job.wait()
     except KeyboardInterrupt:

@@ -1,6 +1,6 @@
 """Start a worker job in a child process and follow it, without Qt and without threads.
 
-`WorkerJob(job, request, out_dir)` starts `python -m pt2_viewer.core.worker JOB --request out_dir/request.json
+`WorkerJob(JobSpec(job, request, out_dir))` starts `python -m pt2_viewer.core.worker JOB --request out_dir/request.json
 --out out_dir` in its own process group (so Cancel kills the job and anything it started, at once) and reads three
 pipes: JSON events, the script's stdout and its stderr. Nothing blocks: `poll()` reads what is there, calls the
 callbacks, checks the time limit and notices the exit. A GUI drives it with a QSocketNotifier on each of `fds()` plus
@@ -28,13 +28,14 @@ from pt2_viewer.core.jobs import process_tree, protocol
 from pt2_viewer.core.jobs.protocol import describe_exit, write_json_atomic
 from pt2_viewer.core.jobs.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
 from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.spec import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S  # where the command lines read it
+from pt2_viewer.core.jobs.spec import JobSpec
 
 STDOUT = "stdout"
 STDERR = "stderr"
 EVENTS = "events"
 READ_CHUNK = 65536
 MAX_LINE = 1 << 20  # a "line" longer than this is delivered in pieces
-DEFAULT_TIMEOUT_S = 3600.0  # a job with no limit given stops after an hour (timeout_s=0: no limit)
 MEMORY_CHECK_S = 0.5  # how often the job's processes' memory is summed
 
 
@@ -189,28 +190,25 @@ def start_worker_process(command: list[str], *, env: dict[str, str], cwd: str | 
 class WorkerJob:
     """One worker job. Call start(), then poll() whenever `fds()` are readable (and every ~100 ms), or wait()."""
 
-    def __init__(self, job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], *,
-                 timeout_s: float | None = None, memory_limit_mb: int | None = None,
-                 python: str | None = None, env: dict[str, str] | None = None, cwd: str | None = None,
-                 on_event: EventCallback | None = None, on_output: OutputCallback | None = None,
-                 on_finished: Callable[[JobOutcome], None] | None = None) -> None:
-        self.job = job
-        self.request = request
-        self.out_dir = Path(out_dir).resolve()
+    def __init__(self, spec: JobSpec) -> None:
+        self.spec = spec
+        self.job = spec.job
+        self.request = spec.request
+        self.out_dir = spec.folder
         # Limits: None is the default (an hour; three quarters of the memory), 0 is none.
-        self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else (timeout_s or None)
-        self.memory_limit_mb = memory_limit_mb  # also the worker's address-space limit, when given
-        self.tree_memory_mb = default_memory_mb() if memory_limit_mb is None else (memory_limit_mb or None)
+        self.timeout_s = spec.time_limit_s
+        self.memory_limit_mb = spec.memory_limit_mb  # also the worker's address-space limit, when given
+        self.tree_memory_mb = default_memory_mb() if spec.memory_limit_mb is None else (spec.memory_limit_mb or None)
         self.marker = uuid.uuid4().hex  # in the worker's environment, inherited by all it starts (process_tree)
         self._tmp: Path | None = None  # the worker's TMPDIR, removed with the job (torch litters it)
         self._next_memory_check = 0.0
         # PT2V_WORKER_PYTHON, else the Preferences choice, else this Python (core/jobs/python_env.py)
-        self.python = python or choose_worker_python().path
-        self.extra_env = dict(env or {})
-        self.cwd = cwd
-        self.on_event = on_event
-        self.on_output = on_output
-        self.on_finished = on_finished
+        self.python = spec.python or choose_worker_python().path
+        self.extra_env = dict(spec.env)
+        self.cwd = spec.cwd
+        self.on_event = spec.on_event
+        self.on_output = spec.on_output
+        self.on_finished = spec.on_finished
         self.events: list[dict[str, Any]] = []
         self.stdout_lines: list[str] = []
         self.stderr_lines: list[str] = []
@@ -403,9 +401,10 @@ class WorkerJob:
             self.on_finished(self.outcome)
 
 
-def run_job(job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], **kwargs: Any) -> tuple[
+def run_job(job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], **options: Any) -> tuple[
         WorkerJob, JobOutcome]:
-    """Run a job to the end in this thread (command lines, tests); returns the job (events, output) and outcome."""
-    worker = WorkerJob(job, request, out_dir, **kwargs)
+    """Run a job to the end in this thread (command lines, tests); returns the job (events, output) and outcome.
+    `options` are JobSpec's."""
+    worker = WorkerJob(JobSpec(job, request, out_dir, **options))
     worker.start()
     return worker, worker.wait()

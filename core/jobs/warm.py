@@ -1,6 +1,6 @@
 """Warm workers: one long-lived worker process per open program, so a second job on it does not load it again.
 
-`WarmPool.job(job, request, out_dir, **options)` returns a job with the one interface of core/jobs/job.py (`Job`:
+`WarmPool.job(spec)` (a `JobSpec`) returns a job with the one interface of core/jobs/job.py (`Job`:
 start, fds, poll, cancel, wait, outcome, events, stdout_lines, stderr_lines; the type checker checks it): a
 `WarmJob` that runs in the warm worker for the request's program (`python -m pt2_viewer.core.worker serve`, started
 on first use or by `prewarm`), or a plain one-shot `WorkerJob` when the job cannot go warm. Goes warm: a job other
@@ -33,14 +33,12 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.jobs import process_tree, protocol
 from pt2_viewer.core.jobs.client import (
-    DEFAULT_TIMEOUT_S,
     EVENTS,
     STDOUT,
     JobOutcome,
@@ -55,6 +53,7 @@ from pt2_viewer.core.jobs.client import (
 from pt2_viewer.core.jobs.protocol import describe_exit, write_json_atomic
 from pt2_viewer.core.jobs.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
 from pt2_viewer.core.jobs.schemas.warm import WarmJobLine
+from pt2_viewer.core.jobs.spec import JobSpec
 
 WARM_ENV = "PT2V_WARM"  # "0": every job one-shot
 IDLE_ENV = "PT2V_WARM_IDLE_S"
@@ -225,21 +224,19 @@ class WarmJob:
 
     warm = True
 
-    def __init__(self, worker: WarmWorker, job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], *,
-                 timeout_s: float | None = None, memory_limit_mb: int | None = None,
-                 on_event: Callable[[dict[str, Any]], None] | None = None,
-                 on_output: Callable[[str, str], None] | None = None,
-                 on_finished: Callable[[JobOutcome], None] | None = None, **_ignored: Any) -> None:
+    def __init__(self, worker: WarmWorker, spec: JobSpec) -> None:
+        """`spec.python`, `env` and `cwd` are the worker's (its key), not the job's."""
         self.worker = worker
-        self.job = job
-        self.request = request
-        self.out_dir = Path(out_dir).resolve()
-        self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else (timeout_s or None)
-        self.memory_limit_mb = memory_limit_mb
-        self.tree_memory_mb = default_memory_mb() if memory_limit_mb is None else (memory_limit_mb or None)
-        self.on_event = on_event
-        self.on_output = on_output
-        self.on_finished = on_finished
+        self.spec = spec
+        self.job = spec.job
+        self.request = spec.request
+        self.out_dir = spec.folder
+        self.timeout_s = spec.time_limit_s
+        self.memory_limit_mb = spec.memory_limit_mb
+        self.tree_memory_mb = default_memory_mb() if spec.memory_limit_mb is None else (spec.memory_limit_mb or None)
+        self.on_event = spec.on_event
+        self.on_output = spec.on_output
+        self.on_finished = spec.on_finished
         self.job_id: int | None = None
         self.events: list[dict[str, Any]] = []
         self.stdout_lines: list[str] = []
@@ -379,30 +376,31 @@ class WarmPool:
         self._holders: dict[str, set[int]] = {}  # program -> ids of its holders
 
     # -- jobs ------------------------------------------------------------------------------------------------------
-    def key(self, job: str, request: dict[str, Any], options: dict[str, Any]) -> WarmKey | None:
-        program = request.get("program")
-        if not self.enabled or job in NOT_WARM or not isinstance(program, str) or not program:
+    def key(self, spec: JobSpec) -> WarmKey | None:
+        program = spec.request.get("program")
+        if not self.enabled or spec.job in NOT_WARM or not isinstance(program, str) or not program:
             return None
-        env = options.get("env") or {}
+        preload = spec.request.get("preload")
         return WarmKey(program=str(Path(program).resolve()),
-                       python=options.get("python") or choose_worker_python().path,
-                       preload=str(request["preload"]) if request.get("preload") else None,
-                       memory_limit_mb=options.get("memory_limit_mb"),
-                       env=tuple(sorted((str(k), str(v)) for k, v in env.items())), cwd=options.get("cwd"))
+                       python=spec.python or choose_worker_python().path,
+                       preload=str(preload) if preload else None,
+                       memory_limit_mb=spec.memory_limit_mb,
+                       env=tuple(sorted((str(k), str(v)) for k, v in spec.env.items())), cwd=spec.cwd)
 
-    def job(self, job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], **options: Any) -> AnyJob:
+    def job(self, spec: JobSpec) -> AnyJob:
         """A job that runs warm when it can, else one-shot; not started yet (call `start()`)."""
         self.reap()
-        key = self.key(job, request, options)
+        key = self.key(spec)
         worker = self._worker(key) if key is not None else None
         if worker is None:
-            return WorkerJob(job, request, out_dir, **options)
-        return WarmJob(worker, job, request, out_dir, **options)
+            return WorkerJob(spec)
+        return WarmJob(worker, spec)
 
     def prewarm(self, program: str, **options: Any) -> WarmWorker | None:
-        """Start the program's worker now (it imports torch while the user chooses what to do)."""
+        """Start the program's worker now (it imports torch while the user chooses what to do); `options` are
+        JobSpec's."""
         self.reap()
-        key = self.key("prewarm", {"program": program}, options)
+        key = self.key(JobSpec("prewarm", {"program": program}, "", **options))
         return self._worker(key) if key is not None else None
 
     def _worker(self, key: WarmKey) -> WarmWorker | None:

@@ -1,24 +1,23 @@
 """One seam for starting a job on the chosen worker: a local `WorkerJob`, or a `RemoteJob` over ssh.
 
-`worker_job(job, request, out_dir, worker=FLAG, **options)` takes WorkerJob's options; `worker` is a command's
+`worker_job(spec, worker=FLAG)` takes the job's `JobSpec`; `worker` is a command's
 `--worker` (a local Python path or `ssh://[user@]host[:port]/ABS/PATH/python`); without it the choice is
 PT2V_WORKER, then PT2V_WORKER_PYTHON, then Preferences, then this Python (python_env.choose_worker).
 """
 from __future__ import annotations
 
-import os
-from typing import Any
+from dataclasses import replace
 
 from pt2_viewer.core.jobs.client import WorkerJob
 from pt2_viewer.core.jobs.python_env import FROM_DEFAULT, choose_worker, preferred_scratch
 from pt2_viewer.core.jobs.remote.job import RemoteJob
 from pt2_viewer.core.jobs.remote.target import RemoteWorker, WorkerUrlError, parse_worker_url
+from pt2_viewer.core.jobs.spec import JobSpec
 
 AnyWorkerJob = WorkerJob | RemoteJob
 
 
-def worker_job(job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], worker: str | None = None,
-               **options: Any) -> AnyWorkerJob:
+def worker_job(spec: JobSpec, worker: str | None = None) -> AnyWorkerJob:
     """A job (not started yet) on the chosen worker. A malformed ssh:// URL gives a job whose start fails saying
     what is wrong with it."""
     choice = choose_worker(worker)
@@ -26,9 +25,8 @@ def worker_job(job: str, request: dict[str, Any], out_dir: str | os.PathLike[str
         try:
             target = parse_worker_url(choice.path, preferred_scratch())
         except WorkerUrlError as e:
-            return RemoteJob(job, request, out_dir, worker=RemoteWorker("", ""), problem=f"{e} ({choice.describe()})",
-                             **options)
-        return RemoteJob(job, request, out_dir, worker=target, **options)
-    if choice.source != FROM_DEFAULT and not options.get("python"):
-        options["python"] = choice.path
-    return WorkerJob(job, request, out_dir, **options)
+            return RemoteJob(spec, RemoteWorker("", ""), problem=f"{e} ({choice.describe()})")
+        return RemoteJob(spec, target)
+    if choice.source != FROM_DEFAULT and not spec.python:
+        spec = replace(spec, python=choice.path)
+    return WorkerJob(spec)

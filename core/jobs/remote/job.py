@@ -25,18 +25,14 @@ import tarfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import (
-    DEFAULT_TIMEOUT_S,
     STDERR,
     STDOUT,
-    EventCallback,
     JobOutcome,
-    OutputCallback,
     close_pipes,
     load_result,
     stopped_message,
@@ -46,6 +42,7 @@ from pt2_viewer.core.jobs.remote.content import FolderTooBig, worker_code
 from pt2_viewer.core.jobs.remote.paths import Link, PathMap, Plan, local_target, plan
 from pt2_viewer.core.jobs.remote.ssh import RemoteError, SshCommand, failure
 from pt2_viewer.core.jobs.remote.target import RemoteWorker
+from pt2_viewer.core.jobs.spec import JobSpec
 
 DISCONNECTED = "disconnected"  # JobOutcome.status: the connection dropped mid-job (retrying may work)
 TRANSFER = "transfer"  # event: {"type", "file", "bytes", "total", "rate"} while a file is copied to the server
@@ -90,27 +87,25 @@ class _Stopped(Exception):
 class RemoteJob:
     """One job on a `RemoteWorker`. Call start(), then poll() whenever `fds()` are readable (and every ~100 ms)."""
 
-    def __init__(self, job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], *, worker: RemoteWorker,
-                 timeout_s: float | None = None, memory_limit_mb: int | None = None, python: str | None = None,
-                 env: dict[str, str] | None = None, cwd: str | None = None,
-                 on_event: EventCallback | None = None, on_output: OutputCallback | None = None,
-                 on_finished: Callable[[JobOutcome], None] | None = None, problem: str | None = None) -> None:
-        self.job = job
+    def __init__(self, spec: JobSpec, worker: RemoteWorker, problem: str | None = None) -> None:
+        """`spec.python` is not used: the server's Python is `worker.url`."""
+        self.spec = spec
+        self.job = spec.job
         self.problem = problem  # the worker cannot be used (a malformed URL): start() fails at once, saying this
-        self.request = request
-        self.out_dir = Path(out_dir).resolve()
+        self.request = spec.request
+        self.out_dir = spec.folder
         self.worker = worker
         self.ssh = SshCommand.for_target(worker)
         self.python = worker.url
-        self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else (timeout_s or None)
-        self.memory_limit_mb = memory_limit_mb
+        self.timeout_s = spec.time_limit_s
+        self.memory_limit_mb = spec.memory_limit_mb
         # the cap on the server's processes together: None the server's default (three quarters of its memory), 0 none
-        self.tree_memory_mb = memory_limit_mb
-        self.extra_env = dict(env or {})
-        self.cwd = cwd
-        self.on_event = on_event
-        self.on_output = on_output
-        self.on_finished = on_finished
+        self.tree_memory_mb = spec.memory_limit_mb
+        self.extra_env = dict(spec.env)
+        self.cwd = spec.cwd
+        self.on_event = spec.on_event
+        self.on_output = spec.on_output
+        self.on_finished = spec.on_finished
         self.events: list[dict[str, Any]] = []
         self.stdout_lines: list[str] = []
         self.stderr_lines: list[str] = []

@@ -27,6 +27,7 @@ from pt2_viewer.core.export.script_session import (
     spec_to_rows,
 )
 from pt2_viewer.core.jobs.client import WorkerJob
+from pt2_viewer.core.jobs.spec import JobSpec
 from pt2_viewer.core.pt2.reader import read_archive
 
 SCRIPTS = Path(__file__).parents[2] / "scripts"
@@ -45,8 +46,8 @@ def run(script: Path, out: Path, rerun: Rerun | None = None, **kw) -> tuple[Scri
         if event["type"] == "export_started":
             seen.append(len(session.entries))
 
-    job = WorkerJob("export_script", session.request(rerun), out, env=ENV, on_event=on_event,
-                    on_output=session.add_output, **kw)
+    job = WorkerJob(JobSpec("export_script", session.request(rerun), out, env=ENV, on_event=on_event,
+                            on_output=session.add_output, **kw))
     job.start()
     outcome = job.wait()
     session.finish(outcome.status, outcome.message)

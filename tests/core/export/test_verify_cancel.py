@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pt2_viewer.core.jobs import process_tree, protocol
 from pt2_viewer.core.jobs.client import WorkerJob
+from pt2_viewer.core.jobs.spec import JobSpec
 from tests.core.jobs.test_worker import ENV, dead_within, pump_until
 
 DOCTOR = Path(__file__).resolve().parents[2] / "scripts" / "doctor"
@@ -31,8 +32,8 @@ def test_cancelling_diagnose_ends_the_verification_worker(tmp_path):
     script.write_text((DOCTOR / "branch_on_sum.py").read_text(encoding="utf-8").replace("print(ep)\n", AFTER),
                       encoding="utf-8")
     pid_file = tmp_path / "verifying.pid"
-    job = WorkerJob("export_script", {"script": str(script), "diagnose": True}, tmp_path / "out",
-                    env={**ENV, PID_ENV: str(pid_file)}, timeout_s=600)
+    job = WorkerJob(JobSpec("export_script", {"script": str(script), "diagnose": True}, tmp_path / "out",
+                            env={**ENV, PID_ENV: str(pid_file)}, timeout_s=600))
     job.start()
     try:
         pump_until(job, lambda: pid_file.is_file() and pid_file.read_text().strip() != "", limit_s=540)

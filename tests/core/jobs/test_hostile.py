@@ -26,6 +26,7 @@ from pt2_viewer.core.jobs.archive_check import check_archive
 from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, WorkerJob, default_memory_mb, run_job
 from pt2_viewer.core.jobs.expr_grammar import UnsafeExpression, check_expression
 from pt2_viewer.core.jobs.loading import _weights_only_unpickling, load_program
+from pt2_viewer.core.jobs.spec import JobSpec
 from tests import hostile_archives as hostile
 from tests.core.jobs.test_worker import dead_within
 from tests.programs import REPO_ROOT, pt2_path  # noqa: F401  (pt2_path is a fixture)
@@ -258,11 +259,11 @@ def test_a_setsid_daemon_does_not_survive_its_job(tmp_path):  # type: ignore[no-
 
 
 def test_jobs_have_default_limits_the_user_can_change(tmp_path):  # type: ignore[no-untyped-def]
-    job = WorkerJob("export_script", {}, tmp_path)
+    job = WorkerJob(JobSpec("export_script", {}, tmp_path))
     assert job.timeout_s == DEFAULT_TIMEOUT_S and job.tree_memory_mb == default_memory_mb()
-    job = WorkerJob("export_script", {}, tmp_path, timeout_s=0, memory_limit_mb=0)
+    job = WorkerJob(JobSpec("export_script", {}, tmp_path, timeout_s=0, memory_limit_mb=0))
     assert job.timeout_s is None and job.tree_memory_mb is None
-    assert WorkerJob("export_script", {}, tmp_path, timeout_s=5, memory_limit_mb=900).tree_memory_mb == 900
+    assert WorkerJob(JobSpec("export_script", {}, tmp_path, timeout_s=5, memory_limit_mb=900)).tree_memory_mb == 900
 
 
 def test_memory_limit_covers_children_that_left_the_group(tmp_path):  # type: ignore[no-untyped-def]

@@ -20,6 +20,7 @@ import pytest
 
 from pt2_viewer.core.jobs.errors import JobFailure
 from pt2_viewer.core.jobs.loading import load_program
+from pt2_viewer.core.jobs.spec import JobSpec
 from pt2_viewer.core.jobs.warm import WarmPool
 from tests import hostile_archives as hostile
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
@@ -75,7 +76,7 @@ def _jobs(pool: WarmPool, path: str, work: Path) -> dict[str, dict]:  # type: ig
                 "numerics": {"program": path, "candidate": "core"}}
     results = {}
     for job, request in requests.items():
-        started = pool.job(job, request, work / job, timeout_s=600)
+        started = pool.job(JobSpec(job, request, work / job, timeout_s=600))
         started.start()
         outcome = started.wait()
         assert outcome.result is not None, (job, outcome.message, outcome.error_traceback)

@@ -19,6 +19,7 @@ from pt2_viewer.core.jobs.remote.any_worker import worker_job
 from pt2_viewer.core.jobs.remote.job import DISCONNECTED, TRANSFER, RemoteJob
 from pt2_viewer.core.jobs.remote.ssh import SshCommand
 from pt2_viewer.core.jobs.remote.target import WorkerUrlError, parse_worker_url
+from pt2_viewer.core.jobs.spec import JobSpec
 from tests.core.jobs.ssh_server import HOST_ALIAS, SshServer, ssh_server, use_ssh_server  # noqa: F401
 
 HANGING_SCRIPT = """\
@@ -93,14 +94,14 @@ def test_unknown_host_key_and_refused_key_say_run_ssh_once(ssh_server: SshServer
     env = {"PT2V_SSH_COMMAND": f"ssh -F {config}", "PT2V_WORKER_SCRATCH": str(ssh_server.scratch)}
     os.environ.update(env)
     try:
-        job = RemoteJob("decompose", {"program": "/nowhere.pt2"}, tmp_path / "out",
-                        worker=parse_worker_url(ssh_server.url))
+        job = RemoteJob(JobSpec("decompose", {"program": "/nowhere.pt2"},
+                                tmp_path / "out"), parse_worker_url(ssh_server.url))
         outcome = job.wait()
         assert outcome.status == protocol.START_FAILED
         assert f"Run `ssh {HOST_ALIAS}` once in a terminal" in outcome.message and "host key" in outcome.message
         config.write_text(ssh_server.config.read_text().replace("id_user", "id_nobody"))
-        outcome = RemoteJob("decompose", {"program": "/nowhere.pt2"}, tmp_path / "out2",
-                            worker=parse_worker_url(ssh_server.url)).wait()
+        outcome = RemoteJob(JobSpec("decompose", {"program": "/nowhere.pt2"},
+                                    tmp_path / "out2"), parse_worker_url(ssh_server.url)).wait()
         assert outcome.status == protocol.START_FAILED and "could not log in" in outcome.message
         assert f"Run `ssh {HOST_ALIAS}` once in a terminal" in outcome.message
     finally:
@@ -112,8 +113,8 @@ def test_decompose_and_run_over_ssh_give_what_a_local_worker_gives(use_ssh_serve
     src = pt2_path("batchnorm_train")
     out = tmp_path / "remote"
     events: list[dict] = []  # type: ignore[type-arg]
-    job = worker_job("decompose", {"program": str(src), "to": "core", "output": str(out / "bn.core.pt2")}, out,
-                     worker=use_ssh_server.url, on_event=events.append)  # as --worker URL gives it
+    job = worker_job(JobSpec("decompose", {"program": str(src), "to": "core", "output": str(out / "bn.core.pt2")},
+                             out, on_event=events.append), use_ssh_server.url)  # as --worker URL gives it
     assert isinstance(job, RemoteJob)
     outcome = job.wait()
     assert outcome.ok, outcome.message
@@ -134,7 +135,7 @@ def test_decompose_and_run_over_ssh_give_what_a_local_worker_gives(use_ssh_serve
         json.loads((tmp_path / "l" / "bn.core.mapping.json").read_text()).keys()
 
     request = {"program": str(src), "device": "cpu", "inputs": "generated", "seed": 3, "warmup": 0, "runs": 1}
-    run = worker_job("run_program", request, tmp_path / "run", worker=use_ssh_server.url)
+    run = worker_job(JobSpec("run_program", request, tmp_path / "run"), use_ssh_server.url)
     outcome = run.wait()
     assert outcome.ok, outcome.message
     assert run.uploaded == []  # the program and the worker code are already on the server: nothing copied again
@@ -147,8 +148,8 @@ def _hanging_job(tmp_path: Path, events: list, lines: list) -> RemoteJob:  # typ
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "hang.py").write_text(HANGING_SCRIPT)
-    job = worker_job("export_script", {"script": str(folder / "hang.py")}, tmp_path / "out",
-                     on_event=events.append, on_output=lambda stream, line: lines.append(line))
+    job = worker_job(JobSpec("export_script", {"script": str(folder / "hang.py")}, tmp_path / "out",
+                             on_event=events.append, on_output=lambda stream, line: lines.append(line)))
     assert isinstance(job, RemoteJob)
     job.start()
     assert _until(lambda: not job.poll() or any(line.startswith("ready") for line in lines), 120), job.outcome
@@ -186,8 +187,8 @@ def test_a_killed_connection_is_reported_and_the_job_can_run_again(use_ssh_serve
     assert _until(lambda: process_tree.marked_pids(marker) == [])  # the supervisor saw its stdin close
     assert _until(lambda: not Path(job.remote["job_dir"]).exists())
     src = pt2_path("batchnorm_train")
-    again = worker_job("decompose", {"program": str(src), "output": str(tmp_path / "again" / "d.pt2")},
-                       tmp_path / "again")
+    again = worker_job(JobSpec("decompose", {"program": str(src), "output": str(tmp_path / "again" / "d.pt2")},
+                               tmp_path / "again"))
     assert again.wait().ok, again.outcome
 
 
@@ -220,7 +221,7 @@ def test_numerics_and_export_over_ssh_give_what_a_local_worker_gives(use_ssh_ser
     monkeypatch.setenv("PT2V_WORKER", use_ssh_server.url)
     src = pt2_path("batchnorm_train")
     request = {"program": str(src), "candidate": "core", "inputs": "generated", "seed": 1}
-    job = worker_job("numerics", request, tmp_path / "numerics")
+    job = worker_job(JobSpec("numerics", request, tmp_path / "numerics"))
     outcome = job.wait()
     assert outcome.ok, outcome.message
     mine = _local("numerics", request, tmp_path / "numerics-local")
@@ -234,7 +235,7 @@ def test_numerics_and_export_over_ssh_give_what_a_local_worker_gives(use_ssh_ser
     project.mkdir()
     (project / "model.py").write_text(MODEL_SCRIPT)
     (project / "helper.py").write_text(HELPER)
-    export = worker_job("export_script", {"script": str(project / "model.py")}, tmp_path / "export")
+    export = worker_job(JobSpec("export_script", {"script": str(project / "model.py")}, tmp_path / "export"))
     outcome = export.wait()
     assert outcome.ok, outcome.message
     assert set(export.uploaded) == {"model.py", "helper.py"}  # the worker code was already there
@@ -256,13 +257,13 @@ def test_the_archive_check_runs_on_the_server_and_consent_travels_with_the_job(u
     monkeypatch.setenv("PT2V_WORKER", use_ssh_server.url)
     payload = hostile.Payload.make(tmp_path / "payload")
     evil = hostile.build("pickled_weight", pt2_path("dynamic_shapes"), tmp_path / "archives", payload)
-    refused = worker_job("run_program", {"program": str(evil), "warmup": 0, "runs": 1}, tmp_path / "refused")
+    refused = worker_job(JobSpec("run_program", {"program": str(evil), "warmup": 0, "runs": 1}, tmp_path / "refused"))
     outcome = refused.wait()
     error = (outcome.result or {}).get("error") or {}
     assert outcome.ok and error.get("kind") == "untrusted", outcome.result
     assert error.get("consent") and not payload.marker.exists()  # refused on the server before torch loaded it
-    trusted = worker_job("run_program", {"program": str(evil), "warmup": 0, "runs": 1, "trust": True},
-                         tmp_path / "trusted")
+    trusted = worker_job(JobSpec("run_program", {"program": str(evil), "warmup": 0, "runs": 1, "trust": True},
+                                 tmp_path / "trusted"))
     trusted.wait()
     assert trusted.uploaded == [] and payload.marker.exists()  # the user's yes reached the server's loader
 
@@ -346,8 +347,8 @@ def test_the_memory_limit_covers_the_server_s_whole_process_tree(use_ssh_server:
     monkeypatch.setenv("PT2V_WORKER", use_ssh_server.url)
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "eat.py").write_text(MEMORY_EATER)
-    job = worker_job("export_script", {"script": str(tmp_path / "project" / "eat.py")}, tmp_path / "out",
-                     memory_limit_mb=2500)
+    job = worker_job(JobSpec("export_script", {"script": str(tmp_path / "project" / "eat.py")}, tmp_path / "out",
+                             memory_limit_mb=2500))
     outcome = job.wait()
     assert outcome.status == protocol.OUT_OF_MEMORY, outcome.message
     assert "2,500 MB" in outcome.message
@@ -366,7 +367,7 @@ def test_a_pte_runs_on_the_server_as_it_does_here(use_ssh_server: SshServer, tmp
         pytest.skip(str(e))
     monkeypatch.setenv("PT2V_WORKER", use_ssh_server.url)
     request = {"program": str(pte), "device": "cpu", "warmup": 0, "runs": 1}
-    job = worker_job("run_pte", request, tmp_path / "pte")
+    job = worker_job(JobSpec("run_pte", request, tmp_path / "pte"))
     outcome = job.wait()
     assert outcome.ok and (outcome.result or {}).get("ok"), (outcome.message, outcome.result)
     assert pte.name in job.uploaded and job.remote["python"] == use_ssh_server.python

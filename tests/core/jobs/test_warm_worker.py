@@ -13,6 +13,7 @@ import pytest
 
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import WorkerJob
+from pt2_viewer.core.jobs.spec import JobSpec
 from pt2_viewer.core.jobs.warm import WarmJob, WarmPool
 from tests import hostile_archives as hostile
 from tests.core.jobs.test_worker import dead_within, pump_until
@@ -31,7 +32,7 @@ def pool():  # type: ignore[no-untyped-def]
 
 
 def run(pool: WarmPool, job: str, request: dict[str, Any], out: Path) -> WarmJob | WorkerJob:
-    j = pool.job(job, request, out, env=ENV)
+    j = pool.job(JobSpec(job, request, out, env=ENV))
     j.start()
     j.wait()
     return j
@@ -87,7 +88,7 @@ def test_every_job_passes_the_trust_check_even_on_a_loaded_program(pool, pt2_pat
 
 def test_cancel_ends_the_warm_worker_and_the_next_job_starts_a_fresh_one(pool, pt2_path, tmp_path):  # type: ignore[no-untyped-def]
     program = str(pt2_path(BASE))
-    job = pool.job("run_program", {"program": program, "runs": 10**9, "warmup": 0}, tmp_path / "r1", env=ENV)
+    job = pool.job(JobSpec("run_program", {"program": program, "runs": 10**9, "warmup": 0}, tmp_path / "r1", env=ENV))
     assert isinstance(job, WarmJob)
     job.start()
     pump_until(job, lambda: any(e.get("stage") == "eager" for e in job.events))  # type: ignore[arg-type]
@@ -103,7 +104,7 @@ def test_cancel_ends_the_warm_worker_and_the_next_job_starts_a_fresh_one(pool, p
 
 def test_a_crash_is_reported_and_the_next_job_starts_a_fresh_worker(pool, pt2_path, tmp_path):  # type: ignore[no-untyped-def]
     program = str(pt2_path(BASE))
-    job = pool.job("run_program", {"program": program, "runs": 10**9, "warmup": 0}, tmp_path / "r1", env=ENV)
+    job = pool.job(JobSpec("run_program", {"program": program, "runs": 10**9, "warmup": 0}, tmp_path / "r1", env=ENV))
     job.start()
     pump_until(job, lambda: any(e.get("stage") == "eager" for e in job.events))  # type: ignore[arg-type]
     assert job.pid is not None
@@ -141,11 +142,12 @@ def test_the_worker_ends_when_its_program_is_released_idle_or_over_the_memory_ca
 
 def test_scripts_programless_jobs_and_busy_workers_run_one_shot(pool, pt2_path, tmp_path):  # type: ignore[no-untyped-def]
     program = str(pt2_path(BASE))
-    assert isinstance(pool.job("export_script", {"script": "x.py"}, tmp_path / "e"), WorkerJob)
-    assert isinstance(pool.job("run_program", {"probe_cuda": True}, tmp_path / "p"), WorkerJob)
-    busy = pool.job("run_program", {"program": program, "runs": 10**9, "warmup": 0}, tmp_path / "r1", env=ENV)
+    assert isinstance(pool.job(JobSpec("export_script", {"script": "x.py"}, tmp_path / "e")), WorkerJob)
+    assert isinstance(pool.job(JobSpec("run_program", {"probe_cuda": True}, tmp_path / "p")), WorkerJob)
+    busy = pool.job(JobSpec("run_program", {"program": program, "runs": 10**9, "warmup": 0}, tmp_path / "r1", env=ENV))
     busy.start()
-    beside = pool.job("decompose", {"program": program, "to": "functional"}, tmp_path / "d", env=ENV)
+    beside = pool.job(JobSpec("decompose", {"program": program, "to": "functional"}, tmp_path / "d", env=ENV))
     assert isinstance(busy, WarmJob) and isinstance(beside, WorkerJob)
     busy.cancel()
-    assert isinstance(WarmPool(enabled=False).job("decompose", {"program": program}, tmp_path / "x"), WorkerJob)
+    assert isinstance(WarmPool(enabled=False).job(JobSpec("decompose", {"program": program},
+                                                          tmp_path / "x")), WorkerJob)

@@ -19,6 +19,7 @@ import pytest
 
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import WorkerJob, run_job
+from pt2_viewer.core.jobs.spec import JobSpec
 from pt2_viewer.core.platform.trust import TrustStore, content_hash
 
 SCRIPTS = Path(__file__).parents[2] / "scripts"
@@ -101,8 +102,8 @@ def test_output_streams_line_by_line_while_the_script_runs(tmp_path):
         if line == "first line on stdout":
             flag.touch()  # the script finishes only after this: the line arrived while it was running
 
-    job = WorkerJob(JOB, request("streaming.py"), tmp_path / "out", env={**ENV, "PT2V_TEST_FLAG": str(flag)},
-                    on_output=on_output, timeout_s=120)
+    job = WorkerJob(JobSpec(JOB, request("streaming.py"), tmp_path / "out", env={**ENV, "PT2V_TEST_FLAG": str(flag)},
+                            on_output=on_output, timeout_s=120))
     finished = []
     job.on_finished = finished.append
     job.start()
@@ -136,7 +137,7 @@ def test_os_exit_is_reported_as_the_script_ending_the_process(tmp_path):
 
 
 def test_cancel_kills_the_worker_and_its_children_within_a_second(tmp_path):
-    job = WorkerJob(JOB, request("hang.py"), tmp_path, env=ENV, timeout_s=120)
+    job = WorkerJob(JobSpec(JOB, request("hang.py"), tmp_path, env=ENV, timeout_s=120))
     job.start()
     pump_until(job, lambda: any(line.startswith("child pid") for line in job.stdout_lines))
     child = int(next(line for line in job.stdout_lines if line.startswith("child pid")).split()[-1])
@@ -181,7 +182,7 @@ def test_bad_requests_fail_with_a_message_that_says_what_is_wrong(tmp_path):
 
 
 def test_a_python_that_cannot_start_is_reported(tmp_path):
-    job = WorkerJob(JOB, request("os_exit.py"), tmp_path, python=str(tmp_path / "no-python"))
+    job = WorkerJob(JobSpec(JOB, request("os_exit.py"), tmp_path, python=str(tmp_path / "no-python")))
     job.start()
     assert job.outcome.status == protocol.START_FAILED and "Could not start the worker" in job.outcome.message
     assert job.wait() is job.outcome
@@ -190,7 +191,7 @@ def test_a_python_that_cannot_start_is_reported(tmp_path):
 
 
 def test_worker_command_follows_the_architecture(tmp_path):
-    job = WorkerJob(JOB, {}, tmp_path, memory_limit_mb=512)
+    job = WorkerJob(JobSpec(JOB, {}, tmp_path, memory_limit_mb=512))
     assert job.command() == [sys.executable, "-m", "pt2_viewer.core.worker", JOB,
                              "--request", str(tmp_path / "request.json"),
                              "--out", str(tmp_path), "--max-memory-mb", "512"]

@@ -15,6 +15,7 @@ import torch
 from pt2_viewer.core.jobs import protocol, python_env
 from pt2_viewer.core.jobs.client import WorkerJob, run_job
 from pt2_viewer.core.jobs.python_env import FROM_DEFAULT, FROM_ENV, FROM_PREFERENCES, WORKER_PYTHON_ENV
+from pt2_viewer.core.jobs.spec import JobSpec
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 from tests.pythons import python_without_torch  # noqa: F401  (a fixture)
@@ -37,7 +38,7 @@ def test_environment_beats_preferences_beats_default(monkeypatch: pytest.MonkeyP
     chosen = python_env.choose_worker_python()
     assert chosen == python_env.WorkerPython("/srv/cuda-env/bin/python", FROM_ENV)
     assert WORKER_PYTHON_ENV in chosen.describe()
-    assert WorkerJob("run_program", {}, tmp_path).command()[0] == "/srv/cuda-env/bin/python"
+    assert WorkerJob(JobSpec("run_program", {}, tmp_path)).command()[0] == "/srv/cuda-env/bin/python"
     monkeypatch.setenv(WORKER_PYTHON_ENV, "  ")  # set but empty: not a choice
     assert python_env.choose_worker_python().source == FROM_PREFERENCES
     python_env.set_preferred("")

@@ -15,6 +15,7 @@ import torch
 
 from pt2_viewer.app.cli import main as cli_main
 from pt2_viewer.core.jobs.client import WorkerJob
+from pt2_viewer.core.jobs.spec import JobSpec
 from pt2_viewer.core.numerics.job import run_job
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.core.numerics.programs import numerics_programs  # noqa: F401  (a fixture)
@@ -172,7 +173,8 @@ def test_cli_fails_with_one_line_when_the_comparison_cannot_run(tmp_path: Path,
 
 
 def test_through_the_worker(numerics_programs: dict[str, Path], tmp_path: Path) -> None:
-    job = WorkerJob("numerics", {"program": str(numerics_programs["cancellation"]), "candidate": "bf16"}, tmp_path)
+    job = WorkerJob(JobSpec("numerics", {"program": str(numerics_programs["cancellation"]), "candidate": "bf16"},
+                            tmp_path))
     job.start()
     outcome = job.wait()
     assert outcome.status == "ok", outcome.message
