@@ -183,7 +183,8 @@ def test_exported_images_open_again_with_the_users_permissions(qtbot, window: Ma
                                                                monkeypatch) -> None:
     from PySide6.QtGui import QImage, QImageReader
 
-    from pt2_viewer.core.graph.image_limits import MAX_BYTES, MAX_SIDE, png_size
+    from pt2_viewer.app.graph.export_image import _node_spans
+    from pt2_viewer.core.graph.image_limits import MAX_BYTES, MAX_SIDE, column_plan, png_size
 
     doc = open_and_wait(qtbot, window, EXAMPLE)
     with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
@@ -197,7 +198,9 @@ def test_exported_images_open_again_with_the_users_permissions(qtbot, window: Ma
     big, small = QImage(str(whole)), QImage(str(visible))
     assert not big.isNull() and not small.isNull()
     scene = doc.view.scene().sceneRect()
-    assert big.width() == png_size(scene.width(), scene.height()).width
+    # an expanded graph over three widths tall is folded into columns side by side (issue 30 §3): then the plan's size
+    plan = column_plan(scene.width(), scene.height(), _node_spans(doc.view.scene(), scene))
+    assert big.width() == (png_size(scene.width(), scene.height()) if plan is None else plan.size).width
     assert small.width() * small.height() < big.width() * big.height()
     assert "<svg" in svg.read_text()[:2000]
     # A graph as tall as the big ones (5,497 x 16,000 scene units) stays within what Qt reads back.
