@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The checks that keep the house standing (run by `make test` and `make check`, and so by CI): ruff (lint, configured
-# in pyproject.toml), import-linter (the layers of docs/ARCHITECTURE.md) and mypy (types, on pt2_viewer.core and
+# in pyproject.toml), import-linter (the layers of docs/ARCHITECTURE.md), no import cycle and no module over 550
+# lines (scripts/check_structure.py), and mypy (types, on pt2_viewer.core and
 # pt2_viewer.app). Each
 # check runs even when an earlier one fails, so one run shows every finding; the script fails if any check failed.
 #
@@ -32,6 +33,11 @@ lint=$(cd "$tree" && PYTHONPATH="$ROOT/$tree" "$ROOT/$BIN/lint-imports" --no-cac
 status=$?
 grep -E "KEPT|BROKEN|Contracts:|->|is not allowed|Error|error" <<<"$lint"
 [ $status -eq 0 ] || failed+=(import-linter)
+
+echo "check: import cycles and module size"
+# scripts/check_structure.py: every import cycle among pt2_viewer's modules, inside packages too (grimp; imports under
+# TYPE_CHECKING and function-local imports count), and every module of core/ or app/ over 550 lines.
+(cd "$tree" && PYTHONPATH="$ROOT/$tree" "$ROOT/$BIN/python" "$ROOT/scripts/check_structure.py") || failed+=(structure)
 
 echo "check: mypy"
 packages=(-p pt2_viewer.core -p pt2_viewer.app)
