@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from pt2_viewer.core.cli.jobs import (
     table,
     trust_fields,
 )
+from pt2_viewer.core.deploy.delegation import reason_rows
 from pt2_viewer.core.jobs.schemas.lower import BACKENDS, LowerRequest
 
 JSON_KEYS = ("pte", "etrecord", "backend", "delegated", "not_delegated")
@@ -56,18 +56,11 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def reason_counts(not_delegated: list[dict[str, Any]]) -> list[tuple[str, str, int]]:
-    """(op, reason, count) rows, most frequent first: what the table "not delegated" shows."""
-    counts = Counter((str(r["target"]), str(r["reason"])) for r in not_delegated)
-    return [(op, reason, n) for (op, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-
-
 def readable(result: dict[str, Any]) -> str:
     delegated, left = result["delegated"], result["not_delegated"]
     lines = [f"wrote {result['pte']} and {result['etrecord']} ({result['backend']})",
              f"{len(delegated)} of {len(delegated) + len(left)} ops delegated"]
     if left:
         lines.append("not delegated:")
-        lines.append(table([[op, str(n), reason] for op, reason, n in reason_counts(left)],
-                           ["op", "count", "reason"]))
+        lines.append(table([[r.op, str(r.count), r.reason] for r in reason_rows(left)], ["op", "count", "reason"]))
     return "\n".join(lines)
