@@ -39,6 +39,7 @@ from pt2_viewer.core.jobs import import_policy
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.expr_grammar import UnsafeExpression, check_expression
 from pt2_viewer.core.jobs.import_policy import CONSENT, ImportDecision
+from pt2_viewer.core.jobs.op_lookup import resolve_op
 from pt2_viewer.core.pt2.archive import (
     AOTI_DIR,
     CONSTANTS_CONFIG,
@@ -317,9 +318,7 @@ def _maybe_module(module: str, why: str, modules: dict[str, str]) -> None:
 
 def _check_modules(check: ArchiveCheck) -> None:
     """The modules that `loading.prepare_imports` would import for unregistered op namespaces and pytree types."""
-    import torch.utils._pytree as pytree
-
-    from pt2_viewer.core.jobs.loading import resolve_op
+    import torch.utils._pytree as pytree  # deferred: torch, imported only inside a worker job
 
     exclude = import_policy.unsafe_dirs(check.path.parent)
     for model in check.models:

@@ -43,6 +43,7 @@ from pt2_viewer.core.jobs.archive_check import (
     weights_only_problem,
 )
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
+from pt2_viewer.core.jobs.op_lookup import resolve_op
 from pt2_viewer.core.pt2.archive import open_archive
 from pt2_viewer.core.pt2.errors import ArchiveError
 
@@ -146,22 +147,6 @@ def _traceback_text(e: BaseException) -> str:
     import traceback
 
     return "".join(traceback.format_exception(type(e), e, e.__traceback__))
-
-
-def resolve_op(target: str) -> Any | None:
-    """`torch.ops.ns.op.overload` -> the OpOverload, or None when it is not registered in this process."""
-    import torch
-
-    parts = target.split(".")
-    if len(parts) < 4:
-        return None
-    obj: Any = torch.ops
-    try:
-        for p in parts[2:]:
-            obj = getattr(obj, p)
-    except (AttributeError, RuntimeError):
-        return None
-    return obj
 
 
 def prepare_imports(scan: ArchiveCheck, allowed: Iterable[str] = (), trusted: bool = False,
