@@ -50,7 +50,7 @@ from pt2_viewer.core.jobs.remote.probe import RemoteProbe
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
-from pt2_viewer.core.run.pipeline import run_job_for
+from pt2_viewer.core.run.dispatch import run_job_for
 from pt2_viewer.core.run.session import (
     CUDA_PROBE_REQUEST,
     CudaStatus,

@@ -22,7 +22,7 @@ from pt2_viewer.core.cli.jobs import (
 )
 from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunRequest
-from pt2_viewer.core.run.pipeline import run_job_for
+from pt2_viewer.core.run.dispatch import run_job_for
 from pt2_viewer.core.run.session import dtype_text
 
 

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.jobs import process_tree, protocol
+from pt2_viewer.core.jobs.outcome import JobOutcome as JobOutcome  # where the jobs' users read it
 from pt2_viewer.core.jobs.protocol import describe_exit, write_json_atomic
 from pt2_viewer.core.jobs.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
-from pt2_viewer.core.jobs.schemas.failure import Failure
 from pt2_viewer.core.jobs.spec import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S  # where the command lines read it
 from pt2_viewer.core.jobs.spec import JobSpec
 
@@ -49,37 +49,6 @@ def default_memory_mb() -> int:
 
 EventCallback = Callable[[dict[str, Any]], None]
 OutputCallback = Callable[[str, str], None]
-
-
-@dataclass
-class JobOutcome:
-    """How a job ended. `message` is a sentence for the user; `result` is result.json when the job finished."""
-
-    status: str  # protocol.OK, FAILED, CRASHED, CANCELLED, TIMED_OUT, START_FAILED
-    message: str
-    returncode: int | None = None
-    result: dict[str, Any] | None = None
-    error: str | None = None  # the job's own error message (`error` event)
-    error_traceback: str | None = None
-    duration_s: float = 0.0
-    out_dir: Path | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == protocol.OK
-
-    def failure_text(self) -> tuple[str, str] | None:
-        """(message, detail) when the job did not do its work: the worker crashed or was stopped, or the job reported
-        a failure (`ok` false: its message and hint, `Failure.text`); the detail is torch's and the job's log. None
-        when it succeeded. The one way the window says why a job failed."""
-        if not self.ok:
-            return self.message, self.error_traceback or ""
-        failure = Failure.of_result(self.result or {})
-        if failure is None:
-            return None
-        log = (self.result or {}).get("log")
-        lines = [str(x) for x in log] if isinstance(log, list) else []
-        return failure.text(), "\n".join(p for p in (failure.detail, *lines) if p)
 
 
 @dataclass

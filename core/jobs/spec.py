@@ -11,10 +11,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.outcome import JobOutcome
 
 DEFAULT_TIMEOUT_S = 3600.0  # a job with no limit given stops after an hour (timeout_s=0: no limit)
 

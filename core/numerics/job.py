@@ -41,7 +41,7 @@ from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError, compa
 from pt2_viewer.core.numerics.store import MemoryUse, ReferenceStore
 from pt2_viewer.core.run.inputs import Inputs, check_inputs
 from pt2_viewer.core.run.job import _inputs, cuda_status  # the same inputs Run uses
-from pt2_viewer.core.run.pipeline import candidate_outputs
+from pt2_viewer.core.run.candidate import candidate_outputs
 from pt2_viewer.core.run.tensor_stats import flat_outputs
 from pt2_viewer.core.run.timing import lifted_args
 
@@ -68,7 +68,7 @@ def candidate_kind(candidate: str) -> str:
     """'table' for a .py file, else the candidate itself if known; `JobFailure` otherwise."""
     if candidate.endswith(".py"):
         return "table"
-    if candidate.endswith((".pte", ".pt2")):  # what the program became (core/run/pipeline.candidate_outputs)
+    if candidate.endswith((".pte", ".pt2")):  # what the program became (core/run/candidate.py)
         return "pte" if candidate.endswith(".pte") else "package"
     if candidate not in CANDIDATES:
         raise JobFailure("request", f"Unknown candidate '{candidate}'.",

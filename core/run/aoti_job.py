@@ -26,8 +26,8 @@ from pt2_viewer.core.pt2.aoti import AotiModel, aoti_models
 from pt2_viewer.core.pt2.aoti_inputs import AotiInput, choose_sizes, shape_of
 from pt2_viewer.core.pt2.archive import AOTI_DIR, open_archive
 from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.run.artifact_run import Emit, input_report, path_of, source_inputs, timed_run
 from pt2_viewer.core.run.job import HOTTEST, cuda_status, progress
-from pt2_viewer.core.run.pipeline import Emit, input_report, path_of, source_inputs, timed_run
 
 INT_HIGH = 10  # generated integers lie in [0, 10), as the run job makes them
 

@@ -1,7 +1,8 @@
 """The run job: run a program on CPU or CUDA, summarise its outputs, time it, and optionally compare it with
 `torch.compile` and with an AOTInductor package built from it.
 
-Request (JSON), all optional but `program`:
+`run` takes the `RunRequest` and returns the `RunResult` (core/jobs/schemas/run.py, where the defaults are); in
+JSON, all optional but `program`:
   program (.pt2 path), program_name, preload (a .py file to import first, e.g. a custom op's definition),
   device ("cpu" | "cuda" | "cuda:N"), inputs ("auto" | "sample" | "generated"; auto = sample when saved),
   dims ({symbol, "x.shape[0]" or an int input's name: size} for generated inputs; an unbounded dim starts from its
@@ -16,10 +17,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
+from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
+from pt2_viewer.core.jobs.schemas.run import Build, Difference, Hot, RunRequest, RunResult
+from pt2_viewer.core.jobs.schemas.run import Inputs as InputsReport
+from pt2_viewer.core.jobs.typed_job import TypedJob, reporting
 from pt2_viewer.core.run.fresh_inputs import FreshInputs, SavedBuffers, copied
 from pt2_viewer.core.run.inputs import Inputs, check_inputs, generate_inputs, user_inputs
 from pt2_viewer.core.run.tensor_stats import flat_outputs, max_difference, summarise
@@ -44,31 +48,43 @@ def cuda_status() -> tuple[bool, str]:
     return False, "torch was built with CUDA but finds no usable GPU (driver or CUDA_VISIBLE_DEVICES)"
 
 
-def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
+def run(request: RunRequest, out: Path, emit: Emit) -> RunResult:
     cuda_ok, why = cuda_status()
-    report: dict[str, Any] = {"cuda_available": cuda_ok, "cuda_unavailable_reason": why, "log": []}
-    return report_failures(_run, request, out, emit, report)
+    return reporting(_run, request, out, emit, RunResult(ok=False, cuda_available=cuda_ok,
+                                                         cuda_unavailable_reason=why))
 
 
-def _device(request: dict[str, Any], report: dict[str, Any]) -> str:
-    device = str(request.get("device", "cpu"))
-    if device.startswith("cuda") and not report["cuda_available"]:
-        raise JobFailure("cuda", f"CUDA was requested but is not available: {report['cuda_unavailable_reason']}.",
+run_job = TypedJob(run, RunRequest)  # the worker's entry (core/jobs/typed_job.py)
+
+
+def _device(request: RunRequest, report: RunResult) -> str:
+    device = request.device
+    if device.startswith("cuda") and not report.cuda_available:
+        raise JobFailure("cuda", f"CUDA was requested but is not available: {report.cuda_unavailable_reason}.",
                          "Run on CPU, or install a CUDA build of torch on a machine with an NVIDIA GPU.")
     if device != "cpu" and not device.startswith("cuda"):
         raise JobFailure("request", f"Unknown device '{device}'.", "Use cpu, cuda or cuda:N.")
     return device
 
 
-def _inputs(request: dict[str, Any], loaded: Any) -> Inputs:
-    mode = request.get("inputs", "auto")
-    if mode in ("auto", "sample") and loaded.sample_inputs is not None and not request.get("dims"):
+class InputChoice(Protocol):
+    """What a request says about the inputs to run (RunRequest, NumericsRequest)."""
+
+    inputs: str  # "auto", "sample" or "generated"
+    dims: dict[str, int] | None
+    seed: int
+
+
+def choose_inputs(request: InputChoice, loaded: Any) -> Inputs:
+    """The program's saved sample (`auto`, `sample`; not with `dims`), else inputs generated from its signature."""
+    mode = request.inputs
+    if mode in ("auto", "sample") and loaded.sample_inputs is not None and not request.dims:
         args, kwargs = loaded.sample_inputs
         return Inputs(tuple(args), dict(kwargs), "sample")
     if mode == "sample":
         raise JobFailure("input", f"'{loaded.path.name}' has no sample inputs saved with the program.",
                          "Use generated inputs instead.")
-    return generate_inputs(loaded.ep, request.get("dims"), int(request.get("seed", 0)))
+    return generate_inputs(loaded.ep, request.dims, request.seed)
 
 
 def _to_device(value: Any, device: str) -> Any:
@@ -107,28 +123,26 @@ def _guarded(device: str, fn: Callable[[], Any]) -> Any:
         raise _explain_run_error(e, device) from e
 
 
-def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
+def _run(request: RunRequest, out: Path, emit: Emit, report: RunResult) -> None:
     import torch
     import torch.utils._pytree as pytree
 
-    if "program" not in request:
+    if request.program is None:
         raise JobFailure("request", "The request names no program.", "Pass the .pt2 path as 'program'.")
     device = _device(request, report)
-    warmup, runs = int(request.get("warmup", 3)), int(request.get("runs", 10))
-    preview = int(request.get("preview", 8))
+    warmup, runs, preview = request.warmup, request.runs, request.preview
 
-    progress(emit, "load", 0.0, f"Loading {Path(request['program']).name}")
-    loaded = load_program(request["program"], request.get("program_name"), request.get("preload"),
-                          **trust_options(request))
-    report["log"] += loaded.log
-    report.update(program=str(loaded.path), program_name=loaded.name, device=device, imported=loaded.imported,
-                  imports=loaded.import_details)
+    progress(emit, "load", 0.0, f"Loading {Path(request.program).name}")
+    loaded = load_program(request.program, request.program_name, request.preload, **trust_options(request))
+    report.log += loaded.log
+    report.program, report.program_name, report.device = str(loaded.path), loaded.name, device
+    report.imported, report.imports = loaded.imported, loaded.import_details
 
-    inputs = _inputs(request, loaded)
+    inputs = choose_inputs(request, loaded)
     sizes = check_inputs(loaded.ep, inputs.args, inputs.kwargs)
     flat_in, _ = pytree.tree_flatten((inputs.args, inputs.kwargs))
-    report["inputs"] = {"source": inputs.source, "sizes": sizes,
-                        "values": [summarise(u.name, v, preview) for u, v in zip(user_inputs(loaded.ep), flat_in)]}
+    report.inputs = InputsReport(source=inputs.source, sizes=sizes, values=[
+        summarise(u.name, v, preview) for u, v in zip(user_inputs(loaded.ep), flat_in)])
     ep = loaded.ep
     if device != "cpu":
         from torch.export.passes import move_to_device_pass
@@ -146,44 +160,41 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
             latency, _ = _guarded(device, lambda: measure(lambda: fresh.call(module), device, warmup, runs,
                                                           setup=fresh.refill))
         buffers.restore()
-        report["outputs"] = [summarise(n, v, preview) for n, v in flat_outputs(outputs)]
-        report["latency"] = latency.to_json()
+        report.outputs = [summarise(n, v, preview) for n, v in flat_outputs(outputs)]
+        report.latency = latency
         _compare(request, ep, module, fresh, buffers, outputs, latency.median_s, out, emit, report)
     finally:
         buffers.restore()  # a warm worker's cached program starts its next job as it was loaded
     progress(emit, "done", 1.0, "Done")
-    return {"ok": True, **report}
 
 
-def _compare(request: dict[str, Any], ep: Any, module: Any, fresh: FreshInputs, buffers: SavedBuffers, outputs: Any,
-             eager_s: float, out: Path, emit: Emit, report: dict[str, Any]) -> None:
+def _compare(request: RunRequest, ep: Any, module: Any, fresh: FreshInputs, buffers: SavedBuffers, outputs: Any,
+             eager_s: float, out: Path, emit: Emit, report: RunResult) -> None:
     """Per-node times, torch.compile and AOTInductor, as the request asks; each on fresh inputs and buffers."""
     import torch
     import torch.utils._pytree as pytree
 
-    device, warmup, runs = report["device"], int(request.get("warmup", 3)), int(request.get("runs", 10))
-    if request.get("node_times"):
+    device, warmup, runs = request.device, request.warmup, request.runs
+    if request.node_times:
         progress(emit, "node_times", 0.3, "Timing each node")
         flat_user, _ = pytree.tree_flatten(copied((fresh.args, fresh.kwargs)))
         with torch.no_grad():
             times = _guarded(device, lambda: node_times(ep, flat_user, device))
         buffers.restore()
-        report["node_times"] = times
-        report["hottest"] = [{"node": n, "seconds": s} for n, s in list(times.items())[:HOTTEST]]
+        report.node_times = times
+        report.hottest = [Hot(node=n, seconds=s) for n, s in list(times.items())[:HOTTEST]]
 
-    if request.get("compile"):
+    if request.compile:
         progress(emit, "compile", 0.4, "Compiling with torch.compile (slow on CPU)")
-        report["compile"] = _compare_compiled(module, fresh, buffers, outputs, eager_s, device, warmup, runs,
-                                              report["log"])
+        report.compile = _compare_compiled(module, fresh, buffers, outputs, eager_s, device, warmup, runs, report.log)
 
-    if request.get("aoti"):
-        package = Path(request.get("aoti_package") or out / "model.aoti.pt2")
-        report["aoti"] = _compare_aoti(ep, package, fresh, outputs, eager_s, device, warmup, runs, emit,
-                                       report["log"])
+    if request.aoti:
+        package = Path(request.aoti_package or out / "model.aoti.pt2")
+        report.aoti = _compare_aoti(ep, package, fresh, outputs, eager_s, device, warmup, runs, emit, report.log)
 
 
 def _compare_compiled(module: Any, fresh: FreshInputs, buffers: SavedBuffers, eager_out: Any, eager_s: float,
-                      device: str, warmup: int, runs: int, log: list[str]) -> dict[str, Any]:
+                      device: str, warmup: int, runs: int, log: list[str]) -> Build:
     import torch
 
     compiled = torch.compile(module)
@@ -195,12 +206,12 @@ def _compare_compiled(module: Any, fresh: FreshInputs, buffers: SavedBuffers, ea
         latency, _ = _guarded(device, lambda: measure(lambda: fresh.call(compiled), device, warmup, runs,
                                                       setup=fresh.refill))
     buffers.restore()
-    return {"compile_s": compile_s, "latency": latency.to_json(), "speedup": eager_s / latency.median_s,
-            "difference": max_difference(eager_out, first)}
+    return Build(compile_s=compile_s, latency=latency, speedup=eager_s / latency.median_s,
+                 difference=Difference.from_json(max_difference(eager_out, first)))
 
 
 def _compare_aoti(ep: Any, package: Path, fresh: FreshInputs, eager_out: Any, eager_s: float, device: str,
-                  warmup: int, runs: int, emit: Emit, log: list[str]) -> dict[str, Any]:
+                  warmup: int, runs: int, emit: Emit, log: list[str]) -> Build:
     import torch
 
     from pt2_viewer.core.util.files import write_atomically
@@ -221,5 +232,5 @@ def _compare_aoti(ep: Any, package: Path, fresh: FreshInputs, eager_out: Any, ea
         first = _guarded(device, lambda: copied(fresh.call(runner)))
         latency, _ = _guarded(device, lambda: measure(lambda: fresh.call(runner), device, warmup, runs,
                                                       setup=fresh.refill))
-    return {"package": str(package), "compile_s": compile_s, "latency": latency.to_json(),
-            "speedup": eager_s / latency.median_s, "difference": max_difference(eager_out, first)}
+    return Build(package=str(package), compile_s=compile_s, latency=latency, speedup=eager_s / latency.median_s,
+                 difference=Difference.from_json(max_difference(eager_out, first)))

@@ -17,8 +17,8 @@ from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
 from pt2_viewer.core.pte.errors import PteError
 from pt2_viewer.core.pte.reader import read_pte
 from pt2_viewer.core.pte.schema import SCHEMA_SOURCE
+from pt2_viewer.core.run.artifact_run import Emit, device_cpu, input_report, path_of, source_inputs, timed_run
 from pt2_viewer.core.run.job import cuda_status, progress
-from pt2_viewer.core.run.pipeline import Emit, device_cpu, input_report, path_of, source_inputs, timed_run
 
 INSTALL_HINT = ("pip install executorch (a release that reads this file's schema: the viewer reads "
                 f"{SCHEMA_SOURCE}, and was tested with executorch 1.5.1)")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.run import Difference, Latency, RunRequest, RunResult
 from pt2_viewer.core.model.program import InputKind, Program
 from pt2_viewer.core.util.words import format_seconds
 
@@ -115,22 +117,15 @@ class RunOptions:
     preload: str | None = None  # a Python file to import first (a custom op's definition)
 
 
-def build_request(program_path: str, program_name: str | None, options: RunOptions) -> dict[str, Any]:
+def build_request(program_path: str, program_name: str | None, options: RunOptions) -> RunRequest:
     """The `run_program` job's request for these options (docs/jobs.md)."""
     if options.inputs not in INPUT_MODES:
         raise ValueError(f"inputs must be one of {', '.join(INPUT_MODES)}, not {options.inputs!r}")
-    request: dict[str, Any] = {"program": program_path, "device": options.device, "inputs": options.inputs,
-                               "seed": options.seed, "warmup": options.warmup, "runs": options.runs,
-                               "node_times": options.node_times, "compile": options.compile, "aoti": options.aoti}
-    if program_name:
-        request["program_name"] = program_name
-    if options.inputs == "generated" and options.dims:
-        request["dims"] = dict(options.dims)
-    if options.aoti and options.aoti_package:
-        request["aoti_package"] = options.aoti_package
-    if options.preload:
-        request["preload"] = options.preload
-    return request
+    return RunRequest(program=program_path, program_name=program_name or None, preload=options.preload or None,
+                      device=options.device, inputs=options.inputs, seed=options.seed, warmup=options.warmup,
+                      runs=options.runs, node_times=options.node_times, compile=options.compile, aoti=options.aoti,
+                      dims=dict(options.dims) if options.inputs == "generated" and options.dims else None,
+                      aoti_package=options.aoti_package if options.aoti and options.aoti_package else None)
 
 
 # -- reading the result -------------------------------------------------------------------------------------------
@@ -186,35 +181,34 @@ def output_row(summary: dict[str, Any]) -> OutputRow:
                      int(summary.get("nan", 0)), int(summary.get("inf", 0)), preview)
 
 
-def output_rows(result: dict[str, Any]) -> list[OutputRow]:
-    return [output_row(s) for s in result.get("outputs", [])]
+def output_rows(result: RunResult) -> list[OutputRow]:
+    return [output_row(s) for s in result.outputs or []]
 
 
-def latency_text(latency: dict[str, Any]) -> str:
+def latency_text(latency: Latency) -> str:
     """'median 1.20 ms, spread (IQR) 0.05 ms, min 1.10 ms, max 1.60 ms; 10 runs after 3 warm-up'."""
-    return (f"median {format_seconds(latency['median_s'])}, spread (IQR) {format_seconds(latency['iqr_s'])}, "
-            f"min {format_seconds(latency['min_s'])}, max {format_seconds(latency['max_s'])}; "
-            f"{latency['runs']} runs after {latency['warmup']} warm-up")
+    return (f"median {format_seconds(latency.median_s)}, spread (IQR) {format_seconds(latency.iqr_s)}, "
+            f"min {format_seconds(latency.min_s)}, max {format_seconds(latency.max_s)}; "
+            f"{latency.runs} runs after {latency.warmup} warm-up")
 
 
-def _difference_text(diff: dict[str, Any]) -> str:
-    if diff.get("mismatch"):
-        return f"outputs differ in structure: {diff['mismatch']}"
-    return f"max abs difference {_number(diff.get('max_abs'))}, max rel {_number(diff.get('max_rel'))}"
+def _difference_text(diff: Difference) -> str:
+    if diff.mismatch:
+        return f"outputs differ in structure: {diff.mismatch}"
+    return f"max abs difference {_number(diff.max_abs)}, max rel {_number(diff.max_rel)}"
 
 
-def comparison_lines(result: dict[str, Any]) -> list[str]:
+def comparison_lines(result: RunResult) -> list[str]:
     """One line each for torch.compile and AOTInductor, when they ran."""
     lines = []
-    for key, title in (("compile", "torch.compile"), ("aoti", "AOTInductor")):
-        part = result.get(key)
-        if not part:
+    for part, title in ((result.compile, "torch.compile"), (result.aoti, "AOTInductor")):
+        if part is None:
             continue
-        line = (f"{title}: compiled in {format_seconds(part['compile_s'])}, median "
-                f"{format_seconds(part['latency']['median_s'])} ({part['speedup']:.2f}× eager); "
-                f"{_difference_text(part['difference'])}")
-        if key == "aoti":
-            line += f"; package {part['package']}"
+        line = (f"{title}: compiled in {format_seconds(part.compile_s)}, median "
+                f"{format_seconds(part.latency.median_s)} ({part.speedup:.2f}× eager); "
+                f"{_difference_text(part.difference)}")
+        if part is result.aoti:
+            line += f"; package {part.package}"
         lines.append(line)
     return lines
 
@@ -237,8 +231,8 @@ class HotNode:
         return f"{self.node}  {format_seconds(self.seconds)}  ({self.share:.0%})"
 
 
-def hottest(result: dict[str, Any], limit: int = 10) -> list[HotNode]:
-    times: dict[str, float] = result.get("node_times") or {}
+def hottest(result: RunResult, limit: int = 10) -> list[HotNode]:
+    times = result.node_times or {}
     total = sum(times.values()) or 1.0
     ranked = sorted(times.items(), key=lambda kv: -kv[1])[:limit]
     return [HotNode(n, s, s / total) for n, s in ranked]
@@ -257,13 +251,12 @@ class RunFailure:
         return " ".join(part for part in (self.message, hint, advice) if part)
 
 
-def failure_of(result: dict[str, Any] | None) -> RunFailure | None:
+def failure_of(result: RunResult | None) -> RunFailure | None:
     """The job's failure in words, or None when it ran."""
-    if result is None or result.get("ok"):
+    if result is None or result.ok:
         return None
-    e = result.get("error") or {}
-    return RunFailure(str(e.get("kind", "run")), str(e.get("message", "The run failed.")), str(e.get("hint", "")),
-                      str(e.get("detail", "")))
+    e = result.error or Failure("run", "The run failed.")
+    return RunFailure(e.kind, e.message, e.hint, e.detail)
 
 
 @dataclass(frozen=True)
@@ -275,11 +268,11 @@ class CudaStatus:
         return "Run on the GPU" if self.available else f"CUDA is not available: {self.reason}."
 
 
-def cuda_status_of(result: dict[str, Any] | None) -> CudaStatus | None:
+def cuda_status_of(result: RunResult | None) -> CudaStatus | None:
     """What the worker's torch said about CUDA (every run result carries it, even a failed one)."""
-    if not result or "cuda_available" not in result:
+    if result is None or result.cuda_available is None:
         return None
-    return CudaStatus(bool(result["cuda_available"]), str(result.get("cuda_unavailable_reason") or ""))
+    return CudaStatus(result.cuda_available, result.cuda_unavailable_reason or "")
 
 
 # A request the run job rejects at once (it names no program), after saying whether torch sees CUDA.

@@ -9,21 +9,9 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
-
-@dataclass
-class Latency:
-    warmup: int
-    runs: int
-    median_s: float
-    min_s: float
-    max_s: float
-    iqr_s: float  # spread: 75th minus 25th percentile
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+from pt2_viewer.core.jobs.schemas.run import Latency  # what `measure` returns: the result's own block
 
 
 def _sync(device: str) -> None:

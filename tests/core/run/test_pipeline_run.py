@@ -104,7 +104,7 @@ def test_an_aoti_package_runs_only_after_consent(files: dict[str, Path], tmp_pat
 
 
 def test_the_cli_picks_the_job_by_file(files: dict[str, Path]) -> None:
-    from pt2_viewer.core.run.pipeline import run_job_for
+    from pt2_viewer.core.run.dispatch import run_job_for
 
     assert run_job_for(files["portable"]) == "run_pte"
     assert run_job_for(files["aoti"]) == "run_aoti"

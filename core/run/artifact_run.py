@@ -1,5 +1,6 @@
-"""What the `.pte` and AOTInductor run jobs share: the inputs to run (the source program's, or made from the file's
-own metadata), the outputs' summaries, the timing, and the report in the run job's shape (`RunResult`)."""
+"""What the `.pte` and AOTInductor run jobs (`pte_job.py`, `aoti_job.py`) share: the inputs to run (the source
+program's, or made from the file's own metadata), the outputs' summaries, the timing, and the report in the run job's
+shape (`RunResult`). Which job runs a file is `dispatch.py`'s; a candidate's outputs for numerics, `candidate.py`'s."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -69,42 +70,3 @@ def path_of(request: dict[str, Any], what: str) -> Path:
     if not request.get("program"):
         raise JobFailure("request", f"The request names no {what}.", f"Pass the {what}'s path as 'program'.")
     return Path(str(request["program"]))
-
-
-def run_job_for(path: str | Path, compiled: bool = False) -> str:
-    """Which job runs `path`: `run_pte` for an ExecuTorch program (by its magic), `run_aoti` for an AOTInductor
-    package of compiled code alone (or, `compiled`, for the compiled part of a package that holds its program too),
-    else `run_program`."""
-    from pt2_viewer.core.pt2.archive import AOTI_DIR, MODELS_DIR, open_archive
-    from pt2_viewer.core.pt2.errors import ArchiveError
-    from pt2_viewer.core.pte.magic import is_pte
-
-    if is_pte(path):
-        return "run_pte"
-    try:  # the zip's listing only (cheap: the window asks this on Run)
-        files = open_archive(path)
-    except ArchiveError:
-        return "run_program"  # the run job says what is wrong with the file
-    try:
-        has_aoti, has_program = bool(files.names_under(AOTI_DIR)), bool(files.names_under(MODELS_DIR))
-    finally:
-        files.close()
-    return "run_aoti" if has_aoti and (compiled or not has_program) else "run_program"
-
-
-def candidate_outputs(kind: str, candidate: str | Path, args: tuple[Any, ...], kwargs: dict[str, Any],
-                      request: dict[str, Any], log: list[str]) -> Any:
-    """What a `.pte` (`kind` "pte": its first method, on the flattened inputs) or an AOTInductor package (after
-    --allow-native) returns on the inputs the numerics job gave its reference."""
-    import torch.utils._pytree as pytree
-
-    path = Path(candidate)
-    if kind == "pte":
-        from pt2_viewer.core.run.pte_job import load_method, method_names
-
-        names = method_names(path)
-        method = load_method(path, str(request.get("method") or (names[0] if names else "forward")), log)
-        return method.execute(pytree.tree_leaves((args, kwargs)))
-    from pt2_viewer.core.run.aoti_job import load_package
-
-    return load_package(path, request)(*args, **kwargs)
