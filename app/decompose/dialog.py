@@ -33,7 +33,7 @@ from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code,
 from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.schemas.base import SchemaError
-from pt2_viewer.core.jobs.schemas.decompose import DecomposeResult
+from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest, DecomposeResult
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
@@ -139,22 +139,19 @@ class DecomposeDialog(QDialog):
         if path:
             edit.setText(path)
 
-    def request(self) -> dict[str, Any] | str:
+    def request(self) -> DecomposeRequest | str:
         """The job's request, or why it cannot be made (a missing file, an untrusted file)."""
-        request: dict[str, Any] = {"program": self.program_path, "to": self.target()}
-        if self.program_name:
-            request["program_name"] = self.program_name
+        request = DecomposeRequest(program=self.program_path, to=self.target(), program_name=self.program_name or None)
         code: list[tuple[str, str]] = []
         if self.target() == "table":
             if not self.table_edit.text().strip():
                 return "Choose the Python file that holds your decomposition table."
-            request["table"] = self.table_edit.text().strip()
-            if self.table_name.text().strip():
-                request["table_name"] = self.table_name.text().strip()
-            code.append((request["table"], "the decomposition table"))
+            request.table = self.table_edit.text().strip()
+            request.table_name = self.table_name.text().strip() or None
+            code.append((request.table, "the decomposition table"))
         if self.preload_edit.text().strip():
-            request["preload"] = self.preload_edit.text().strip()
-            code.append((request["preload"], "the import-first file"))
+            request.preload = self.preload_edit.text().strip()
+            code.append((request.preload, "the import-first file"))
         for path, what in code:
             p = Path(path).expanduser()
             if not p.is_file():
@@ -175,7 +172,7 @@ class DecomposeDialog(QDialog):
         out_dir = temp_dirs.new_dir("decompose")
         self.out_dir = out_dir
         stem = Path(self.program_path).stem
-        request["output"] = str(out_dir / f"{stem}.{Path(str(request.get('table') or request['to'])).stem}.pt2")
+        request.output = str(out_dir / f"{stem}.{Path(request.table or request.to).stem}.pt2")
         self.failure.clear()
         self.progress.setValue(0)
         self.progress.setVisible(True)
@@ -183,7 +180,7 @@ class DecomposeDialog(QDialog):
         self.start_button.setEnabled(False)
         self.cancel_button.setText("Cancel")
         self.log = []
-        self.driver.start("decompose", request, out_dir)
+        self.driver.start("decompose", request.to_json(), out_dir)
 
     def cancel_or_close(self) -> None:
         if self.driver.running:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from pt2_viewer.core.cli.jobs import (
     add_program_arguments,
@@ -18,7 +17,7 @@ from pt2_viewer.core.cli.jobs import (
     table,
     trust_fields,
 )
-from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest
+from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest, DecomposeResult
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -43,16 +42,16 @@ def main(args: argparse.Namespace) -> int:
     request = DecomposeRequest(program=str(args.file), to=args.to, output=str(output), table_name=args.table_name,
                                program_name=args.program, preload=str(args.preload) if args.preload else None,
                                **trust_fields(args))
-    return run_job_command("decompose", request, args, readable)
+    return run_job_command("decompose", request, args, readable, DecomposeResult)
 
 
-def readable(result: dict[str, Any]) -> str:
-    lines = [f"wrote {result['output']} ({result['nodes_before']} -> {result['nodes_after']} nodes)",
-             f"node mapping: {result['mapping']}"]
-    changed = [r for r in result["op_diff"] if r["change"]]
+def readable(result: DecomposeResult) -> str:
+    lines = [f"wrote {result.output} ({result.nodes_before} -> {result.nodes_after} nodes)",
+             f"node mapping: {result.mapping}"]
+    changed = [r for r in result.op_diff or [] if r.change]
     if changed:
-        lines.append(table([[r["op"], r["before"], r["after"], f"{r['change']:+d}"] for r in changed],
+        lines.append(table([[r.op, str(r.before), str(r.after), f"{r.change:+d}"] for r in changed],
                            ["op", "before", "after", "change"]))
-    if result["non_core_ops"]:
-        lines.append("ops outside core ATen: " + ", ".join(f"{op} x{n}" for op, n in result["non_core_ops"].items()))
+    if result.non_core_ops:
+        lines.append("ops outside core ATen: " + ", ".join(f"{op} x{n}" for op, n in result.non_core_ops.items()))
     return "\n".join(lines)

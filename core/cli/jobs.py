@@ -157,14 +157,16 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() or c == "\n" else "?" for c in text)
 
 
-def finish(result: dict[str, Any], as_json: bool, readable: Callable[[dict[str, Any]], str]) -> int:
-    """Print the result (one JSON object, or `readable(result)`) and the failure if any; return the exit status."""
+def finish(result: dict[str, Any], as_json: bool, readable: Callable[[Any], str],
+           result_type: type[Schema] | None = None) -> int:
+    """Print the result (one JSON object as result.json holds it, or `readable(result)`) and the failure if any;
+    return the exit status. With `result_type`, `readable` gets the result read through it (a typed job's)."""
     if as_json:
         print(json.dumps({k: v for k, v in result.items() if k != "log"}, indent=1))
     if not result["ok"]:
         return report_failure(result)
     if not as_json:
-        print(readable(result))
+        print(readable(result_type.from_json(result) if result_type is not None else result))
     return 0
 
 
@@ -196,12 +198,13 @@ def deliver(job_dir: Path, destination: Path) -> list[str]:
     return chosen
 
 
-def run_job_command(job: str, request: Schema, args: argparse.Namespace, readable: Callable[[dict[str, Any]], str]
-                    ) -> int:
-    """Run `job` in the worker, in a folder of its own, print its result and return the exit status."""
+def run_job_command(job: str, request: Schema, args: argparse.Namespace, readable: Callable[[Any], str],
+                    result_type: type[Schema] | None = None) -> int:
+    """Run `job` in the worker, in a folder of its own, print its result and return the exit status (`result_type`:
+    `finish`'s)."""
     with job_folder(job) as out:
         result = run_in_worker(job, request, out, args)
-    return finish(result, bool(getattr(args, "json", False)), readable)
+    return finish(result, bool(getattr(args, "json", False)), readable, result_type)
 
 
 def table(rows: list[list[str]], header: list[str]) -> str:

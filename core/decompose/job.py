@@ -4,8 +4,9 @@ Request (JSON): `program` (.pt2 path), `to` ("functional", "core" or "table"), `
 "table"), optional `table_name`, `program_name` (which program of the archive), `preload` (a .py file to import first,
 e.g. a custom op's definition), `trust` (true: the user trusts the file to run code, see core/jobs/archive_check.py)
 and `output` (where to write the decomposed .pt2; default `OUT/decomposed.pt2`).
-Writes the decomposed `.pt2` and, beside it, `<output stem>.mapping.json` (see `core/compare/mapping.py`). Returns the
-result dict described in docs/jobs.md; on failure `ok` is false and `error` says what went wrong and what to do.
+Writes the decomposed `.pt2` and, beside it, `<output stem>.mapping.json` (see `core/compare/mapping.py`). `run`
+takes the `DecomposeRequest` and returns the `DecomposeResult` (core/jobs/schemas/decompose.py; its JSON in
+docs/jobs.md); on failure `ok` is false and `error` says what went wrong and what to do.
 """
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ from pt2_viewer.core.compare.mapping import write_mapping
 from pt2_viewer.core.decompose.op_stats import non_core_ops
 from pt2_viewer.core.decompose.provenance import provenance_mapping
 from pt2_viewer.core.graph.op_stats import program_diff
-from pt2_viewer.core.jobs.errors import JobFailure, failed_result, first_line
+from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
-from pt2_viewer.core.jobs.schemas.decompose import OpChange
+from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest, DecomposeResult, OpChange
+from pt2_viewer.core.jobs.typed_job import TypedJob, failed
 from pt2_viewer.core.util.files import save_program
 
 TARGETS = ("functional", "core", "table")
@@ -87,40 +89,42 @@ def counted_diff(src: Path, program_name: str, output: Path) -> list[OpChange]:
     return program_diff(before, after)
 
 
-def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
+def run(request: DecomposeRequest, out: Path, emit: Emit) -> DecomposeResult:
     seconds: dict[str, float] = {}
     log: list[str] = []
     try:
         return _run(request, Path(out), emit, seconds, log)
     except JobFailure as f:
         emit({"type": "job_failed", **f.failure.to_json()})
-        return failed_result(f.failure, seconds=seconds, log=log)
+        return failed(DecomposeResult, f.failure, seconds=seconds, log=log)
 
 
-def _normalise_target(request: dict[str, Any]) -> tuple[str, str | None]:
-    to = str(request.get("to", "core"))
-    table = request.get("table")
+run_job = TypedJob(run, DecomposeRequest)  # the worker's entry (core/jobs/typed_job.py)
+
+
+def _normalise_target(request: DecomposeRequest) -> tuple[str, str | None]:
+    to, table = request.to, request.table
     if to.endswith(".py"):
         to, table = "table", to
     return to, table
 
 
-def _run(request: dict[str, Any], out: Path, emit: Emit, seconds: dict[str, float], log: list[str]) -> dict[str, Any]:
-    if "program" not in request:
+def _run(request: DecomposeRequest, out: Path, emit: Emit, seconds: dict[str, float], log: list[str]
+         ) -> DecomposeResult:
+    if request.program is None:
         raise JobFailure("request", "The request names no program.", "Pass the .pt2 path as 'program'.")
-    src = Path(request["program"])
+    src = Path(request.program)
     to, table_file = _normalise_target(request)
-    output = Path(request.get("output") or out / "decomposed.pt2")
+    output = Path(request.output or out / "decomposed.pt2")
     t = time.perf_counter()
 
     progress(emit, "load", 0.0, f"Loading {src.name}")
-    loaded = load_program(src, request.get("program_name"), request.get("preload"),
-                          **trust_options(request))
+    loaded = load_program(src, request.program_name, request.preload, **trust_options(request))
     log += loaded.log
     seconds["load"] = time.perf_counter() - t
 
     progress(emit, "table", 0.15, f"Preparing the {to} decomposition table")
-    table = decomposition_table(to, table_file, request.get("table_name"))
+    table = decomposition_table(to, table_file, request.table_name)
 
     t = time.perf_counter()
     progress(emit, "decompose", 0.2, f"Decomposing {len(loaded.ep.graph.nodes)} nodes ({to})")
@@ -143,23 +147,23 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, seconds: dict[str, floa
     seconds["save"] = time.perf_counter() - t
     progress(emit, "done", 1.0, f"Wrote {output.name} and {mapping_file.name}")
 
-    return {
-        "ok": True,
-        "program": str(src),
-        "program_name": loaded.name,
-        "target": to,
-        "table": str(table_file) if table_file else None,
-        "output": str(output),
-        "mapping": str(mapping_file),
-        "nodes_before": len(mapping.before_nodes),
-        "nodes_after": len(mapping.after_nodes),
-        "op_diff": [row.to_json() for row in diff],
-        "non_core_ops": non_core_ops(after.graph_module),
-        "mapping_methods": mapping.method_counts(),
-        "unmapped_before": mapping.unmapped_before,
-        "unmapped_after": mapping.unmapped_after,
-        "imported": loaded.imported,
-        "imports": loaded.import_details,
-        "seconds": seconds,
-        "log": log,
-    }
+    return DecomposeResult(
+        ok=True,
+        program=str(src),
+        program_name=loaded.name,
+        target=to,
+        table=str(table_file) if table_file else None,
+        output=str(output),
+        mapping=str(mapping_file),
+        nodes_before=len(mapping.before_nodes),
+        nodes_after=len(mapping.after_nodes),
+        op_diff=diff,
+        non_core_ops=non_core_ops(after.graph_module),
+        mapping_methods=mapping.method_counts(),
+        unmapped_before=mapping.unmapped_before,
+        unmapped_after=mapping.unmapped_after,
+        imported=loaded.imported,
+        imports=loaded.import_details,
+        seconds=seconds,
+        log=log,
+    )

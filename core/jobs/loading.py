@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pt2_viewer.core.jobs import import_policy
 from pt2_viewer.core.jobs.archive_check import (
@@ -62,8 +62,19 @@ class LoadedProgram:
     import_details: list[dict[str, str | None]] = field(default_factory=list)
 
 
-def trust_options(request: dict[str, Any]) -> dict[str, Any]:
+class Trusting(Protocol):
+    """A typed request's three kinds of trust (core/jobs/schemas/)."""
+
+    trust: bool
+    allow_imports: list[str]
+    allow_native: bool
+
+
+def trust_options(request: dict[str, Any] | Trusting) -> dict[str, Any]:
     """A job request's three kinds of trust, as `load_program`'s keyword arguments."""
+    if not isinstance(request, dict):
+        return {"trusted": request.trust, "allow_imports": list(request.allow_imports),
+                "allow_native": request.allow_native or request.trust}
     allowed = request.get("allow_imports")
     return {"trusted": request.get("trust") is True,
             "allow_imports": [m for m in allowed if isinstance(m, str)] if isinstance(allowed, list) else [],

@@ -1,7 +1,8 @@
 """Entry point of a worker process: `python -m pt2_viewer.core.worker JOB --request REQUEST.json --out DIR`.
 
 It imports the module JOBS names for JOB (below), calls its `run_job(request, out, emit)` with the request checked
-against the job's schema (core/jobs/schemas/), writes the returned dict through that schema to DIR/result.json and
+against the job's schema (core/jobs/schemas/; a typed job, core/jobs/typed_job.py, gets the request object and
+returns its result object), writes the returned dict through that schema to DIR/result.json and
 emits `done`, or emits `error` with the message and traceback if the job raised. Events go
 to the file descriptor in `PT2V_EVENTS_FD` (stderr when it is not set, for running a job by hand). `--max-memory-mb`
 caps the address space with resource.setrlimit before any job code runs, so a script that eats memory fails inside
@@ -159,25 +160,28 @@ def run_checked(name: str, run_job: Callable[..., dict[str, Any]], request: dict
                 emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """`run_job` on a request read through the job's schema (core/jobs/schemas/jobs.py), and its result written
     through it: a malformed request is the job's failure of kind `request` (or, for a job that reports none, an
-    error); a result that does not fit its schema is a bug, raised. The job receives the request as it came."""
+    error); a result that does not fit its schema is a bug, raised. A typed job (core/jobs/typed_job.py) receives
+    the request as read and returns its result object, written here; a job not yet typed gets the dict as it came."""
     from pt2_viewer.core.jobs.errors import failed_result
     from pt2_viewer.core.jobs.schemas.base import SchemaError
     from pt2_viewer.core.jobs.schemas.failure import Failure
     from pt2_viewer.core.jobs.schemas.jobs import JOB_SCHEMAS
+    from pt2_viewer.core.jobs.typed_job import TypedJob
 
     schema = JOB_SCHEMAS.get(name)
     if schema is None:
         return run_job(request, out, emit)
     try:
-        schema.request.from_json(request)
+        typed_request = schema.request.from_json(request)
     except SchemaError as e:
         if not schema.reports_failures:
             raise ValueError(f"the request is malformed: {e}") from None
         failure = Failure("request", f"The request is malformed: {e}.", "Send the fields docs/jobs.md describes.")
         emit({"type": "job_failed", **failure.to_json()})
         result = failed_result(failure)
-    else:
-        result = run_job(request, out, emit)
+    else:  # a typed job takes the request as read and returns its result object, written here
+        result = (run_job.typed(typed_request, out, emit).to_json() if isinstance(run_job, TypedJob)
+                  else run_job(request, out, emit))
     as_written = json.loads(json.dumps(result, default=str))  # what result.json holds: paths and the like as text
     return schema.result.from_json(as_written).to_json()
 

@@ -1,0 +1,70 @@
+"""A job that takes its typed request and returns its typed result; JSON only at the process boundary.
+
+A job module writes `def run(request: XRequest, out: Path, emit) -> XResult` and exposes it to the worker as
+`run_job = TypedJob(run, XRequest)`. The worker (core/worker/__main__.py) checks the request against the job's schema
+and calls `run_job.typed` with the request it read, then writes the returned result's `to_json()` to result.json.
+Calling `run_job(request_dict, out, emit)` does the same reading and writing in this process (the tests do, to stay
+fast): the dict is read through the schema and the result comes back as its JSON.
+
+`failed(XResult, failure, **learned)` is a failed result that carries only what the job learned before failing, as
+the JSON has always had it (`{"ok": false, "error": ..., "seconds": ..., "log": ...}`): fields it was not given are
+left out, not written as their defaults.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+from pt2_viewer.core.jobs.errors import JobFailure
+from pt2_viewer.core.jobs.schemas.base import Schema
+from pt2_viewer.core.jobs.schemas.failure import Failure
+
+Req = TypeVar("Req", bound=Schema)
+Res = TypeVar("Res", bound=Schema)
+Emit = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class TypedJob(Generic[Req, Res]):
+    """A job's typed body and its request schema; called with a dict, it is the job at the process boundary."""
+
+    typed: Callable[[Req, Path, Emit], Res]
+    request_type: type[Req]
+
+    def __call__(self, request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
+        return self.typed(self.request_type.from_json(request), Path(out), emit).to_json()
+
+
+class Outcome(Protocol):
+    """What every job result has: whether the job did its work, and if not, why."""
+
+    ok: bool
+    error: Failure | None
+
+
+Out = TypeVar("Out", bound=Outcome)
+
+
+def reporting(body: Callable[[Req, Path, Emit, Out], None], request: Req, out: Path, emit: Emit, result: Out) -> Out:
+    """Run a job's body, which fills in `result` as it learns: `ok` when it returns; a `JobFailure` becomes a
+    `job_failed` event and the failed `result`, keeping what it learned before (the job does not crash)."""
+    try:
+        body(request, Path(out), emit, result)
+    except JobFailure as f:
+        emit({"type": "job_failed", **f.failure.to_json()})
+        result.ok, result.error = False, f.failure
+    else:
+        result.ok = True
+    return result
+
+
+def failed(result_type: type[Res], failure: Failure, **learned: Any) -> Res:
+    """A failed result of `result_type`: `ok` false, the `error`, and only the fields in `learned`."""
+    result = result_type(ok=False, error=failure, **learned)  # type: ignore[call-arg]  # every result has ok, error
+    result.key_order = ["ok", "error", *learned]
+    return result
+
+
+__all__ = ["Emit", "Outcome", "TypedJob", "failed", "reporting"]
