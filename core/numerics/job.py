@@ -39,9 +39,9 @@ from pt2_viewer.core.numerics.capture import (
 )
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError, compare_values, first_divergence, worst
 from pt2_viewer.core.numerics.store import MemoryUse, ReferenceStore
+from pt2_viewer.core.run.candidate import candidate_outputs
 from pt2_viewer.core.run.inputs import Inputs, check_inputs
 from pt2_viewer.core.run.job import _inputs, cuda_status  # the same inputs Run uses
-from pt2_viewer.core.run.candidate import candidate_outputs
 from pt2_viewer.core.run.tensor_stats import flat_outputs
 from pt2_viewer.core.run.timing import lifted_args
 
