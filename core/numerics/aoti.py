@@ -20,8 +20,12 @@ from typing import Any
 
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import captured_torch_logs
+from pt2_viewer.core.numerics.capture import steps
+from pt2_viewer.core.numerics.guarded import copied, guarded, guarded_steps, progress, start_args
 from pt2_viewer.core.numerics.metrics import NodeError, compare_values
 from pt2_viewer.core.pt2.aoti import AotiModel, KernelCall
+from pt2_viewer.core.run.aoti_job import load_package, package_model, working_dir
+from pt2_viewer.core.util.files import write_atomically
 
 TRACED_CONFIGS = {"trace.provenance_tracking_level": 1, "aot_inductor.debug_intermediate_value_printer": "1",
                   "cpp.enable_kernel_profile": True}  # the package kept in OUT can be profiled too (run --node-times)
@@ -35,7 +39,6 @@ def build_traced(ep: Any, package: Path, log: list[str]) -> None:
     """Compile and package `ep` with provenance tracking and the intermediate-value printer saving."""
     import torch
 
-    from pt2_viewer.core.util.files import write_atomically
 
     try:
         with captured_torch_logs(log):
@@ -48,7 +51,6 @@ def build_traced(ep: Any, package: Path, log: list[str]) -> None:
 
 def traced_model(package: Path) -> AotiModel | None:
     """The package's model when it was built to be compared op by op (provenance and saved values), else None."""
-    from pt2_viewer.core.run.aoti_job import package_model
 
     model = package_model(package)
     return model if model is not None and model.saves_values else None
@@ -89,7 +91,6 @@ def compare_kernels(ep: Any, runner: Any, model: AotiModel, args: tuple[Any, ...
 
     A node torch lists for several calls (an attention's input preparation and the attention itself) is compared at
     the last call that carries it out of its group, and only there; a buffer of the node's shape is its value."""
-    from pt2_viewer.core.run.aoti_job import working_dir
 
     with working_dir(folder):
         runner(*args, **kwargs)
@@ -146,9 +147,6 @@ def compare_aoti(kind: str, candidate: str, ep: Any, flat_user: list[Any], args:
                  ) -> tuple[dict[str, NodeError], dict[str, dict[str, Any]]] | None:
     """`--candidate aoti` (built here, traced) or a traced `PACKAGE.pt2`, op by op; None for a package built without
     provenance and saved values (the caller compares its outputs)."""
-    from pt2_viewer.core.numerics.capture import steps
-    from pt2_viewer.core.numerics.job import _copied, _guarded, _guarded_steps, _ref_args, progress
-    from pt2_viewer.core.run.aoti_job import load_package
 
     if kind == "aoti":
         package = out / "model.aoti.pt2"
@@ -167,9 +165,9 @@ def compare_aoti(kind: str, candidate: str, ep: Any, flat_user: list[Any], args:
     wanted = wanted_nodes(ep, model)
     progress(emit, "reference", 0.5, f"Running the reference ({len(ep.graph.nodes)} nodes)")
     reference: dict[str, Any] = {}
-    for node, value in _guarded_steps("the reference", steps(ep.graph_module, _ref_args(ep, flat_user))):
+    for node, value in guarded_steps("the reference", steps(ep.graph_module, start_args(ep, flat_user))):
         if node.name in wanted and node.op != "output":
-            reference[node.name] = _copied(value)
+            reference[node.name] = copied(value)
     progress(emit, "candidate", 0.7, f"Running {package.name}, saving each kernel's output")
     device = "cuda" if model.device == "cuda" else "cpu"  # where the package was compiled for; the reference: CPU
     runner = load_package(package, request, device=device)
@@ -177,6 +175,6 @@ def compare_aoti(kind: str, candidate: str, ep: Any, flat_user: list[Any], args:
         import torch.utils._pytree as pytree
 
         args, kwargs = pytree.tree_map(lambda v: v.to(device) if hasattr(v, "to") else v, (args, kwargs))
-    errors, extras = _guarded(package.name, lambda: compare_kernels(ep, runner, model, args, kwargs, reference,
+    errors, extras = guarded(package.name, lambda: compare_kernels(ep, runner, model, args, kwargs, reference,
                                                                     out / VALUES_DIR, device))
     return errors, extras

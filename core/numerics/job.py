@@ -24,10 +24,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.compare.mapping import write_mapping
 from pt2_viewer.core.decompose.job import decompose, decomposition_table, mapping_path_for
 from pt2_viewer.core.decompose.provenance import provenance_mapping
 from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
+from pt2_viewer.core.numerics import aoti
 from pt2_viewer.core.numerics.capture import (
     exits,
     inputs_of,
@@ -37,13 +39,16 @@ from pt2_viewer.core.numerics.capture import (
     source_nodes,
     steps,
 )
+from pt2_viewer.core.numerics.guarded import copied, guarded, guarded_steps, progress, start_args
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError, compare_values, first_divergence, worst
+from pt2_viewer.core.numerics.pte import compare_pte
+from pt2_viewer.core.numerics.script_reference import compare_script
 from pt2_viewer.core.numerics.store import MemoryUse, ReferenceStore
 from pt2_viewer.core.run.candidate import candidate_outputs
 from pt2_viewer.core.run.inputs import Inputs, check_inputs
 from pt2_viewer.core.run.job import _inputs, cuda_status  # the same inputs Run uses
 from pt2_viewer.core.run.tensor_stats import flat_outputs
-from pt2_viewer.core.run.timing import lifted_args
+from pt2_viewer.core.util.files import save_program, write_atomically
 
 Emit = Callable[[dict[str, Any]], None]
 PRECISIONS = ("bf16", "fp16")
@@ -52,10 +57,6 @@ OUTPUTS_ONLY = ("compile", "aoti", "package")  # package: an AOTInductor FILE.pt
 CANDIDATES = (*DECOMPOSITIONS, *PRECISIONS, "cuda", "compile", "aoti")
 OUTPUTS_ONLY_NOTE = ("torch.compile, AOTInductor and ExecuTorch give no intermediate values: only the outputs are "
                      "compared.")
-
-
-def progress(emit: Emit, stage: str, fraction: float, message: str) -> None:
-    emit({"type": "progress", "stage": stage, "fraction": fraction, "message": message})
 
 
 def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
@@ -74,34 +75,6 @@ def candidate_kind(candidate: str) -> str:
         raise JobFailure("request", f"Unknown candidate '{candidate}'.",
                          f"Choose one of {', '.join(CANDIDATES)}, or name a decomposition table .py file.")
     return candidate
-
-
-def _guarded(what: str, fn: Callable[[], Any]) -> Any:
-    import torch
-
-    try:
-        return fn()
-    except JobFailure:
-        raise
-    except torch.OutOfMemoryError as e:
-        raise JobFailure("oom", f"Out of memory running {what}: {first_line(e)}",
-                         "Use smaller inputs (lower the dynamic dims) or a smaller memory budget.") from e
-    except Exception as e:
-        import traceback
-
-        raise JobFailure("run", f"Running {what} raised {type(e).__name__}: {first_line(e)}",
-                         "The log has the full traceback.", traceback.format_exc()) from e
-
-
-def _ref_args(ep: Any, flat_user: list[Any]) -> list[Any]:
-    """The lifted graph's arguments with buffers cloned: a program that updates a buffer in place must not change
-    what the candidate starts from."""
-    import torch
-    from torch.export.graph_signature import InputKind
-
-    args = lifted_args(ep, flat_user)
-    return [a.clone() if spec.kind == InputKind.BUFFER and isinstance(a, torch.Tensor) else a
-            for spec, a in zip(ep.graph_signature.input_specs, args)]
 
 
 def _cast(args: list[Any], dtype: Any) -> list[Any]:
@@ -148,10 +121,8 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     traced = None  # AOTInductor op by op: (errors, the rows' kernel and group)
     with torch.no_grad():
         if kind == "pte":
-            from pt2_viewer.core.numerics.pte import compare_pte
-
             errors, extras = compare_pte(ep, Path(candidate), inputs.args, inputs.kwargs, request, out, emit, report)
-        elif kind in ("aoti", "package") and (traced := _aoti().compare_aoti(
+        elif kind in ("aoti", "package") and (traced := aoti.compare_aoti(
                 kind, candidate, ep, flat_user, inputs.args, inputs.kwargs, out, emit, report, request)):
             errors, extras = traced  # AOTInductor op by op (core/numerics/aoti.py)
         elif kind in OUTPUTS_ONLY:
@@ -171,18 +142,12 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     progress(emit, "done", 1.0, f"Compared {len(nodes)} nodes"
              + (f"; first divergence at {found.node}" if found else "; no divergence"))
     return {"ok": True, **report, "per_node": not outputs_only,
-            "note": OUTPUTS_ONLY_NOTE if outputs_only else _aoti().NOTE if traced else "",
+            "note": OUTPUTS_ONLY_NOTE if outputs_only else aoti.NOTE if traced else "",
             "compared": len(nodes), "not_compared": [n for n in order if n not in errors] if not outputs_only
             else [], "first_divergence": found.to_json() if found else None,
             "worst": [{**e.to_json(), **extras.get(e.node, {})} for e in worst(nodes, top)],
             "nodes": [{**e.to_json(), **extras.get(e.node, {})} for e in nodes],
             "memory": memory.to_json(), "seconds": seconds}
-
-
-def _aoti() -> Any:
-    from pt2_viewer.core.numerics import aoti
-
-    return aoti
 
 
 def _every(total: int) -> int:
@@ -193,18 +158,18 @@ def _lockstep(kind: str, ep: Any, flat_user: list[Any], emit: Emit, report: dict
     """Step the reference and the cast-down (or GPU) copy of the same graph together; node names match."""
     import torch
 
-    ref_args = _ref_args(ep, flat_user)
+    ref_args = start_args(ep, flat_user)
     if kind == "cuda":
         from torch.export.passes import move_to_device_pass
 
-        cand_ep = _guarded("the move to CUDA", lambda: move_to_device_pass(ep, "cuda"))
+        cand_ep = guarded("the move to CUDA", lambda: move_to_device_pass(ep, "cuda"))
         cand_gm = cand_ep.graph_module
-        cand_args = [a.to("cuda") if isinstance(a, torch.Tensor) else a for a in _ref_args(cand_ep, flat_user)]
+        cand_args = [a.to("cuda") if isinstance(a, torch.Tensor) else a for a in start_args(cand_ep, flat_user)]
         interp = None
         label = "the program on CUDA"
     else:
         dtype = torch.bfloat16 if kind == "bf16" else torch.float16
-        cand_gm, cand_args = ep.graph_module, _cast(_ref_args(ep, flat_user), dtype)
+        cand_gm, cand_args = ep.graph_module, _cast(start_args(ep, flat_user), dtype)
         interp = low_precision_interpreter(cand_gm, dtype)
         label = f"the program in {kind}"
     total = len(ep.graph.nodes)
@@ -214,8 +179,8 @@ def _lockstep(kind: str, ep: Any, flat_user: list[Any], emit: Emit, report: dict
     ref_steps, cand_steps = steps(ep.graph_module, ref_args), steps(cand_gm, cand_args, interp=interp)
     k = 0
     while True:
-        r = _guarded("the reference", lambda: next(ref_steps, None))
-        c = _guarded(label, lambda: next(cand_steps, None))
+        r = guarded("the reference", lambda: next(ref_steps, None))
+        c = guarded(label, lambda: next(cand_steps, None))
         if r is None or c is None:
             break
         (rn, rv), (cn, cv) = r, c
@@ -245,8 +210,6 @@ def _decomposed(kind: str, candidate: str, ep: Any, flat_user: list[Any], out: P
     wanted = set(exit_to_ref.values())
     seconds["decompose"] = time.perf_counter() - t
     if request.get("save_candidate"):
-        from pt2_viewer.core.compare.mapping import write_mapping
-        from pt2_viewer.core.util.files import save_program
 
         output = out / "candidate.pt2"
         with captured_torch_logs(report["log"]):
@@ -259,14 +222,14 @@ def _decomposed(kind: str, candidate: str, ep: Any, flat_user: list[Any], out: P
     every = _every(total)
     k = 0
     progress(emit, "reference", 0.2, f"Running the reference ({len(ep.graph.nodes)} nodes)")
-    for node, value in _guarded_steps("the reference", steps(ep.graph_module, _ref_args(ep, flat_user))):
+    for node, value in guarded_steps("the reference", steps(ep.graph_module, start_args(ep, flat_user))):
         k += 1
         if k % every == 0:
             progress(emit, "reference", 0.2 + 0.75 * k / total, f"Reference node {k}: {node.name}")
         if node.name in wanted and node.op != "output":
-            store.put(node.name, _copied(value))  # a later in-place op (relu_) must not change it
+            store.put(node.name, copied(value))  # a later in-place op (relu_) must not change it
     errors: dict[str, NodeError] = {}
-    for node, value in _guarded_steps("the decomposed program", steps(after.graph_module, _ref_args(after, flat_user))):
+    for node, value in guarded_steps("the decomposed program", steps(after.graph_module, start_args(after, flat_user))):
         k += 1
         if k % every == 0:
             progress(emit, "candidate", 0.2 + 0.75 * k / total, f"Candidate node {k}: {node.name}")
@@ -279,42 +242,23 @@ def _decomposed(kind: str, candidate: str, ep: Any, flat_user: list[Any], out: P
     return errors
 
 
-def _copied(value: Any) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.detach().clone()
-    if isinstance(value, (tuple, list)):
-        return [_copied(v) for v in value]
-    return value
-
-
-def _guarded_steps(what: str, it: Any) -> Any:
-    while True:
-        item = _guarded(what, lambda: next(it, None))
-        if item is None:
-            return
-        yield item
-
-
 def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, report: dict[str, Any],
                   candidate: str = "", request: dict[str, Any] | None = None) -> dict[str, NodeError]:
     import torch
 
     module = ep.module()
     progress(emit, "reference", 0.1, "Running the program")
-    reference = _guarded("the program", lambda: module(*inputs.args, **inputs.kwargs))
+    reference = guarded("the program", lambda: module(*inputs.args, **inputs.kwargs))
     if kind == "compile":
         progress(emit, "compile", 0.2, "Compiling with torch.compile (slow on CPU)")
         compiled = torch.compile(module)
         with captured_torch_logs(report["log"]):
-            result = _guarded("the torch.compile build", lambda: compiled(*inputs.args, **inputs.kwargs))
+            result = guarded("the torch.compile build", lambda: compiled(*inputs.args, **inputs.kwargs))
     elif kind in ("pte", "package"):
         progress(emit, "candidate", 0.3, f"Running {Path(candidate).name}")
-        result = _guarded(Path(candidate).name, lambda: candidate_outputs(kind, candidate, inputs.args, inputs.kwargs,
+        result = guarded(Path(candidate).name, lambda: candidate_outputs(kind, candidate, inputs.args, inputs.kwargs,
                                                                           request or {}, report["log"]))
     else:
-        from pt2_viewer.core.util.files import write_atomically
 
         package = out / "model.aoti.pt2"
         progress(emit, "aoti_compile", 0.2, "Compiling and packaging with AOTInductor (tens of seconds)")
@@ -324,8 +268,8 @@ def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, rep
         except Exception as e:
             raise JobFailure("aoti", f"AOTInductor could not compile the program: {first_line(e)}",
                              "The log has the full message.") from e
-        runner = _guarded("the AOTInductor package", lambda: torch._inductor.aoti_load_package(str(package)))
-        result = _guarded("the AOTInductor package", lambda: runner(*inputs.args, **inputs.kwargs))
+        runner = guarded("the AOTInductor package", lambda: torch._inductor.aoti_load_package(str(package)))
+        result = guarded("the AOTInductor package", lambda: runner(*inputs.args, **inputs.kwargs))
     errors: dict[str, NodeError] = {}
     ref_leaves, cand_leaves = flat_outputs(reference), flat_outputs(result)
     for (name, a), (_, b) in zip(ref_leaves, cand_leaves):
@@ -342,7 +286,6 @@ def _script(request: dict[str, Any], emit: Emit, report: dict[str, Any]) -> dict
     """A model script: its eager model is the reference, each submodule's output against the exported program's value
     where that module's call ends (core/numerics/script_reference.py). The first divergence is the first module, in
     the order the program computes them, over the threshold."""
-    from pt2_viewer.core.numerics.script_reference import compare_script
 
     threshold = float(request.get("threshold", DEFAULT_THRESHOLD))
     script = Path(request["script"])
