@@ -60,10 +60,12 @@ class ArchiveLoader(QObject):
     def _run(self, path: str) -> None:
         try:
             with _no_gc_pauses():
-                archive = ParsedProgramCache().read(path)  # a program opened before: no JSON parsed
+                archive, store = ParsedProgramCache().read_deferred(path)  # opened before: no JSON parsed
         except ArchiveError as e:
             self.failed.emit(path, str(e))
         except Exception as e:  # a reader bug must not take the window down; say what happened
             self.failed.emit(path, f"Could not read '{path}': internal error {type(e).__name__}: {e}")
         else:
             self.loaded.emit(path, archive)
+            if store is not None:  # the parsed-program cache's entry, written once the program is on its way
+                store()

@@ -12,7 +12,7 @@ from pathlib import Path
 from pt2_viewer.core.graph.details import DetailRow, DetailSection, NodeDetails, NodeLink
 from pt2_viewer.core.graph.summary import human_bytes, human_count, signature_rows
 from pt2_viewer.core.model.expr import range_text
-from pt2_viewer.core.model.program import Archive, InputKind, OutputKind, Program
+from pt2_viewer.core.model.program import Archive, InputKind, OutputKind, Program, StoredTensor
 from pt2_viewer.core.util.words import plural
 
 MAX_LISTED = 50  # inputs, outputs or symbols listed one per row; the rest are counted
@@ -55,10 +55,11 @@ def _signature(program: Program) -> list[DetailSection]:
     other_out = Counter(s.kind.value.lower() for s in program.signature.outputs
                         if s.kind is not OutputKind.USER_OUTPUT)
     sections = []
+    all_rows = signature_rows(program, program.graph, only=user_in | user_out)
     for title, users, others, direction in (("Inputs", user_in, other_in, "input"),
                                             ("Outputs", user_out, other_out, "output")):
         rows = []
-        shown = [r for r in signature_rows(program, program.graph) if r.direction == direction and r.name in users]
+        shown = [r for r in all_rows if r.direction == direction and r.name in users]
         for r in shown[:MAX_LISTED]:
             rows.append(DetailRow(r.name, f"{r.dtype}{r.shape}" if r.shape.startswith("[") else
                                   " ".join(x for x in (r.dtype, r.shape) if x), link=NodeLink(r.node)))
@@ -76,10 +77,11 @@ def _weights(program: Program) -> DetailSection:
     params = [w for w in program.weights if w.is_param]
     buffers = [w for w in program.weights if not w.is_param]
     rows = []
+    seen: dict[int, int | None] = {}
     for label, tensors in (("parameters", params), ("buffers", buffers), ("constants", program.constants)):
         if not tensors:
             continue
-        numels = [t.meta.numel() if t.meta is not None else None for t in tensors]
+        numels = [_numel(t, seen) for t in tensors]
         known = [n for n in numels if n is not None]
         count = (f"{human_count(sum(known))} values" if len(known) == len(numels) else
                  f"{human_count(sum(known))}+ values") if known else ""
@@ -88,6 +90,14 @@ def _weights(program: Program) -> DetailSection:
     if not rows:
         rows.append(DetailRow("", "no stored weights", muted=True))
     return DetailSection("Weights", rows)
+
+
+def _numel(t: StoredTensor, seen: dict[int, int | None]) -> int | None:
+    """`t`'s element count, its metadata parsed once per distinct object (a cached program shares one per shape)."""
+    key = id(t.meta_json)
+    if key not in seen or t.meta_json is None:
+        seen[key] = t.meta.numel() if t.meta is not None else None
+    return seen[key]
 
 
 def _symbols(program: Program) -> DetailSection:

@@ -146,8 +146,9 @@ def nodes_with_op(graph: Graph, op: str) -> list[str]:
     return [n.name for n in graph.nodes if n.op is NodeOp.CALL_FUNCTION and n.target.removeprefix("torch.ops.") == op]
 
 
-def signature_rows(program: Program, graph: Graph) -> list[SignatureRow]:
-    """The program's inputs then outputs; for a HOP subgraph, that subgraph's own inputs and outputs."""
+def signature_rows(program: Program, graph: Graph, only: set[str] | None = None) -> list[SignatureRow]:
+    """The program's inputs then outputs; for a HOP subgraph, that subgraph's own inputs and outputs. `only`: just
+    the rows of these names (a 10k-node program has thousands of weight inputs, each a shape to parse)."""
     if graph is program.graph:
         ins = [(s.name, s.kind.value, s.target or "") for s in program.signature.inputs]
         outs = [(s.name, s.kind.value, s.target or "") for s in program.signature.outputs]
@@ -157,6 +158,8 @@ def signature_rows(program: Program, graph: Graph) -> list[SignatureRow]:
     rows = []
     for direction, specs in (("input", ins), ("output", outs)):
         for name, kind, target in specs:
+            if only is not None and name not in only:
+                continue
             value = graph.values.get(name)
             meta = value.meta if value is not None else None
             node = (value.producer if value is not None and value.producer else name)

@@ -27,6 +27,7 @@ import os
 import struct
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +86,18 @@ class ParsedProgramCache:
     def read(self, path: str | os.PathLike[str]) -> Archive:
         """What `read_archive(path)` returns; `ArchiveError` as it raises. A cache that cannot be read or written
         costs only time."""
+        archive, store = self.read_deferred(path)
+        if store is not None:
+            store()
+        return archive
+
+    def read_deferred(self, path: str | os.PathLike[str]) -> tuple[Archive, Callable[[], bool] | None]:
+        """`read`, with the entry's writing on a miss left to the caller: the window shows the program first, then
+        stores it (encoding 10k nodes takes a few tenths of a second)."""
         from pt2_viewer.core.pt2.reader import read_archive, read_archive_files
 
         if self.limit_bytes <= 0 or is_pte(path):  # no cache wanted, or an ExecuTorch program: read as before
-            return read_archive(path)
+            return read_archive(path), None
         files = zipfiles.open_archive(path)
         try:
             entry, digest = self._locate(files)
@@ -96,13 +105,12 @@ class ParsedProgramCache:
             if cached is not None:
                 self.hits += 1
                 cached.path, cached.root, cached.entries = str(files.path), files.root, sorted(files.entries)
-                return cached
+                return cached, None
             self.misses += 1
             archive = read_archive_files(files)
         finally:
             files.close()
-        self.store(entry, digest, archive)
-        return archive
+        return archive, lambda: self.store(entry, digest, archive)
 
     def entry_path(self, path: str | os.PathLike[str]) -> Path:
         """Where the entry of the `.pt2` at `path` is (or would be) kept."""
@@ -149,7 +157,7 @@ class ParsedProgramCache:
         does not hold, a full disk): the cache is optional."""
         try:
             data = _encode(archive, digest)
-        except (TypeError, ValueError, NotImplementedError, OverflowError):
+        except (TypeError, ValueError, NotImplementedError, OverflowError, RecursionError):
             return False
         try:
             write_atomically(entry, data)
