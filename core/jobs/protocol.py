@@ -23,10 +23,10 @@ from typing import Any
 
 from pt2_viewer.core.jobs.schemas.base import SchemaError
 from pt2_viewer.core.jobs.schemas.events import EVENTS, Event
+from pt2_viewer.core.jobs.schemas.events import RESULT_FILE as RESULT_FILE  # re-exported
 from pt2_viewer.core.util.files import write_atomically
 
 EVENTS_FD_ENV = "PT2V_EVENTS_FD"
-RESULT_FILE = "result.json"
 REQUEST_FILE = "request.json"
 
 STARTED = "started"

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pt2_viewer.core.jobs.schemas.base import Schema, items, optional
+from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError, items, optional
 from pt2_viewer.core.jobs.schemas.failure import Failure
+
+RESULT_FILE = "result.json"  # what a done event names: the result, in the job's folder (protocol.py re-exports it)
 
 
 @dataclass
@@ -37,8 +39,6 @@ class Progress(Event):
     fraction: float | None = optional()  # 0..1
 
     def __post_init__(self) -> None:
-        from pt2_viewer.core.jobs.schemas.base import SchemaError
-
         if self.fraction is not None and not 0.0 <= self.fraction <= 1.0:
             raise SchemaError(f"progress event: fraction {self.fraction} is not between 0 and 1")
 
@@ -51,8 +51,6 @@ class Done(Event):
 
     def __post_init__(self) -> None:
         from pt2_viewer.core.jobs.protocol import RESULT_FILE
-        from pt2_viewer.core.jobs.schemas.base import SchemaError
-
         if self.result is not None and self.result != RESULT_FILE:
             raise SchemaError(f"done event: the result is {RESULT_FILE}, not {self.result!r}")
 
