@@ -55,6 +55,18 @@ def test_both_sides_are_painted_and_the_list_holds_the_block(compared) -> None: 
         assert overlay is not None and overlay.categories == dict.fromkeys(nodes, changed)
 
 
+def test_a_collapsed_group_says_how_many_changes_it_holds(qtbot, compared) -> None:  # type: ignore[no-untyped-def]
+    _, view = compared
+    doc = view.right
+    doc.collapse_all()
+    qtbot.waitUntil(lambda: doc.ready and not doc.laying_out and "layer2" in doc.view.groups, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "layer2" in doc.tools.group_values, timeout=TIMEOUT)
+    assert doc.tools.group_values["layer2"].text == "sum 2 changes over 2 nodes"
+    assert "layer3" not in doc.tools.group_values  # no change there: its own colours
+    doc.expand_to_depth(1)
+    qtbot.waitUntil(lambda: doc.ready and not doc.laying_out, timeout=TIMEOUT)
+
+
 def test_selection_follows_the_structural_match_not_the_name(compared) -> None:  # type: ignore[no-untyped-def]
     _, view = compared
     a, b = view.session.left, view.session.right
