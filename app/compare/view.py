@@ -125,7 +125,7 @@ class CompareView(DocumentTab):
         self.save_button.setVisible(decomposition is not None)
         how = ("mapping from torch's provenance" if session.method == "decomposition"
                else "linked through the ETRecord's debug handles" if session.method == "etrecord"
-               else "best-effort mapping by name, op and module (no provenance between these programs)")
+               else "nodes matched by module, op and graph position (no provenance between these programs)")
         self.caption = QLabel(f"<b>{session.left_title}</b> ⟶ <b>{session.right_title}</b> &nbsp; ({how})")
         self.link_text = QLabel("Select a node on either side to see what it became or came from.")
         self.link_text.setWordWrap(True)
