@@ -11,11 +11,13 @@ call that attaches this.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QApplication,
     QCheckBox,
     QHBoxLayout,
@@ -26,15 +28,31 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.qt import tool_button
-from pt2_viewer.core.compare.session import LEFT, RIGHT
+from pt2_viewer.core.compare.session import LEFT, RIGHT, CompareSession
 from pt2_viewer.core.diff.output import change_text, summary_line
 from pt2_viewer.core.diff.overlay import changed_nodes, diff_overlay, group_changes
 from pt2_viewer.core.diff.program_diff import ProgramDiff, diff_programs
 from pt2_viewer.core.graph.navigation import Hits
 
-if TYPE_CHECKING:
-    from pt2_viewer.app.compare.view import CompareView
+
+class Comparison(Protocol):
+    """What the diff uses of a comparison (app/compare/view.py's `CompareView`, which hands itself): its session, both
+    sides' documents and Details, the link toggle and the line under them, and whether it holds the focus."""
+
+    @property
+    def session(self) -> CompareSession: ...
+    @property
+    def docs(self) -> Mapping[str, DocumentWidget]: ...
+    @property
+    def details(self) -> Mapping[str, DetailsPanel]: ...
+    @property
+    def link(self) -> QAbstractButton: ...
+    @property
+    def link_text(self) -> QLabel: ...
+    def isAncestorOf(self, child: QWidget) -> bool: ...  # noqa: N802 (Qt's name)
 
 INDEX_ROLE = Qt.ItemDataRole.UserRole
 
@@ -129,8 +147,8 @@ class DiffPanel(QWidget):
 class _F3(QObject):
     """F3 / Shift+F3 while the focus is in the comparison: the next or previous change (not Find's next match)."""
 
-    def __init__(self, view: CompareView, panel: DiffPanel) -> None:
-        super().__init__(view)
+    def __init__(self, view: Comparison, panel: DiffPanel) -> None:
+        super().__init__(panel)
         self.view, self.panel = view, panel
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
@@ -148,7 +166,7 @@ class _F3(QObject):
         return True
 
 
-def attach_diff(view: CompareView, diff: ProgramDiff | None = None) -> DiffPanel:
+def attach_diff(view: Comparison, diff: ProgramDiff | None = None) -> DiffPanel:
     """Diff the view's two programs (torch's provenance for a decomposition), paint both sides, and return the panel
     (the caller places it)."""
     session = view.session
@@ -189,5 +207,5 @@ def attach_diff(view: CompareView, diff: ProgramDiff | None = None) -> DiffPanel
     app = QApplication.instance()
     if app is not None:
         f3 = _F3(view, panel)
-        app.installEventFilter(f3)  # a child of the view: Qt drops the filter when the view goes
+        app.installEventFilter(f3)  # a child of the panel, in the view: Qt drops the filter when they go
     return panel

@@ -4,17 +4,16 @@ pixels, so they are readable at any zoom; where each goes is core/graph/title_pl
 frames leave their titles to this (`GroupItem.titled_by_view`)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
+from PySide6.QtWidgets import QGraphicsView
 
 from pt2_viewer.app import theme
+from pt2_viewer.app.graph.items import GroupItem
 from pt2_viewer.core.graph.drawing import SceneLayout
 from pt2_viewer.core.graph.title_placement import Frame, PlacedTitle, Rect, breadcrumb, place_titles
-
-if TYPE_CHECKING:
-    from pt2_viewer.app.graph.view import GraphView
 
 TITLE_PX = 12  # titles on screen, whatever the zoom
 ROW = 17.0
@@ -37,10 +36,14 @@ def _cells(x: float, y: float, w: float, h: float) -> list[tuple[int, int]]:
 
 
 class GroupTitles:
-    """Measures and paints; `placed` and `crumbs` are the last paint's (tests and tooltips read them)."""
+    """Measures and paints; `placed` and `crumbs` are the last paint's (tests and tooltips read them). Given the view
+    (for its geometry), its group items by path, and the layout it shows now; not the whole `GraphView`."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: QGraphicsView, groups: Mapping[str, GroupItem],
+                 layout: Callable[[], SceneLayout | None]) -> None:
         self.view = view
+        self.groups = groups
+        self.layout = layout
         self.font = title_font()
         self.metrics = QFontMetricsF(self.font)
         self.placed: list[PlacedTitle] = []
@@ -57,7 +60,7 @@ class GroupTitles:
         t = view.viewportTransform()
         sx, sy, dx, dy = t.m11(), t.m22(), t.dx(), t.dy()
         out = []
-        for path, item in view.groups.items():
+        for path, item in self.groups.items():
             b = item.box
             if not b.expanded or b.x > right or b.y > bottom or b.x + b.w < left or b.y + b.h < top:
                 continue
@@ -65,12 +68,12 @@ class GroupTitles:
         return out
 
     def breadcrumb_text(self) -> str:
-        return SEP.join(self.view.groups[f.path].box.title for f in self.crumbs)
+        return SEP.join(self.groups[f.path].box.title for f in self.crumbs)
 
     def _covers_node(self, rect: Rect) -> bool:
         """Whether a rect on screen covers a node box, from a grid of the layout's boxes (built once per layout)."""
         view = self.view
-        layout = view.layout
+        layout = self.layout()
         if layout is None:
             return False
         if self._grid_of is not layout:

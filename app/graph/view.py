@@ -72,7 +72,8 @@ class GraphView(QGraphicsView):
         self.horizontalScrollBar().valueChanged.connect(self.view_changed)
         self.verticalScrollBar().valueChanged.connect(self.view_changed)
         self.describe: Callable[[str], str] | None = None  # a node's tooltip text, from the document (tools.py)
-        self.titles = GroupTitles(self)  # sticky group titles and the breadcrumb, drawn in the foreground
+        # sticky group titles and the breadcrumb, drawn in the foreground
+        self.titles = GroupTitles(self, self.groups, lambda: self.layout)
         self.view_changed.connect(self.viewport().update)  # they move with the view: a scroll repaints them all
 
     # -- content -----------------------------------------------------------------------------------------------
