@@ -60,7 +60,9 @@ def calls_html(report: dict[str, Any]) -> str:
         parts.append("</div>")
     error = report.get("script_error")
     if error:
-        parts.append(f"<div class='sec bad'>The script stopped: {_e(error.get('type'))}: {_e(error.get('message'))}"
+        said = (f"export #{error['call']} failed and the script did not catch it" if error.get("call") is not None
+                else f"{str(error.get('type')).rsplit('.', 1)[-1]}: {user_words(str(error.get('message') or ''))}")
+        parts.append(f"<div class='sec bad'>The script stopped: {_e(said)}"
                      f"</div><div>{_where(error.get('line'))}</div><div class='note'>{_e(error.get('hint'))}</div>")
     return "".join(parts)
 
