@@ -283,7 +283,7 @@ class NumericsPanel(QScrollArea):
     def show_result(self, result: dict[str, Any]) -> None:
         """Fill the tab from a numerics job's result and paint its errors on the graph."""
         self.result = result
-        self.stage.setText("\n".join(import_lines(result)))  # what the worker imported, as the Run tab says it
+        self.stage.setText("\n".join(import_lines(result.get("imports"))))  # as the Run tab says it
         self.summary.setText(summary_text(result))
         self.rows = error_rows(result, self.placeholders)
         self.table.setRowCount(len(self.rows))

@@ -36,6 +36,7 @@ from pt2_viewer.app.pipeline.code_view import CodeView
 from pt2_viewer.app.platform.trust_dialog import confirm_native
 from pt2_viewer.app.qt import top_level_items
 from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
@@ -251,40 +252,39 @@ class AotiTab(DocumentTab):
 
     def _finished(self, outcome: JobOutcome) -> None:
         self.run_button.setEnabled(True)
-        result = outcome.result
+        result = outcome.result_as(RunResult)
         failure = failure_of(result) if result is not None else None
         if result is None or failure is not None:
             self.result.setText(f"<span style='color:#b3261e'>{failure.text() if failure else outcome.message}"
                                 "</span>")
-        else:
+        elif result.inputs is not None and result.latency is not None:
             rows = "; ".join(f"{r.name} {r.dtype}{r.shape} min {r.minimum} max {r.maximum} mean {r.mean}"
                              for r in output_rows(result))
-            inputs = result["inputs"]
-            where = f"{inputs['source']} inputs" + (f" ({inputs['note']})" if inputs.get("note") else "")
-            self.result.setText(f"<b>Ran</b> on {result.get('device')} with {where}: {rows}. <b>Latency</b>: "
-                                f"{latency_text(result['latency'])}" + self._kernel_text(result))
+            inputs = result.inputs
+            where = f"{inputs.source} inputs" + (f" ({inputs.note})" if inputs.note else "")
+            self.result.setText(f"<b>Ran</b> on {result.device} with {where}: {rows}. <b>Latency</b>: "
+                                f"{latency_text(result.latency)}" + self._kernel_text(result))
             self._show_kernel_times(result)
-        self.ran.emit(result)
+        self.ran.emit(outcome.result)  # result.json as the job wrote it
 
-    def _kernel_text(self, result: dict[str, Any]) -> str:
-        kernels = result.get("kernel_times")
+    def _kernel_text(self, result: RunResult) -> str:
+        kernels = result.kernel_times
         if kernels is None:
             return ""
         if not kernels:
-            return f"<br>{result.get('kernel_times_note', 'No kernel was timed.')}"
+            return f"<br>{result.kernel_times_note or 'No kernel was timed.'}"
         top = kernels[0]
-        return (f"<br><b>Kernels</b>: {len(kernels)} timed; slowest {top['kernel']} {top['seconds'] * 1e3:.4f} ms "
-                f"({', '.join(top['nodes']) or 'no program node'}). Times are on the Kernels page"
+        return (f"<br><b>Kernels</b>: {len(kernels)} timed; slowest {top.kernel} {top.seconds * 1e3:.4f} ms "
+                f"({', '.join(top.nodes) or 'no program node'}). Times are on the Kernels page"
                 + (" and painted on the graph." if self.program is not None else "."))
 
-    def _show_kernel_times(self, result: dict[str, Any]) -> None:
+    def _show_kernel_times(self, result: RunResult) -> None:
         """Kernel times into the Kernels page; their nodes' share painted as the program's run-time overlay."""
         wrapper = self.models[0].wrapper_entry if self.models else ""
-        self.kernel_seconds = {(wrapper, int(k["line"])): float(k["seconds"])
-                               for k in result.get("kernel_times") or []}
+        self.kernel_seconds = {(wrapper, k.line): k.seconds for k in result.kernel_times or []}
         self._show(self.outline.currentItem())
-        if self.program is not None and result.get("node_times"):
-            self.program.run_panel.heat_changed.emit(dict(result["node_times"]))
+        if self.program is not None and result.node_times:
+            self.program.run_panel.heat_changed.emit(dict(result.node_times))
 
     # -- the window's contract (app/graph/tab.py) ------------------------------------------------------------------
     def source_file(self) -> str | None:

@@ -47,6 +47,7 @@ from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.import_policy import import_lines
 from pt2_viewer.core.jobs.python_env import choose_worker
 from pt2_viewer.core.jobs.remote.probe import RemoteProbe
+from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
@@ -117,7 +118,7 @@ class CudaProbe(QObject):
         return None
 
     def _answered(self, outcome: JobOutcome) -> None:
-        status = cuda_status_of(outcome.result)
+        status = cuda_status_of(outcome.result_as(RunResult))
         self.learn(status or CudaStatus(False, f"the worker could not ask torch ({outcome.message})"))
 
     def learn(self, status: CudaStatus) -> None:
@@ -156,7 +157,7 @@ class RunPanel(QScrollArea):
         self.trust = trust or TrustStore.default()
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.driver = WorkerDriver(self, warm=program_path, hold=True)  # its worker lives while the tab does
-        self.result: dict[str, Any] | None = None
+        self.result: RunResult | None = None
         self.log: list[str] = []
         self._asked_cuda = False
         self.setWidgetResizable(True)
@@ -336,7 +337,7 @@ class RunPanel(QScrollArea):
         self.progress.setVisible(True)
         self._set_running(True)
         self.log = []
-        self.driver.start(run_job_for(self.program_path), request, temp_dirs.new_dir("run"))  # a .pte: run_pte
+        self.driver.start(run_job_for(self.program_path), request.to_json(), temp_dirs.new_dir("run"))  # .pte: run_pte
 
     def cancel(self) -> None:
         self.driver.cancel()
@@ -361,7 +362,7 @@ class RunPanel(QScrollArea):
 
     def _finished(self, outcome: JobOutcome) -> None:
         self.progress.setVisible(False)
-        result = outcome.result if outcome.ok else None
+        result = outcome.result_as(RunResult) if outcome.ok else None
         self.result = result
         status = cuda_status_of(result)
         if status is not None and status != CudaProbe.shared().status:
@@ -374,19 +375,18 @@ class RunPanel(QScrollArea):
             self.show_result(result)
         self.finished.emit(result)
 
-    def show_result(self, result: dict[str, Any]) -> None:
+    def show_result(self, result: RunResult) -> None:
         """Fill the panel from a run job's result (a failed one shows its failure, and whatever ran before it)."""
         failure = failure_of(result)
         if failure is not None:
             self.stage.setText("The run failed.")
-            self._show_failure(failure.text(), "\n".join(part for part in (failure.detail, *result.get("log", []))
-                                                          if part))
+            self._show_failure(failure.text(), "\n".join(part for part in (failure.detail, *result.log) if part))
         else:
-            where = result.get("device", "cpu")
-            source = (result.get("inputs") or {}).get("source", "")
-            self.stage.setText("\n".join([f"Ran on {where} with {source} inputs.", *import_lines(result)]))
-        if "latency" in result:
-            self.latency.setText(f"<b>Latency</b>: {latency_text(result['latency'])}")
+            where = result.device or "cpu"
+            source = result.inputs.source if result.inputs is not None else ""
+            self.stage.setText("\n".join([f"Ran on {where} with {source} inputs.", *import_lines(result.imports)]))
+        if result.latency is not None:
+            self.latency.setText(f"<b>Latency</b>: {latency_text(result.latency)}")
         self.comparisons.setText("\n".join(comparison_lines(result)))
         rows = output_rows(result)
         self.outputs.setRowCount(len(rows))
@@ -402,8 +402,8 @@ class RunPanel(QScrollArea):
             it.setData(Qt.ItemDataRole.UserRole, node.node)
             self.hot.addItem(it)
         fit_rows(self.hot)
-        if result.get("node_times"):
-            self.heat_changed.emit(dict(result["node_times"]))
+        if result.node_times:
+            self.heat_changed.emit(dict(result.node_times))
 
     def _show_failure(self, message: str, detail: str) -> None:
         self.failure.show_failure(message, detail, self.log)

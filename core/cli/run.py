@@ -21,7 +21,7 @@ from pt2_viewer.core.cli.jobs import (
     trust_fields,
 )
 from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
-from pt2_viewer.core.jobs.schemas.run import RunRequest
+from pt2_viewer.core.jobs.schemas.run import Inputs, RunRequest, RunResult
 from pt2_viewer.core.run.dispatch import run_job_for
 from pt2_viewer.core.run.session import dtype_text
 
@@ -72,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
         fields = {k: v for k, v in request.to_json().items() if k not in ("version",)}
         request = PipelineRunRequest.from_json({**fields, "source": str(args.source) if args.source else None,
                                                 "etrecord": str(args.etrecord) if args.etrecord else None})
-    return run_job_command(job, request, args, readable)
+    return run_job_command(job, request, args, readable, RunResult)
 
 
 def _ms(seconds: float) -> str:
@@ -83,32 +83,32 @@ def _stat(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v if v is not None else "")
 
 
-def readable(result: dict[str, Any]) -> str:
-    lines = [f"{result['program']} on {result['device']} ({result['inputs']['source']} inputs"
-             + (f", {', '.join(f'{k}={v}' for k, v in result['inputs']['sizes'].items())})"
-                if result["inputs"]["sizes"] else ")")]
-    if result["inputs"].get("note"):  # an AOTInductor package's inputs, made from its wrapper's input checks
-        lines.append(f"inputs {result['inputs']['note']}")
+def readable(result: RunResult) -> str:
+    inputs = result.inputs or Inputs(source="")
+    lines = [f"{result.program} on {result.device} ({inputs.source} inputs"
+             + (f", {', '.join(f'{k}={v}' for k, v in inputs.sizes.items())})" if inputs.sizes else ")")]
+    if inputs.note:  # an AOTInductor package's inputs, made from its wrapper's input checks
+        lines.append(f"inputs {inputs.note}")
     rows = [[o["name"], dtype_text(o) if o["kind"] == "tensor" else o["kind"],
              "x".join(map(str, o.get("shape", []))) or "scalar",
              _stat(o.get("min")), _stat(o.get("max")), _stat(o.get("mean")), str(o.get("nan", "")),
-             str(o.get("inf", ""))] for o in result["outputs"]]
+             str(o.get("inf", ""))] for o in result.outputs or []]
     lines.append(table(rows, ["output", "dtype", "shape", "min", "max", "mean", "nan", "inf"]))
-    lat = result["latency"]
-    lines.append(f"latency: median {_ms(lat['median_s'])} ms, min {_ms(lat['min_s'])}, max {_ms(lat['max_s'])}, "
-                 f"IQR {_ms(lat['iqr_s'])} ({lat['runs']} runs after {lat['warmup']} warm-up)")
-    for key, label in (("compile", "torch.compile"), ("aoti", "AOTInductor")):
-        if key in result:
-            c = result[key]
-            d = c["difference"]
-            lines.append(f"{label}: median {_ms(c['latency']['median_s'])} ms ({c['speedup']:.2f}x eager), "
-                         f"built in {c['compile_s']:.1f} s, max abs diff {d['max_abs']}, max rel diff {d['max_rel']}")
-    if result.get("hottest"):
-        lines.append(table([[h["node"], _ms(h["seconds"])] for h in result["hottest"]], ["node", "ms"]))
-    if result.get("kernel_times"):  # an AOTInductor package's kernels, with the program nodes each computes
-        kernels = result["kernel_times"][:10]
-        lines.append(table([[k["kernel"], _ms(k["seconds"]), ", ".join(k["nodes"])] for k in kernels],
+    lat = result.latency
+    if lat is not None:
+        lines.append(f"latency: median {_ms(lat.median_s)} ms, min {_ms(lat.min_s)}, max {_ms(lat.max_s)}, "
+                     f"IQR {_ms(lat.iqr_s)} ({lat.runs} runs after {lat.warmup} warm-up)")
+    for build, label in ((result.compile, "torch.compile"), (result.aoti, "AOTInductor")):
+        if build is not None:
+            d = build.difference
+            lines.append(f"{label}: median {_ms(build.latency.median_s)} ms ({build.speedup:.2f}x eager), "
+                         f"built in {build.compile_s:.1f} s, max abs diff {d.max_abs}, max rel diff {d.max_rel}")
+    if result.hottest:
+        lines.append(table([[h.node, _ms(h.seconds)] for h in result.hottest], ["node", "ms"]))
+    if result.kernel_times:  # an AOTInductor package's kernels, with the program nodes each computes
+        kernels = result.kernel_times[:10]
+        lines.append(table([[k.kernel, _ms(k.seconds), ", ".join(k.nodes)] for k in kernels],
                            ["kernel", "ms", "nodes"]))
-    if result.get("kernel_times_note"):
-        lines.append(result["kernel_times_note"])
+    if result.kernel_times_note:
+        lines.append(result.kernel_times_note)
     return "\n".join(lines)

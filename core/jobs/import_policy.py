@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 # The one list of libraries whose modules a program may import without asking, and why each is on it.
 ALLOWED_DISTRIBUTIONS: dict[str, str] = {
@@ -299,11 +300,11 @@ def import_module(decision: ImportDecision, exclude: set[Path]) -> None:
         importlib.import_module(decision.module)
 
 
-def import_lines(result: dict[str, object]) -> list[str]:
-    """What a job's result says it imported, one line each, as its log says it ("imported transformers.modeling_outputs
-    (transformers 5.24.0) for SequenceClassifierOutput"), for the window to show."""
+def import_lines(imports: list[dict[str, Any]] | None) -> list[str]:
+    """What a job's result says it imported (its `imports`), one line each, as its log says it ("imported
+    transformers.modeling_outputs (transformers 5.24.0) for SequenceClassifierOutput"), for the window to show."""
     lines = []
-    for d in result.get("imports") or []:  # type: ignore[attr-defined]
+    for d in imports or []:
         if isinstance(d, dict) and isinstance(d.get("module"), str):
             source = f" ({d.get('distribution')} {d.get('version')})" if d.get("distribution") else ""
             lines.append(f"imported {d['module']}{source} {d.get('reason') or ''}".rstrip())

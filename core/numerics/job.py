@@ -29,6 +29,7 @@ from pt2_viewer.core.decompose.job import decompose, decomposition_table, mappin
 from pt2_viewer.core.decompose.provenance import provenance_mapping
 from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
+from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest
 from pt2_viewer.core.numerics import aoti
 from pt2_viewer.core.numerics.capture import (
     exits,
@@ -46,7 +47,7 @@ from pt2_viewer.core.numerics.script_reference import compare_script
 from pt2_viewer.core.numerics.store import MemoryUse, ReferenceStore
 from pt2_viewer.core.run.candidate import candidate_outputs
 from pt2_viewer.core.run.inputs import Inputs, check_inputs
-from pt2_viewer.core.run.job import _inputs, cuda_status  # the same inputs Run uses
+from pt2_viewer.core.run.job import choose_inputs, cuda_status  # the same inputs Run uses
 from pt2_viewer.core.run.tensor_stats import flat_outputs
 from pt2_viewer.core.util.files import save_program, write_atomically
 
@@ -105,7 +106,7 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     loaded = load_program(request["program"], request.get("program_name"), request.get("preload"),
                           **trust_options(request))
     report["log"] += loaded.log
-    inputs = _inputs(request, loaded)
+    inputs = choose_inputs(NumericsRequest.from_json(request), loaded)  # until this job is typed
     sizes = check_inputs(loaded.ep, inputs.args, inputs.kwargs)
     flat_user, _ = pytree.tree_flatten((inputs.args, inputs.kwargs))
     seconds["load"] = time.perf_counter() - t0

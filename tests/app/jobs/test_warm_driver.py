@@ -24,7 +24,7 @@ def test_run_then_decompose_load_the_program_once_and_closing_the_tab_ends_the_w
     doc, panel = open_run_tab(qtbot, window, mlp)
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
-    assert blocker.args[0]["ok"]
+    assert blocker.args[0].ok
     first = panel.driver.job
     assert isinstance(first, WarmJob) and reused(first) == [False]
 

@@ -103,8 +103,8 @@ def test_a_pte_runs_from_its_run_panel(qtbot, window: MainWindow) -> None:  # ty
     with qtbot.waitSignal(panel.finished, timeout=TIMEOUT) as done:
         qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
     result = done.args[0]
-    assert result["ok"], result
-    assert result["program_name"] == "forward" and result["inputs"]["source"] == "generated"
+    assert result.ok, result
+    assert result.program_name == "forward" and result.inputs.source == "generated"
     assert panel.outputs.rowCount() == 1 and panel.outputs.item(0, 1).text() == "float32"
     assert panel.latency.text().startswith("<b>Latency</b>")
 

@@ -22,9 +22,9 @@ def test_a_huggingface_program_runs_from_the_window_with_no_prompt(qtbot, window
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
     result = blocker.args[0]
-    assert result is not None and result["ok"], result and result.get("error")
+    assert result is not None and result.ok, result and result.error
     assert panel.stage.text().splitlines() == [
-        f"Ran on cpu with {result['inputs']['source']} inputs.",
+        f"Ran on cpu with {result.inputs.source} inputs.",
         f"imported transformers.modeling_outputs (transformers {transformers.__version__}) for "
         "BaseModelOutputWithPoolingAndCrossAttentions"]
     assert panel.outputs.rowCount() == 2  # last_hidden_state and pooler_output

@@ -76,7 +76,7 @@ def test_run_on_cpu_shows_outputs_latency_and_heat(qtbot, window: MainWindow, ml
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
     result = blocker.args[0]
-    assert result["ok"] and result["inputs"]["sizes"] == {symbol: 6}
+    assert result.ok and result.inputs.sizes == {symbol: 6}
     assert panel.outputs.rowCount() == 1
     cells = [panel.outputs.item(0, c).text() for c in range(panel.outputs.columnCount())]
     assert cells[:3] == ["out", "float32", "[6, 3]"] and cells[6:8] == ["0", "0"]
@@ -84,12 +84,12 @@ def test_run_on_cpu_shows_outputs_latency_and_heat(qtbot, window: MainWindow, ml
     assert panel.latency.text().startswith("<b>Latency</b>: median ")
     assert panel.stage.text() == "Ran on cpu with generated inputs."
 
-    hottest = next(iter(result["node_times"]))
+    hottest = next(iter(result.node_times))
     assert doc.view.heat[hottest] == 1.0
     assert doc.view.nodes[hottest].heat == 1.0 and doc.view.nodes[hottest].heat_fill is not None
-    assert set(doc.view.heat) == set(result["node_times"]) and set(doc.view.heat) <= set(doc.view.nodes)
+    assert set(doc.view.heat) == set(result.node_times) and set(doc.view.heat) <= set(doc.view.nodes)
     assert doc.view.nodes["x"].heat is None  # a placeholder was not timed
-    assert panel.hot.count() == min(10, len(result["node_times"]))
+    assert panel.hot.count() == min(10, len(result.node_times))
     assert panel.hot.item(0).text().startswith(hottest)
     assert panel.hot.height() >= panel.hot.count() * panel.hot.sizeHintForRow(0)  # every hottest node on screen
     low, high = doc.tools.legend.overlay.legend  # the run-time legend gives the times
@@ -127,7 +127,7 @@ def test_missing_custom_op_is_explained_and_import_first_fixes_it(qtbot, window:
     _, panel = open_run_tab(qtbot, window, pt2_path("custom_op"))
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
-    assert blocker.args[0]["error"]["kind"] == "missing_op"
+    assert blocker.args[0].error.kind == "missing_op"
     assert panel.error.isVisible() and "pt2v_test::scale_add" in panel.error.text()
     assert "under 'Import first'" in panel.error.text()
     assert panel.outputs.rowCount() == 0
@@ -141,7 +141,7 @@ def test_missing_custom_op_is_explained_and_import_first_fixes_it(qtbot, window:
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
     result = blocker.args[0]
-    assert result["ok"], result.get("error")
+    assert result.ok, result.error
     assert not panel.error.isVisible() and panel.outputs.rowCount() == 1
 
 
@@ -157,7 +157,7 @@ def test_unbounded_dims_are_listed_in_input_order_and_run(qtbot, window: MainWin
     spins[0].setValue(9)
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
-    assert blocker.args[0]["ok"], blocker.args[0].get("error")
+    assert blocker.args[0].ok, blocker.args[0].error
     assert [panel.outputs.item(r, 2).text() for r in range(panel.outputs.rowCount())] == ["[9, 3]", "[32]"]
     assert not panel.error.isVisible()
 
@@ -168,8 +168,8 @@ def test_mixed_none_int_bool_inputs_run(qtbot, window: MainWindow,  # type: igno
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
     result = blocker.args[0]
-    assert result["ok"], result.get("error")
-    assert [(v["name"], v.get("value")) for v in result["inputs"]["values"][2:]] == [("int_val", 16),
+    assert result.ok, result.error
+    assert [(v["name"], v.get("value")) for v in result.inputs.values[2:]] == [("int_val", 16),
                                                                                        ("bool_val", False)]
     assert panel.outputs.rowCount() == 1 and panel.outputs.item(0, 2).text() == "[4]"
 
@@ -186,7 +186,7 @@ def test_a_long_import_line_wraps_and_nothing_is_cut_at_1280x800(qtbot, window: 
     panel.warmup.setValue(0)
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.cpu_button, Qt.MouseButton.LeftButton)
-    assert blocker.args[0]["ok"], panel.error.text()
+    assert blocker.args[0].ok, panel.error.text()
     assert "imported torch.ao.quantization.fx._decomposed (torch " in panel.stage.text()
     qtbot.waitUntil(lambda: panel.widget().width() <= panel.viewport().width())  # the body fits its column
     for button in (panel.cpu_button, panel.cancel_button):

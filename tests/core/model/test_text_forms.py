@@ -31,11 +31,12 @@ def test_program_facts_and_fix_lines() -> None:
 
 
 def test_a_missing_custom_op_is_advised_once() -> None:
+    from pt2_viewer.core.jobs.schemas.run import RunResult
     from pt2_viewer.core.run.session import failure_of
 
-    failure = failure_of({"ok": False, "error": {
+    failure = failure_of(RunResult.from_json({"ok": False, "error": {
         "kind": "missing_op", "message": "The program uses custom operators that are not registered: pt2v::f.default.",
         "hint": "Name the Python file that defines them with 'Import first' (--import FILE on the command line), or "
-                "install the package that provides the 'pt2v' op namespace."}})
+                "install the package that provides the 'pt2v' op namespace."}}))
     assert failure is not None
     assert failure.text().count("Import first") == 1 and "--import" not in failure.text()

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import torch
 
+from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.numerics.job import run_job as numerics_job
 from pt2_viewer.core.run.job import run_job
 from pt2_viewer.core.run.session import output_rows
@@ -76,7 +77,7 @@ def test_a_sparse_output_is_summarised_with_its_layout(tmp_path: Path) -> None:
     assert out["min"] == float(dense.min()) == 0.0  # relu: the implicit zeros count
     assert out["max"] == pytest.approx(float(dense.max()))
     assert out["mean"] == pytest.approx(float(dense.mean()), rel=1e-6)
-    (row,) = output_rows(result)
+    (row,) = output_rows(RunResult.from_json(result))
     assert "sparse_coo" in row.dtype
 
 
