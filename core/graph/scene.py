@@ -94,10 +94,14 @@ class SceneModel:
         self.leaves: dict[str, str] = {}
         self.leaf_of: dict[str, str] = {}
         self.level_edges: dict[str, list[tuple[str, str]]] = {}
+        self._generation = 0  # bumped by _derive: node sizes, leaves and edges may have changed
         self._derive()
         self.expanded: set[str] = {""}
         self.layouts: dict[str, LayoutResult] = {}
         self._layout_keys: dict[str, str] = {}
+        # path -> (what its request was built from, the request, its key): a round of Expand all asks for every open
+        # group's request again, and most are unchanged since the round before (_request_of)
+        self._requests: dict[str, tuple[int, list[tuple[bool, LayoutResult | None]], LayoutRequest | None, str]] = {}
         self.first_depths: list[int] = []  # the first view's candidate depths, deepest first (expand_initial)
         self.expand_initial()
 
@@ -109,6 +113,7 @@ class SceneModel:
         self.leaf_of = {n: path for path, n in self.leaves.items()}
         self.level_edges = self._level_edges()
         self._widths.clear()
+        self._generation += 1
 
     def set_fold_weights(self, on: bool) -> None:
         """Weights as rows of their users (on) or as nodes of their own; the next layout requests follow."""
@@ -261,6 +266,19 @@ class SceneModel:
         edges = self.level_edges.get(g.path, [])
         return LayoutRequest(nodes=nodes, edges=[LayoutEdge(a, b) for a, b in edges], key_hint=g.path)
 
+    def _request_of(self, g: ModuleGroup) -> tuple[LayoutRequest | None, str]:
+        """`_request(g)` and its key, built again only when what it depends on changed: the node sizes and edges
+        (`_derive`), and each child group's expansion and layout (compared by identity)."""
+        made_of = [(c.path in self.expanded, self.layouts.get(c.path)) for c in g.children]
+        known = self._requests.get(g.path)
+        if known is not None and known[0] == self._generation and len(known[1]) == len(made_of) and all(
+                x[0] == y[0] and x[1] is y[1] for x, y in zip(known[1], made_of)):
+            return known[2], known[3]
+        req = self._request(g)
+        key = request_key(req) if req is not None else ""
+        self._requests[g.path] = (self._generation, made_of, req, key)
+        return req, key
+
     def _open_groups(self) -> list[ModuleGroup]:
         """The expanded groups that are visible (every ancestor expanded), each after all the groups inside it."""
         out: list[ModuleGroup] = []
@@ -277,10 +295,9 @@ class SceneModel:
         of one item are answered here at once (no Graphviz needed), so a chain of such groups costs no round trip."""
         out: dict[str, LayoutRequest] = {}
         for g in self._open_groups():
-            req = self._request(g)
+            req, key = self._request_of(g)
             if req is None:
                 continue
-            key = request_key(req)
             if self._layout_keys.get(g.path) == key:
                 continue
             done = trivial_layout(req)

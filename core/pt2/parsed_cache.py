@@ -31,7 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.model.program import Archive, Argument, Graph, Node, Ref, StoredTensor
+from pt2_viewer.core.model.program import Archive, Argument, Graph, Node, Ref, StoredTensor, Value
+from pt2_viewer.core.model.tensor_meta import TensorMeta, tensor_meta_or_none
 from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pte.magic import is_pte
 from pt2_viewer.core.util.files import write_atomically
@@ -289,14 +290,30 @@ def _decode(data: memoryview, digest: bytes) -> Archive | None:
         archive = msgspec.msgpack.Decoder(Archive, ext_hook=ext_hook).decode(body[meta_len:])
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, IndexError, struct.error, UnicodeDecodeError):
         return None
+    parsed: dict[int, TensorMeta | None] = {}
     for program in archive.programs:
+        _share_metas([t for t in program.weights + program.constants], parsed)
         for _, g in program.all_graphs():
+            _share_metas(list(g.values.values()), parsed)
             for node in g.nodes:
                 if node.subgraphs:
                     by_name = {s.name: s for s in node.subgraphs}
                     for a in node.inputs:
                         a.value = _unmark(a.value, by_name)
     return archive
+
+
+def _share_metas(holders: list[Value] | list[StoredTensor], parsed: dict[int, TensorMeta | None]) -> None:
+    """Parse each interned metadata dict once and give every value holding it the same (frozen) `TensorMeta`, as
+    its lazy `meta` would compute it: 31 parses instead of 12,000 at 10k nodes (shapes are in every node's label)."""
+    for h in holders:
+        meta_json = h.meta_json
+        if meta_json is None:
+            continue
+        key = id(meta_json)  # the table's dicts live as long as the archive: ids are stable here
+        if key not in parsed:
+            parsed[key] = tensor_meta_or_none(meta_json)
+        h.__dict__["meta"] = parsed[key]
 
 
 def _unmark(v: Any, graphs: dict[str, Graph]) -> Any:
