@@ -1,4 +1,6 @@
 """`pt2-viewer diff A.pt2 B.pt2 [--program P] [--json] [--markdown] [--fail-on KINDS]`: what changed, for people and CI.
+`pt2-viewer diff A.pt2 B.pte --etrecord B.etrecord`: a program against its `.pte`, matched through the ETRecord's
+debug handles (core/diff/handles.py; read as JSON, torch-free).
 
 Reads both archives without torch (core/pt2/reader.py) and diffs them (core/diff/). With no flag it prints a summary
 and the per-module roll-up; `--json` one object for scripts, `--markdown` a table for a pull-request comment or a job
@@ -29,6 +31,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--markdown", action="store_true", help="print a Markdown table (a PR comment, a CI summary)")
     parser.add_argument("--fail-on", default=None, metavar="KINDS",
                         help=f"exit 1 when a change of these kinds exists (comma-separated: {','.join(FAIL_KINDS)})")
+    parser.add_argument("--etrecord", default=None, metavar="B.etrecord",
+                        help="B is a .pte: match its nodes to A's through this ETRecord's debug handles (A is the "
+                             "program lowered, or one made from it such as its core ATen decomposition)")
 
 
 class BadInput(Exception):
@@ -76,7 +81,16 @@ def main(args: argparse.Namespace) -> int:
     except BadInput as e:
         print(f"pt2-viewer diff: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    diff = diff_programs(a, b)
+    mapping = None
+    if args.etrecord:
+        from pt2_viewer.core.diff.handles import EtrecordError, etrecord_source_to_pte, pte_provenance
+
+        try:
+            mapping = pte_provenance(a, b, etrecord_source_to_pte(args.etrecord, b))
+        except EtrecordError as e:
+            print(f"pt2-viewer diff: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    diff = diff_programs(a, b, mapping)
     if args.json:
         json.dump(to_json(diff, args.a, args.b), sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -2,9 +2,10 @@
 
 Names are no evidence between two exports: a change early in the model shifts every later name by one (`relu_3`
 becomes `relu_4`), which is what today's `guess_mapping` trips on. So the matcher pairs nodes, one to one, by:
-1. provenance: a decomposition's mapping file (core/compare/mapping.py) or the `from_node` metadata torch writes on a
-   node, naming the A node it was traced from (when A is an export: see `_by_provenance`); of an A node's several
-   descendants, the one calling the same op (else the last, which makes the value) is its counterpart, the others new;
+1. provenance: a decomposition's mapping file (core/compare/mapping.py), an ETRecord's debug handles between a program
+   and its `.pte` (core/diff/handles.py), or the `from_node` metadata torch writes on a node, naming the A node it
+   was traced from (when A is an export: see `_by_provenance`); of an A node's several descendants, the one calling
+   the same op (else the last, which makes the value) is its counterpart, the others new;
 2. placeholders by what the signature says they are (a parameter's target, a user input's position), and the output;
 3. within each module call present on both sides, the two op sequences aligned (difflib, the longest common
    subsequences of targets): equal runs pair up, and a replaced run pairs position by position when both sides have
@@ -24,6 +25,8 @@ from pt2_viewer.core.diff.facts import NodeFacts, ProgramFacts
 from pt2_viewer.core.model.program import NodeOp
 
 PROVENANCE, SIGNATURE, ALIGNED, NEIGHBOURS = "provenance", "signature", "aligned", "neighbours"
+# a mapping's links that are provenance: torch's `from_node`, and the ETRecord's debug handles (core/diff/handles.py)
+PROVENANCE_LINKS = frozenset({"from_node", "debug_handle"})
 
 
 @dataclass
@@ -55,7 +58,7 @@ def match(fa: ProgramFacts, fb: ProgramFacts, mapping: NodeMapping | None = None
 def _by_provenance(fa: ProgramFacts, fb: ProgramFacts, mapping: NodeMapping | None, m: Matching) -> None:
     after: dict[str, list[str]] = defaultdict(list)  # A node -> its B descendants, in B's order
     if mapping is not None:
-        links = {(k.before, k.after) for k in mapping.links if k.method == "from_node"}
+        links = {(k.before, k.after) for k in mapping.links if k.method in PROVENANCE_LINKS}
         by_after: dict[str, list[str]] = defaultdict(list)
         for before, after_name in links:
             by_after[after_name].append(before)

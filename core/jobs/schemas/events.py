@@ -50,7 +50,6 @@ class Done(Event):
     result: str | None = optional()  # always "result.json", in the job's folder: never a path the channel names
 
     def __post_init__(self) -> None:
-        from pt2_viewer.core.jobs.protocol import RESULT_FILE
         if self.result is not None and self.result != RESULT_FILE:
             raise SchemaError(f"done event: the result is {RESULT_FILE}, not {self.result!r}")
 
