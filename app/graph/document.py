@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import time
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -22,12 +22,14 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QSplitter,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from pt2_viewer.app.graph.context_menu import MenuActions, item_menu
 from pt2_viewer.app.graph.find_bar import FindBar
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
@@ -42,15 +44,18 @@ from pt2_viewer.app.panels.signature import SignaturePanel
 from pt2_viewer.app.panels.summary import SummaryPanel
 from pt2_viewer.app.panels.symbols import SymbolsPanel
 from pt2_viewer.app.qt import tool_button
-from pt2_viewer.app.run.panel import RunPanel
+from pt2_viewer.app.run.panel import CudaProbe, RunPanel
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.app.widgets.source_view import open_source
+from pt2_viewer.core.graph.details import node_tooltip
 from pt2_viewer.core.graph.document import DocumentChange, DocumentEvent, DocumentModel, Expansion
 from pt2_viewer.core.graph.framing import Settle, below, below_text
 from pt2_viewer.core.graph.ids import node_of
+from pt2_viewer.core.graph.overlays import Overlay
 from pt2_viewer.core.layout.driver import LayoutRounds
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest
 from pt2_viewer.core.numerics.session import OVERLAY_NAME as NUMERICS_OVERLAY
+from pt2_viewer.core.run.session import CudaStatus
 from pt2_viewer.core.util.words import plural
 
 PROGRESS_AFTER_MS = 500
@@ -111,7 +116,10 @@ class DocumentWidget(DocumentTab):
         self.view = GraphView()
         self.minimap = MiniMap(self.view, self.view)
         self.breadcrumb = Breadcrumb()
-        self.finder = FindBar(self)
+        # history, arrow keys, going through nodes, overlays (run time, dtype ...): given the model, the view and how
+        # to show a node, no more
+        self.tools = GraphTools(model, self.view, self.reveal, self.select)
+        self.finder = FindBar(model, self.tools, self.status.emit, self)
         self.find = self.finder.box
         self.results = self.finder.results
         self.progress = QProgressBar()
@@ -193,13 +201,14 @@ class DocumentWidget(DocumentTab):
             panel.nodes_highlighted.connect(self.mark)
             panel.subgraph_requested.connect(self.enter_subgraph)
             panel.source_requested.connect(lambda f, line: open_source(f, line, self))
-        self.tools = GraphTools(self)  # history, arrow keys, right-click menu, overlays (run time, dtype ...)
+        self._wire_tools()
         self.run_panel.node_requested.connect(self.reveal)
         self.numerics_panel.node_requested.connect(self.reveal)
         self.numerics_panel.overlay_changed.connect(lambda o: self.tools.add_overlay(o) if o is not None
                                                     else self.tools.remove_overlay(NUMERICS_OVERLAY))
         self._stale_panels: set[str] = set()
         self.subgraph_menu: QMenu | None = None
+        self.menu: QMenu | None = None  # the last right-click menu (kept while shown, and for tests)
         self.panels.currentChanged.connect(lambda _i: self._refresh_current_panel())
         model.set_weights_as_nodes(weights_as_nodes_wanted())  # before the first layout: nothing is redone
         self._unsubscribe = model.subscribe(self._model_changed)
@@ -207,6 +216,65 @@ class DocumentWidget(DocumentTab):
         # In the next turn of the event loop, once whoever made this widget has connected to its signals: a level
         # that needs no Graphviz is drawn at once, and its graph_ready (or layout_failed) must reach them.
         QTimer.singleShot(0, self, self._show_level)
+
+    def _wire_tools(self) -> None:
+        """What the graph's tools do with the panels, the minimap and the status line, and the panels with them."""
+        tools, view = self.tools, self.view
+        tools.status.connect(self.status.emit)
+        tools.measure_changed.connect(self._set_measure)
+        tools.overlay_shown.connect(self._overlay_shown)
+        view.palette_changed.connect(self.minimap.refit)  # the minimap takes the theme's colours again
+        view.scene_shown.connect(self._place_minimap)
+        view.context_requested.connect(self._context_menu)
+        view.describe = self.describe
+        self.run_panel.heat_changed.connect(tools.show_run_time)
+        self.run_panel.nodes_requested.connect(lambda nodes, at: tools.go_through(nodes, "hottest nodes", at))
+        self.numerics_panel.nodes_requested.connect(lambda nodes, at: tools.go_through(nodes, "nodes by error", at))
+        self.numerics_panel.cuda_asked.connect(self._ask_cuda)
+        CudaProbe.shared().known.connect(self._cuda_known)
+        for panel in self.panel_widgets.values():
+            panel.nodes_highlighted.connect(tools.go_through_marked)
+
+    def _set_measure(self, name: str, overlay: object) -> None:
+        details = self.panel_widgets["Details"]
+        assert isinstance(details, DetailsPanel) and (overlay is None or isinstance(overlay, Overlay))
+        details.set_measure(name, overlay)  # an overlay's figures for the selected node, under its name
+
+    def _overlay_shown(self) -> None:
+        if not self.minimap.pixmap.isNull():
+            self.minimap.refit()  # the small picture shows the overlay's colours too
+
+    def describe(self, node: str) -> str:
+        """A node's tooltip: target, module path, output types and users (core/graph/details.node_tooltip)."""
+        level = self.model.level
+        return node_tooltip(self.model.program, level.graph, node, level.index, self.symbols_panel.dim_names)
+
+    def item_menu(self, item: str) -> QMenu:
+        """The right-click menu for a node, a group or the background ("") (app/graph/context_menu.py)."""
+        return item_menu(self.model, item, MenuActions(self.fit, self.show_in_code, self.tools.find_users,
+                                                       self.open_subgraph_of), self)
+
+    def _context_menu(self, item: str, pos: QPoint) -> None:
+        if item and node_of(item) is not None:
+            self.select(item)
+        self.menu = self.item_menu(item)
+        self.menu.popup(pos)
+
+    def show_in_code(self, node: str) -> None:
+        self.reveal(node)
+        self.panels.setVisible(True)
+        self.panels.setCurrentWidget(self.panel_widgets["Code"])
+
+    def _ask_cuda(self) -> None:  # CUDA for the Numerics tab, as Run asks it
+        status = CudaProbe.shared().ask()
+        if status is not None:
+            self._cuda_known(status)
+
+    def _cuda_known(self, status: CudaStatus) -> None:
+        self.numerics_panel.set_cuda(status.available, status.reason)
+
+    def _place_minimap(self) -> None:
+        self.minimap.beside_another, self.minimap.in_comparison = _beside_other_graphs(self)
 
     # -- levels and layout -------------------------------------------------------------------------------------
     def _show_level(self) -> None:
@@ -466,6 +534,24 @@ def show_weights_as_nodes(window: QWidget, on: bool) -> None:
     QSettings("pt2-viewer", "PT2 Viewer").setValue(WEIGHTS_SETTING, on)
     for doc in window.findChildren(DocumentWidget):
         doc.set_weights_as_nodes(on)
+
+
+def _beside_other_graphs(doc: QWidget) -> tuple[bool, bool]:
+    """Whether another document sits before this one in a splitter, and whether any sits beside it (a comparison):
+    a comparison's panes show a minimap only when asked, and then only the first, since the two views move
+    together."""
+    before = beside = False
+    child, parent = doc, doc.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QSplitter):
+            i = parent.indexOf(child)
+            for k in range(parent.count()):
+                w = parent.widget(k)
+                if k != i and w is not None and (type(w) is type(doc) or w.findChild(type(doc)) is not None):
+                    beside = True
+                    before = before or k < i
+        child, parent = parent, parent.parentWidget()
+    return before, beside
 
 
 def _internal(e: BaseException) -> str:

@@ -22,7 +22,7 @@ def test_expanding_from_the_context_menu_reaches_the_view_through_the_event(qtbo
     centre = box.sceneBoundingRect().center()
     pos = doc.view.mapFromScene(centre)
     doc.view.contextMenuEvent(_context_event(doc, QPoint(pos.x(), pos.y())))
-    menu = doc.tools.menu
+    menu = doc.menu
     assert menu is not None
     expand = next(a for a in menu.actions() if a.text() == "Expand Group")
     with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):

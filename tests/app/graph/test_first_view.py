@@ -116,8 +116,6 @@ def test_show_weights_as_nodes_is_remembered(qtbot, window: MainWindow, resnet18
 def test_fit_keeps_labels_readable_and_the_users_expansion(qtbot, window: MainWindow, pt2_path, via: str) -> None:  # type: ignore[no-untyped-def]
     """Fit never shrinks labels to a hairline, and never collapses what the user expanded (issue 30): after Expand
     all it zooms out to the legibility floor at most; collapsing is Collapse All's, the depth box's."""
-    from pt2_viewer.app.graph.context_menu import item_menu
-
     doc = open_and_wait(qtbot, window, pt2_path("deep_encoder"))
     with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
         doc.expand_all()
@@ -126,18 +124,16 @@ def test_fit_keeps_labels_readable_and_the_users_expansion(qtbot, window: MainWi
     if via == "toolbar":
         doc.fit()
     else:  # a right-click on the background: its Fit is the same readable Fit
-        next(a for a in item_menu(doc, "").actions() if a.text() == "Fit").trigger()
+        next(a for a in doc.item_menu("").actions() if a.text() == "Fit").trigger()
     assert doc.view.transform().m11() >= READABLE_SCALE, "labels stay readable"
     assert scene.expanded == everything and len(doc.view.nodes) == drawn and not doc.laying_out
 
 
 def test_a_leaf_modules_menu_collapses_the_module_around_it(qtbot, window: MainWindow, resnet18: Path) -> None:  # type: ignore[no-untyped-def]
-    from pt2_viewer.app.graph.context_menu import item_menu
-
     doc = open_and_wait(qtbot, window, resnet18)
     with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
         doc.expand_all()
     leaf = doc.view.nodes["conv2d_1"]  # layer1.0.conv1, drawn as its op's box
     assert leaf.box.module == "layer1.0.conv1" and leaf.title == "conv1: Conv2d"
-    texts = [a.text() for a in item_menu(doc, "conv2d_1").actions()]
+    texts = [a.text() for a in doc.item_menu("conv2d_1").actions()]
     assert "Collapse Group '0: BasicBlock'" in texts, texts

@@ -125,7 +125,7 @@ def test_right_click_menu(qtbot, window: MainWindow, pt2_path) -> None:  # type:
     pos = at(doc, node)
     qtbot.mouseClick(doc.view.viewport(), Qt.MouseButton.RightButton, pos=pos)  # a press selects, as in any view
     doc.view.contextMenuEvent(_context_event(doc, pos))
-    menu = doc.tools.menu
+    menu = doc.menu
     assert menu is not None and doc.model.selection == node
     actions = {a.text().split(" (")[0]: a for a in menu.actions() if a.text()}
     assert {"Copy Name", "Copy Target", "Copy Shape", "Show in Code", "Find Users"} <= set(actions)

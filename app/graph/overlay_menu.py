@@ -1,0 +1,40 @@
+"""View > Overlay: the overlays the graph the View menu acts on offers (its tools, app/graph/tools.py), and loading a
+user's `{node_name: value}` JSON file. Built each time the menu opens."""
+from __future__ import annotations
+
+import functools
+
+from PySide6.QtGui import QActionGroup
+from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
+
+from pt2_viewer.app.graph.document import DocumentWidget
+
+
+def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) -> None:
+    """View > Overlay for the graph the View menu acts on: None, each overlay it offers, and loading a user's
+    `{node_name: value}` JSON file."""
+    menu.clear()
+    if doc is None:
+        menu.addAction("No graph").setEnabled(False)
+        return
+    tools = doc.tools
+    group = QActionGroup(menu)
+    for name in [None, *tools.overlay_names()]:
+        action = menu.addAction(name or "None (kind colours)", functools.partial(tools.show_overlay, name))
+        action.setCheckable(True)
+        action.setChecked(tools.overlay_name == name)
+        group.addAction(action)
+    menu.addSeparator()
+
+    def load() -> None:
+        path, _ = QFileDialog.getOpenFileName(parent, "Load a per-node overlay", "", "JSON {node: value} (*.json)")
+        if path:
+            try:
+                overlay = tools.load_overlay(path)
+            except ValueError as e:
+                doc.status.emit(str(e))
+                return
+            doc.status.emit(f"Overlay {overlay.name}: {len(overlay.texts)} nodes"
+                            + (f" ({'; '.join(overlay.notes)})" if overlay.notes else ""))
+
+    menu.addAction("Load Per-Node Values (JSON)…", load)
