@@ -108,7 +108,7 @@ def build(task: Task) -> tuple[Task, float, str]:
     try:
         note = BUILDERS[task[0]](*task[1:])
     except ExportFailed as e:
-        note = f"torch refuses it (cached): {e.reason[:120]}"
+        note = f"not built (a refusal is cached, a timeout not): {e.reason[:120]}"
     return task, time.perf_counter() - start, note
 
 
@@ -134,7 +134,7 @@ def _zoo(name: str) -> str:
         try:
             path = zoo_path(program)
         except ExportFailed as e:
-            notes.append(f"{program.id}: torch refuses it (cached): {e.reason[:100]}")
+            notes.append(f"{program.id} not built: {e.reason[:100]}")
             continue
         if program.id in ZOO_REFERENCES:
             expected_info(path), torch_outputs(path), torch_core_ops(path)
