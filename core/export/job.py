@@ -46,6 +46,8 @@ from pt2_viewer.core.export.fixes.verify import budget_s, verify
 from pt2_viewer.core.export.guards import GuardCapture, GuardLog, resolve_inputs
 from pt2_viewer.core.export.report import CONVENTION, REPORT_FILE, ExportCall, ExportReport, Rerun, ScriptError
 from pt2_viewer.core.jobs.protocol import PROGRESS, write_json_atomic
+from pt2_viewer.core.jobs.schemas.export import ExportDone, ExportRequest
+from pt2_viewer.core.jobs.typed_job import TypedJob
 from pt2_viewer.core.util.files import write_atomically
 from pt2_viewer.core.util.repeated_output import stderr_blocks_once
 
@@ -452,35 +454,32 @@ def _assignment_line(script: Path, name: str) -> SourceLine | None:
 
 # --- the job ----------------------------------------------------------------------------------------------------
 
-def parse_request(request: dict[str, Any]) -> tuple[Path, Rerun | None]:
-    """The script and the optional rerun; `"diagnose": true` is read by run_job."""
-    script = request.get("script")
-    if not isinstance(script, str) or not script:
+def parse_request(request: ExportRequest) -> tuple[Path, Rerun | None]:
+    """The script and the optional rerun (the schema checked the fields' types; `diagnose` is read by `run`)."""
+    if not request.script:
         raise ValueError("the request needs 'script': the path of a Python model script")
-    path = Path(script).expanduser().resolve()
+    path = Path(request.script).expanduser().resolve()
     if not path.is_file():
         raise ValueError(f"the script {path} does not exist or is not a file")
-    rerun = request.get("rerun")
+    rerun = request.rerun
     if rerun is None:
         return path, None
-    if not isinstance(rerun, dict) or not (isinstance(rerun.get("call"), int) or rerun.get("call") == CONVENTION):
+    if not (isinstance(rerun.call, int) or rerun.call == CONVENTION):
         raise ValueError("'rerun' must be an object with 'call' (an export call index or \"convention\") and "
                          "optionally 'strict' and 'dynamic_shapes'")
-    if rerun.get("strict") is not None and not isinstance(rerun["strict"], bool):
-        raise ValueError("'rerun.strict' must be true, false or null")
-    return path, Rerun(rerun["call"], rerun.get("strict"), rerun.get("dynamic_shapes"))
+    return path, Rerun(rerun.call, rerun.strict, rerun.dynamic_shapes)
 
 
-def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
+def run(request: ExportRequest, out: Path, emit: Emit) -> ExportDone:
     script, rerun = parse_request(request)
     started = time.monotonic()
     code, error = compile_script(script)
     calls: list[ExportCall] = []
     if code is not None:
         emit({"type": PROGRESS, "stage": "import", "message": "Importing torch"})
-        recorder = ExportRecorder(script, out, emit, rerun, diagnose=bool(request.get("diagnose")))
-        recorder.save = request.get("save", True) is not False
-        run_as = Path(request["run_as"]) if isinstance(request.get("run_as"), str) else None
+        recorder = ExportRecorder(script, out, emit, rerun, diagnose=bool(request.diagnose))
+        recorder.save = request.save is not False
+        run_as = Path(request.run_as) if request.run_as else None
         emit({"type": PROGRESS, "stage": "script", "message": f"Running {script.name}"})
         ns, error = run_script(script, code, recorder, run_as)
         if error is None:
@@ -499,11 +498,9 @@ def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
                           torch_version=getattr(torch, "__version__", None),
                           python_version=sys.version.split()[0], duration_s=round(time.monotonic() - started, 3))
     write_json_atomic(out / REPORT_FILE, report.to_json())
-    return {
-        "report": REPORT_FILE,
-        "script_ok": error is None,
-        "calls": len(calls),
-        "exported": sum(1 for c in calls if c.ok),
-        "failed": sum(1 for c in calls if not c.ok),
-        "programs": [c.pt2 for c in calls if c.pt2],
-    }
+    return ExportDone(report=REPORT_FILE, script_ok=error is None, calls=len(calls),
+                      exported=sum(1 for c in calls if c.ok), failed=sum(1 for c in calls if not c.ok),
+                      programs=[c.pt2 for c in calls if c.pt2])
+
+
+run_job = TypedJob(run, ExportRequest)  # the worker's entry (core/jobs/typed_job.py)
