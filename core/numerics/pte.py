@@ -29,6 +29,7 @@ from pt2_viewer.core.deploy.pte_map import (
     reference_handles,
 )
 from pt2_viewer.core.jobs.errors import JobFailure
+from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
 from pt2_viewer.core.numerics.metrics import NodeError, compare_values
 
 Emit = Callable[[dict[str, Any]], None]
@@ -74,6 +75,14 @@ def fresh_etrecord(ep: Any, pte: Path, program: Any, out: Path, log: list[str], 
                                             f"whose {len(mine)} instructions match the file's")
 
 
+def flat_inputs(ep: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """The inputs in the program's own order (keyword inputs as its signature lists them): how the `.pte` and the
+    source's flat graph both take them."""
+    import torch.fx._pytree as fx_pytree
+
+    return list(fx_pytree.tree_flatten_spec((args, kwargs), ep.call_spec.in_spec))
+
+
 def reference_values(ep: Any, handles: dict[str, tuple[int, ...]], args: tuple[Any, ...],
                      kwargs: dict[str, Any]) -> dict[tuple[int, ...], Any]:
     """The source's values keyed by debug handle: ExecuTorch's IntermediateOutputCapturer over the source program's
@@ -87,7 +96,7 @@ def reference_values(ep: Any, handles: dict[str, tuple[int, ...]], args: tuple[A
             n.meta["debug_handle"] = handles[n.name] if len(handles[n.name]) > 1 else handles[n.name][0]
             marked.append(n)
     try:
-        return dict(IntermediateOutputCapturer(gm).run_and_capture(*args, **kwargs))
+        return dict(IntermediateOutputCapturer(gm).run_and_capture(*flat_inputs(ep, args, kwargs)))
     finally:
         for n in marked:
             n.meta.pop("debug_handle", None)
@@ -96,35 +105,33 @@ def reference_values(ep: Any, handles: dict[str, tuple[int, ...]], args: tuple[A
 Rows = tuple[dict[str, NodeError], dict[str, dict[str, Any]]]
 
 
-def compare_pte(ep: Any, pte: Path, args: tuple[Any, ...], kwargs: dict[str, Any], request: dict[str, Any],
-                out: Path, emit: Emit, report: dict[str, Any]) -> Rows:
+def compare_pte(ep: Any, pte: Path, args: tuple[Any, ...], kwargs: dict[str, Any], request: NumericsRequest,
+                out: Path, emit: Emit, report: NumericsResult) -> Rows:
     """Per-node errors of the `.pte` against the source `ep` (keyed by source node), and each row's extras
     (`delegate`, `group`, `instruction`)."""
-    import torch.utils._pytree as pytree
     from executorch.devtools.inspector._inspector_utils import map_runtime_aot_intermediate_outputs
 
     from pt2_viewer.core.deploy.etdump import inspect, run_with_etdump, runtime_values
     from pt2_viewer.core.deploy.etrecord import load_etrecord
-    from pt2_viewer.core.jobs.loading import trust_options
 
-    program = pte_program(pte, request.get("method"))
+    program = pte_program(pte, request.method)
     work = out / "pte_numerics"
     work.mkdir(parents=True, exist_ok=True)
-    if request.get("etrecord"):
-        trust = trust_options(request)
-        rec = load_etrecord(request["etrecord"], work, trust["trusted"], trust["allow_imports"])
+    if request.etrecord:
+        name = Path(request.etrecord).name
+        rec = load_etrecord(request.etrecord, work, request.trust, request.allow_imports)
         if rec.exported_program is None:
-            raise JobFailure("mismatch", f"The ETRecord '{Path(request['etrecord']).name}' holds no exported program "
+            raise JobFailure("mismatch", f"The ETRecord '{name}' holds no exported program "
                              "to map back to.", "Make it with generate_etrecord=True from the exported program.")
-        check_same_program(rec.exported_program, ep, f"The ETRecord '{Path(request['etrecord']).name}'")
-        compared = f"{pte.name}, mapped through the ETRecord {Path(request['etrecord']).name}"
+        check_same_program(rec.exported_program, ep, f"The ETRecord '{name}'")
+        compared = f"{pte.name}, mapped through the ETRecord {name}"
     else:
-        rec, compared = fresh_etrecord(ep, pte, program, work, report["log"], emit)
-    report["compared_program"] = compared
+        rec, compared = fresh_etrecord(ep, pte, program, work, report.log, emit)
+    report.compared_program = compared
     emit({"type": "progress", "stage": "candidate", "fraction": 0.5,
           "message": f"Running {pte.name} with ETDump and its debug buffer"})
-    run = run_with_etdump(pte, program.name, pytree.tree_leaves((args, kwargs)), work,
-                          float(request.get("budget_mb", 1024)))
+    run = run_with_etdump(pte, program.name, flat_inputs(ep, args, kwargs), work,
+                          float(request.budget_mb))
     inspector = inspect(run, rec)
     handles = reference_handles(inspector)
     emit({"type": "progress", "stage": "reference", "fraction": 0.7, "message": "Running the source program"})
