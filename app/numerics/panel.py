@@ -43,7 +43,6 @@ from pt2_viewer.app.qt import push_button
 from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.import_policy import import_lines
-from pt2_viewer.core.jobs.schemas.base import SchemaError
 from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.model.program import NodeOp, Program
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
@@ -88,7 +87,7 @@ class NumericsPanel(QScrollArea):
         self.trust = trust or TrustStore.default()
         self.interactive = interactive
         self.driver = WorkerDriver(self, warm=program_path)
-        self.result: dict[str, Any] | None = None
+        self.result: NumericsResult | None = None
         self.rows: list[ErrorRow] = []
         self.placeholders = {n.name for n in program.graph.nodes if n.op is NodeOp.PLACEHOLDER}
         self.log: list[str] = []
@@ -243,7 +242,7 @@ class NumericsPanel(QScrollArea):
         self.progress.setVisible(True)
         self._set_running(True)
         self.log = []
-        self.driver.start("numerics", build_request(self.program_path, self.program.name, options),
+        self.driver.start("numerics", build_request(self.program_path, self.program.name, options).to_json(),
                           temp_dirs.new_dir("numerics"))
 
     def cancel(self) -> None:
@@ -271,19 +270,20 @@ class NumericsPanel(QScrollArea):
         self.progress.setVisible(False)
         self._set_running(False)
         failed = outcome.failure_text()
-        self.result = outcome.result if outcome.ok else None
-        if failed is not None:
-            self._learn_cuda(self.result or {})
+        self.result = outcome.result_as(NumericsResult) if outcome.ok else None
+        if failed is not None or self.result is None:
+            if self.result is not None:
+                self._learn_cuda(self.result)
             self.stage.setText("The comparison did not run." if outcome.status != "cancelled" else outcome.message)
-            self.failure.show_failure(failed[0], failed[1], self.log)
+            self.failure.show_failure(*(failed or (outcome.message, "")), self.log)
         else:
-            self.show_result(outcome.result or {})
+            self.show_result(self.result)
         self.finished.emit(self.result)
 
-    def show_result(self, result: dict[str, Any]) -> None:
+    def show_result(self, result: NumericsResult) -> None:
         """Fill the tab from a numerics job's result and paint its errors on the graph."""
         self.result = result
-        self.stage.setText("\n".join(import_lines(result.get("imports"))))  # as the Run tab says it
+        self.stage.setText("\n".join(import_lines(result.imports)))  # as the Run tab says it
         self.summary.setText(summary_text(result))
         self.rows = error_rows(result, self.placeholders)
         self.table.setRowCount(len(self.rows))
@@ -304,7 +304,7 @@ class NumericsPanel(QScrollArea):
         self._learn_cuda(result)
         first = first_divergence(result)
         self.go_first.setEnabled(first is not None)
-        self.open_compare.setEnabled(first is not None and bool(result.get("candidate_program")))
+        self.open_compare.setEnabled(first is not None and bool(result.candidate_program))
         self.overlay_changed.emit(error_overlay(result))
 
     def _fit_columns(self) -> None:
@@ -346,11 +346,11 @@ class NumericsPanel(QScrollArea):
         if not available and self.candidate.currentData() == "cuda":
             self.candidate.setCurrentIndex(0)
 
-    def _learn_cuda(self, result: dict[str, Any]) -> None:
+    def _learn_cuda(self, result: NumericsResult) -> None:
         """Every result says whether the worker's torch sees CUDA: without it the cuda candidate is disabled, saying
         why."""
-        if result.get("cuda_available") is False:
-            self.set_cuda(False, str(result.get("cuda_unavailable_reason", "")))
+        if result.cuda_available is False:
+            self.set_cuda(False, result.cuda_unavailable_reason or "")
 
     def _go_through(self, row: int) -> None:
         """Show the row's node in the graph, with next/previous through the rows in the table's order."""
@@ -370,10 +370,6 @@ class NumericsPanel(QScrollArea):
         first = first_divergence(self.result)
         if not first or not self.result:
             return
-        try:
-            decomposition = Decomposition.from_numerics(NumericsResult.from_json(self.result))
-        except SchemaError as e:
-            self.stage.setText(f"The comparison's result cannot be read: {e}.")
-            return
+        decomposition = Decomposition.from_numerics(self.result)
         if decomposition is not None:
             self.compare_requested.emit(decomposition, first)

@@ -34,6 +34,8 @@ from pt2_viewer.core.deploy.delegation import delegation_overlay, reason_rows, s
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.schemas.base import SchemaError
 from pt2_viewer.core.jobs.schemas.lower import LowerResult
+from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
+from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.platform import temp_dirs
 
@@ -183,12 +185,14 @@ class LowerDialog(QDialog):
         assert self.sides is not None
         source, pte = self.sides
         if job == "numerics":
-            pairs = [(source, error_overlay(result)), (pte, error_overlay(on_pte_graph(result)))]
-            self.stage.setText(summary_text(result))
+            numerics = NumericsResult.from_json(result)
+            pairs = [(source, error_overlay(numerics)), (pte, error_overlay(on_pte_graph(numerics)))]
+            self.stage.setText(summary_text(numerics))
         else:
-            pairs = [(source, run_time_overlay(result.get("source_node_times") or {})),
-                     (pte, run_time_overlay(result.get("node_times") or {}))]
-            self.stage.setText(f"Timed {len(result.get('node_times') or {})} instructions and delegate calls.")
+            run = RunResult.from_json(result)
+            pairs = [(source, run_time_overlay(run.source_node_times or {})),
+                     (pte, run_time_overlay(run.node_times or {}))]
+            self.stage.setText(f"Timed {len(run.node_times or {})} instructions and delegate calls.")
         for doc, overlay in pairs:
             if overlay is not None:
                 doc.tools.add_overlay(overlay)

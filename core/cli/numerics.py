@@ -20,7 +20,7 @@ from pt2_viewer.core.cli.jobs import (
     table,
     trust_fields,
 )
-from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest
+from pt2_viewer.core.jobs.schemas.numerics import Memory, NumericsRequest, NumericsResult
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
 
 CANDIDATE_HELP = ("core or functional ATen, a decomposition table TABLE.py, bf16 or fp16 (casts inputs, parameters and "
@@ -60,11 +60,11 @@ def main(args: argparse.Namespace) -> int:
               "aoti)", file=sys.stderr)
         return 2
     request = NumericsRequest(
-        program=str(args.file), candidate=args.candidate, script=str(args.file) if script else None,
+        program=str(args.file), candidate=args.candidate or "core", script=str(args.file) if script else None,
         threshold=args.threshold, inputs=args.inputs, seed=args.seed, top=args.top, budget_mb=args.budget_mb,
         table_name=args.table_name, program_name=args.program, preload=str(args.preload) if args.preload else None,
         etrecord=str(args.etrecord) if args.etrecord else None, **trust_fields(args))
-    return run_job_command("numerics", request, args, readable)
+    return run_job_command("numerics", request, args, readable, NumericsResult)
 
 
 def _num(v: Any) -> str:
@@ -75,26 +75,27 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:.1f} MB"
 
 
-def readable(result: dict[str, Any]) -> str:
-    lines = [f"{result['program']} against {result['candidate']} ({result['inputs']['source']} inputs, threshold "
-             f"{result['threshold']:g} on max|ref-cand|/max|ref|): {result['compared']} "
-             f"{'nodes' if result['per_node'] else 'outputs'} compared"]
-    if result["note"]:
-        lines.append(result["note"])
-    if result.get("compared_program"):  # a FILE.pte: which program's instructions were mapped, and how
-        lines.append(f"compared: {result['compared_program']}")
-    found = result["first_divergence"]
+def readable(result: NumericsResult) -> str:
+    source = result.inputs.source if result.inputs is not None else ""
+    lines = [f"{result.program} against {result.candidate} ({source} inputs, threshold "
+             f"{result.threshold or 0:g} on max|ref-cand|/max|ref|): {result.compared} "
+             f"{'nodes' if result.per_node else 'outputs'} compared"]
+    if result.note:
+        lines.append(result.note)
+    if result.compared_program:  # a FILE.pte: which program's instructions were mapped, and how
+        lines.append(f"compared: {result.compared_program}")
+    found = result.first_divergence
     if found:
-        lines.append(f"first divergence: {found['node']} (error {_num(found['error'])}; its inputs "
-                     f"{', '.join(found['inputs']) or 'none'} are within the threshold)")
+        lines.append(f"first divergence: {found.node} (error {_num(found.error)}; its inputs "
+                     f"{', '.join(found.inputs) or 'none'} are within the threshold)")
     else:
         lines.append("no divergence: every compared value is within the threshold")
-    rows = [[w["node"], w["candidate"], _num(w["max_abs"]), _num(w["max_rel"]), _num(w["cosine"]),
-             _num(w["sqnr_db"]), str(w["nan"]), str(w["inf"]), w["note"]] for w in result["worst"]]
+    rows = [[w.node, w.candidate, _num(w.max_abs), _num(w.max_rel), _num(w.cosine), _num(w.sqnr_db), str(w.nan),
+             str(w.inf), w.note] for w in result.worst or []]
     if rows:
         lines.append(table(rows, ["node", "candidate", "max abs", "max rel", "cosine", "SQNR dB", "nan", "inf",
                                   "note"]))
-    m = result["memory"]
-    lines.append(f"memory: {_mb(m['peak_held_bytes'])} of reference values held at most, {_mb(m['spilled_bytes'])} "
-                 f"spilled to disk, worker peak {_mb(m['peak_rss_bytes'])}")
+    m = result.memory or Memory()
+    lines.append(f"memory: {_mb(m.peak_held_bytes)} of reference values held at most, {_mb(m.spilled_bytes)} "
+                 f"spilled to disk, worker peak {_mb(m.peak_rss_bytes)}")
     return "\n".join(lines)

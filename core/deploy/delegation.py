@@ -4,13 +4,14 @@ source with its `.pte`, linked through the ETRecord's debug handles (the lower j
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.compare.mapping import Link, NodeMapping
 from pt2_viewer.core.compare.session import CompareSession, op_rows
 from pt2_viewer.core.graph.overlays import Overlay, category_overlay
+from pt2_viewer.core.jobs.schemas.numerics import NodeErrorRecord, NumericsResult
 from pt2_viewer.core.model.program import Program
 
 OVERLAY = "Delegation"
@@ -74,23 +75,23 @@ def summary(result: dict[str, Any]) -> str:
             f"{len(delegated) + len(left)} ops delegated")
 
 
-def on_pte_graph(result: dict[str, Any]) -> dict[str, Any]:
+def on_pte_graph(result: NumericsResult) -> NumericsResult:
     """A `.pte` numerics result re-keyed by the `.pte` graph's nodes (each row's `candidate`), so the same error
     overlay paints the `.pte` beside its source; where two rows share a node, the larger error stays."""
-    rows: dict[str, dict[str, Any]] = {}
-    for r in result.get("nodes") or []:
-        mine = {**r, "node": r["candidate"], "candidate": r["node"]}
-        old = rows.get(mine["node"])
-        if old is None or _error(mine) > _error(old):
-            rows[mine["node"]] = mine
-    found = result.get("first_divergence")
-    by_source = {str(r["node"]): str(r["candidate"]) for r in result.get("nodes") or []}
-    moved = {**found, "node": by_source.get(str(found["node"]), found["node"])} if found else None
-    return {**result, "nodes": list(rows.values()), "first_divergence": moved}
+    rows: dict[str, NodeErrorRecord] = {}
+    for r in result.nodes or []:
+        mine = replace(r, node=r.candidate, candidate=r.node)
+        old = rows.get(mine.node)
+        if old is None or _error(mine.error) > _error(old.error):
+            rows[mine.node] = mine
+    found = result.first_divergence
+    by_source = {r.node: r.candidate for r in result.nodes or []}
+    moved = replace(found, node=by_source.get(found.node, found.node)) if found else None
+    return replace(result, nodes=list(rows.values()), first_divergence=moved)
 
 
-def _error(row: dict[str, Any]) -> float:
+def _error(error: float | str) -> float:
     try:
-        return float(row.get("error", 0.0))
+        return float(error)
     except (TypeError, ValueError):
         return 0.0

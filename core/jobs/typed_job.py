@@ -6,12 +6,14 @@ and calls `run_job.typed` with the request it read, then writes the returned res
 Calling `run_job(request_dict, out, emit)` does the same reading and writing in this process (the tests do, to stay
 fast): the dict is read through the schema and the result comes back as its JSON.
 
-`failed(XResult, failure, **learned)` is a failed result that carries only what the job learned before failing, as
-the JSON has always had it (`{"ok": false, "error": ..., "seconds": ..., "log": ...}`): fields it was not given are
-left out, not written as their defaults.
+`reporting(body, request, out, emit, result)` runs a job body that fills in `result` as it learns, and
+`failed(XResult, failure, **learned)` makes a failed result: either way a failed result carries only what the job
+learned before failing, as the JSON has always had it (`{"ok": false, "error": ..., "log": ...}`): a field still None
+is left out, not written as null.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,8 @@ def reporting(body: Callable[[Req, Path, Emit, Out], None], request: Req, out: P
     except JobFailure as f:
         emit({"type": "job_failed", **f.failure.to_json()})
         result.ok, result.error = False, f.failure
+        if isinstance(result, Schema):
+            _learned_only(result)
     else:
         result.ok = True
     return result
@@ -63,8 +67,14 @@ def reporting(body: Callable[[Req, Path, Emit, Out], None], request: Req, out: P
 def failed(result_type: type[Res], failure: Failure, **learned: Any) -> Res:
     """A failed result of `result_type`: `ok` false, the `error`, and only the fields in `learned`."""
     result = result_type(ok=False, error=failure, **learned)  # type: ignore[call-arg]  # every result has ok, error
-    result.key_order = ["ok", "error", *learned]
+    _learned_only(result)
     return result
+
+
+def _learned_only(result: Schema) -> None:
+    """Write only the fields the job set (None: not learned), not a field that is always written (`"x": null`)."""
+    result.key_order = [f.name for f in dataclasses.fields(result)
+                        if f.name not in ("extra", "key_order") and getattr(result, f.name) is not None]
 
 
 __all__ = ["Emit", "Outcome", "TypedJob", "failed", "reporting"]

@@ -15,11 +15,13 @@ carry a value out of it (used outside the group, or a program output), as decomp
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import captured_torch_logs
+from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
 from pt2_viewer.core.numerics.capture import steps
 from pt2_viewer.core.numerics.guarded import copied, guarded, guarded_steps, progress, start_args
 from pt2_viewer.core.numerics.metrics import NodeError, compare_values
@@ -143,7 +145,7 @@ def _shape(value: Any) -> tuple[int, ...] | None:
 
 
 def compare_aoti(kind: str, candidate: str, ep: Any, flat_user: list[Any], args: tuple[Any, ...],
-                 kwargs: dict[str, Any], out: Path, emit: Any, report: dict[str, Any], request: dict[str, Any]
+                 kwargs: dict[str, Any], out: Path, emit: Any, report: NumericsResult, request: NumericsRequest
                  ) -> tuple[dict[str, NodeError], dict[str, dict[str, Any]]] | None:
     """`--candidate aoti` (built here, traced) or a traced `PACKAGE.pt2`, op by op; None for a package built without
     provenance and saved values (the caller compares its outputs)."""
@@ -152,8 +154,8 @@ def compare_aoti(kind: str, candidate: str, ep: Any, flat_user: list[Any], args:
         package = out / "model.aoti.pt2"
         progress(emit, "aoti_compile", 0.2, "Compiling with AOTInductor, provenance and saved kernel values "
                  "(tens of seconds)")
-        build_traced(ep, package, report["log"])
-        request = dict(request, allow_native=True)  # built here, from the program: no one else's code
+        build_traced(ep, package, report.log)
+        request = replace(request, allow_native=True)  # built here, from the program: no one else's code
     else:
         package = Path(candidate)
     model = traced_model(package)

@@ -27,9 +27,17 @@ from typing import Any
 from pt2_viewer.core.compare.mapping import write_mapping
 from pt2_viewer.core.decompose.job import decompose, decomposition_table, mapping_path_for
 from pt2_viewer.core.decompose.provenance import provenance_mapping
-from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
+from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
-from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest
+from pt2_viewer.core.jobs.schemas.numerics import (
+    DivergenceRecord,
+    Memory,
+    NodeErrorRecord,
+    NumericsInputs,
+    NumericsRequest,
+    NumericsResult,
+)
+from pt2_viewer.core.jobs.typed_job import TypedJob, reporting
 from pt2_viewer.core.numerics import aoti
 from pt2_viewer.core.numerics.capture import (
     exits,
@@ -41,7 +49,7 @@ from pt2_viewer.core.numerics.capture import (
     steps,
 )
 from pt2_viewer.core.numerics.guarded import copied, guarded, guarded_steps, progress, start_args
-from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError, compare_values, first_divergence, worst
+from pt2_viewer.core.numerics.metrics import NodeError, compare_values, first_divergence, worst
 from pt2_viewer.core.numerics.pte import compare_pte
 from pt2_viewer.core.numerics.script_reference import compare_script
 from pt2_viewer.core.numerics.store import MemoryUse, ReferenceStore
@@ -60,10 +68,13 @@ OUTPUTS_ONLY_NOTE = ("torch.compile, AOTInductor and ExecuTorch give no intermed
                      "compared.")
 
 
-def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
+def run(request: NumericsRequest, out: Path, emit: Emit) -> NumericsResult:
     cuda_ok, why = cuda_status()
-    report: dict[str, Any] = {"cuda_available": cuda_ok, "cuda_unavailable_reason": why, "log": []}
-    return report_failures(_run, request, out, emit, report)
+    return reporting(_run, request, out, emit, NumericsResult(ok=False, cuda_available=cuda_ok,
+                                                              cuda_unavailable_reason=why))
+
+
+run_job = TypedJob(run, NumericsRequest)  # the worker's entry (core/jobs/typed_job.py)
 
 
 def candidate_kind(candidate: str) -> str:
@@ -84,36 +95,35 @@ def _cast(args: list[Any], dtype: Any) -> list[Any]:
     return [a.detach().to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
 
 
-def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
+def _run(request: NumericsRequest, out: Path, emit: Emit, report: NumericsResult) -> None:
     import torch
     import torch.utils._pytree as pytree
 
-    if request.get("script"):
-        return _script(request, emit, report)
-    if "program" not in request:
+    if request.script:
+        return _script(request.script, request, emit, report)
+    if request.program is None:
         raise JobFailure("request", "The request names no program.", "Pass the .pt2 path as 'program'.")
-    candidate = str(request.get("candidate", "core"))
+    candidate = request.candidate
     kind = candidate_kind(candidate)
-    threshold = float(request.get("threshold", DEFAULT_THRESHOLD))
+    threshold = request.threshold
     if not threshold >= 0:
         raise JobFailure("request", f"The threshold {threshold} is not a non-negative number.", "Use e.g. 0.01.")
-    if kind == "cuda" and not report["cuda_available"]:
-        raise JobFailure("cuda", f"CUDA is not available: {report['cuda_unavailable_reason']}.",
+    if kind == "cuda" and not report.cuda_available:
+        raise JobFailure("cuda", f"CUDA is not available: {report.cuda_unavailable_reason}.",
                          "Compare another candidate, or run on a machine with an NVIDIA GPU and a CUDA build of torch.")
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    progress(emit, "load", 0.0, f"Loading {Path(request['program']).name}")
-    loaded = load_program(request["program"], request.get("program_name"), request.get("preload"),
-                          **trust_options(request))
-    report["log"] += loaded.log
-    inputs = choose_inputs(NumericsRequest.from_json(request), loaded)  # until this job is typed
+    progress(emit, "load", 0.0, f"Loading {Path(request.program).name}")
+    loaded = load_program(request.program, request.program_name, request.preload, **trust_options(request))
+    report.log += loaded.log
+    inputs = choose_inputs(request, loaded)
     sizes = check_inputs(loaded.ep, inputs.args, inputs.kwargs)
     flat_user, _ = pytree.tree_flatten((inputs.args, inputs.kwargs))
     seconds["load"] = time.perf_counter() - t0
-    report.update(program=str(loaded.path), program_name=loaded.name, candidate=candidate, kind=kind,
-                  threshold=threshold, inputs={"source": inputs.source, "sizes": sizes}, imported=loaded.imported,
-                  imports=loaded.import_details)
-    budget = int(float(request.get("budget_mb", 1024)) * 2**20)
+    report.program, report.program_name, report.candidate, report.kind = str(loaded.path), loaded.name, candidate, kind
+    report.threshold, report.inputs = threshold, NumericsInputs(source=inputs.source, sizes=sizes)
+    report.imported, report.imports = loaded.imported, loaded.import_details
+    budget = int(float(request.budget_mb) * 2**20)
     memory = MemoryUse()
     ep = loaded.ep
     order, ins = shown_order(ep.graph), inputs_of(ep.graph)
@@ -130,7 +140,7 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
             errors = _outputs_only(kind, ep, inputs, out, emit, report, candidate, request)
             order, ins = list(errors), {}
         elif kind in (*PRECISIONS, "cuda"):
-            errors = _lockstep(kind, ep, flat_user, emit, report)
+            errors = _lockstep(kind, ep, flat_user, emit)
         else:
             errors = _decomposed(kind, candidate, ep, flat_user, out, budget, memory, emit, request, report, seconds)
     seconds["compare"] = time.perf_counter() - t - seconds.get("decompose", 0.0)
@@ -139,23 +149,28 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     found = first_divergence(order, errors, ins, threshold,
                              sources=source_nodes(ep.graph) if not outputs_only else ())
     nodes = [errors[n] for n in order if n in errors]
-    top = int(request.get("top", 20))
     progress(emit, "done", 1.0, f"Compared {len(nodes)} nodes"
              + (f"; first divergence at {found.node}" if found else "; no divergence"))
-    return {"ok": True, **report, "per_node": not outputs_only,
-            "note": OUTPUTS_ONLY_NOTE if outputs_only else aoti.NOTE if traced else "",
-            "compared": len(nodes), "not_compared": [n for n in order if n not in errors] if not outputs_only
-            else [], "first_divergence": found.to_json() if found else None,
-            "worst": [{**e.to_json(), **extras.get(e.node, {})} for e in worst(nodes, top)],
-            "nodes": [{**e.to_json(), **extras.get(e.node, {})} for e in nodes],
-            "memory": memory.to_json(), "seconds": seconds}
+    report.per_node = not outputs_only
+    report.note = OUTPUTS_ONLY_NOTE if outputs_only else aoti.NOTE if traced else ""
+    report.compared = len(nodes)
+    report.not_compared = [n for n in order if n not in errors] if not outputs_only else []
+    report.first_divergence = DivergenceRecord.from_json(found.to_json()) if found else None
+    report.worst = [_record(e, extras) for e in worst(nodes, request.top)]
+    report.nodes = [_record(e, extras) for e in nodes]
+    report.memory, report.seconds = Memory.from_json(memory.to_json()), seconds
+
+
+def _record(e: NodeError, extras: dict[str, dict[str, Any]]) -> NodeErrorRecord:
+    """A compared node's row as the result holds it (a .pte's or a kernel's extras after the metrics)."""
+    return NodeErrorRecord.from_json({**e.to_json(), **extras.get(e.node, {})})
 
 
 def _every(total: int) -> int:
     return max(total // 50, 1)
 
 
-def _lockstep(kind: str, ep: Any, flat_user: list[Any], emit: Emit, report: dict[str, Any]) -> dict[str, NodeError]:
+def _lockstep(kind: str, ep: Any, flat_user: list[Any], emit: Emit) -> dict[str, NodeError]:
     """Step the reference and the cast-down (or GPU) copy of the same graph together; node names match."""
     import torch
 
@@ -197,26 +212,26 @@ def _lockstep(kind: str, ep: Any, flat_user: list[Any], emit: Emit, report: dict
 
 
 def _decomposed(kind: str, candidate: str, ep: Any, flat_user: list[Any], out: Path, budget: int,
-                memory: MemoryUse, emit: Emit, request: dict[str, Any], report: dict[str, Any],
+                memory: MemoryUse, emit: Emit, request: NumericsRequest, report: NumericsResult,
                 seconds: dict[str, float]) -> dict[str, NodeError]:
     """Decompose, run the reference keeping only mapped values (spilling past the budget), then run the candidate and
     compare each mapped node as it is computed."""
     t = time.perf_counter()
     progress(emit, "decompose", 0.05, f"Decomposing ({kind})")
-    table = decomposition_table(kind, candidate if kind == "table" else None, request.get("table_name"))
-    after = decompose(ep, table, report["log"])
-    mapping = provenance_mapping(ep.graph, after.graph, before_label=f"{Path(report['program']).name}",
+    table = decomposition_table(kind, candidate if kind == "table" else None, request.table_name)
+    after = decompose(ep, table, report.log)
+    mapping = provenance_mapping(ep.graph, after.graph, before_label=f"{Path(str(report.program)).name}",
                                  after_label=f"{candidate}")
     exit_to_ref = exits([(k.before, k.after) for k in mapping.links], after.graph)
     wanted = set(exit_to_ref.values())
     seconds["decompose"] = time.perf_counter() - t
-    if request.get("save_candidate"):
+    if request.save_candidate:
 
         output = out / "candidate.pt2"
-        with captured_torch_logs(report["log"]):
+        with captured_torch_logs(report.log):
             save_program(after, output)
         write_mapping(mapping, mapping_path_for(output))
-        report.update(candidate_program=str(output), mapping=str(mapping_path_for(output)))
+        report.candidate_program, report.mapping = str(output), str(mapping_path_for(output))
 
     store = ReferenceStore(out / "spill", budget, memory)
     total = len(ep.graph.nodes) + len(after.graph.nodes)
@@ -243,8 +258,8 @@ def _decomposed(kind: str, candidate: str, ep: Any, flat_user: list[Any], out: P
     return errors
 
 
-def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, report: dict[str, Any],
-                  candidate: str = "", request: dict[str, Any] | None = None) -> dict[str, NodeError]:
+def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, report: NumericsResult,
+                  candidate: str, request: NumericsRequest) -> dict[str, NodeError]:
     import torch
 
     module = ep.module()
@@ -253,18 +268,18 @@ def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, rep
     if kind == "compile":
         progress(emit, "compile", 0.2, "Compiling with torch.compile (slow on CPU)")
         compiled = torch.compile(module)
-        with captured_torch_logs(report["log"]):
+        with captured_torch_logs(report.log):
             result = guarded("the torch.compile build", lambda: compiled(*inputs.args, **inputs.kwargs))
     elif kind in ("pte", "package"):
         progress(emit, "candidate", 0.3, f"Running {Path(candidate).name}")
         result = guarded(Path(candidate).name, lambda: candidate_outputs(kind, candidate, inputs.args, inputs.kwargs,
-                                                                          request or {}, report["log"]))
+                                                                          request, report.log))
     else:
 
         package = out / "model.aoti.pt2"
         progress(emit, "aoti_compile", 0.2, "Compiling and packaging with AOTInductor (tens of seconds)")
         try:
-            with captured_torch_logs(report["log"]):
+            with captured_torch_logs(report.log):
                 write_atomically(package, lambda tmp: torch._inductor.aoti_compile_and_package(ep, package_path=tmp))
         except Exception as e:
             raise JobFailure("aoti", f"AOTInductor could not compile the program: {first_line(e)}",
@@ -283,13 +298,13 @@ def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, rep
     return errors
 
 
-def _script(request: dict[str, Any], emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
+def _script(script_file: str, request: NumericsRequest, emit: Emit, report: NumericsResult) -> None:
     """A model script: its eager model is the reference, each submodule's output against the exported program's value
     where that module's call ends (core/numerics/script_reference.py). The first divergence is the first module, in
     the order the program computes them, over the threshold."""
 
-    threshold = float(request.get("threshold", DEFAULT_THRESHOLD))
-    script = Path(request["script"])
+    threshold = request.threshold
+    script = Path(script_file)
     t = time.perf_counter()
     progress(emit, "export", 0.1, f"Importing {script.name}, exporting its model and running both")
     order, errors, not_compared = compare_script(script)
@@ -297,11 +312,12 @@ def _script(request: dict[str, Any], emit: Emit, report: dict[str, Any]) -> dict
     nodes = [errors[p] for p in order if p in errors]
     progress(emit, "done", 1.0, f"Compared {len(nodes)} modules")
     memory = MemoryUse(peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-    return {"ok": True, **report, "program": str(script), "program_name": "model", "candidate": "export",
-            "kind": "script", "threshold": threshold, "inputs": {"source": "example", "sizes": {}}, "per_node": True,
-            "note": "The eager model is the reference: each module's output against the program's value where that "
-            "module's call ends (nodes are named by module path).", "compared": len(nodes),
-            "not_compared": not_compared, "first_divergence": found.to_json() if found else None,
-            "worst": [e.to_json() for e in worst(nodes, int(request.get("top", 20)))],
-            "nodes": [e.to_json() for e in nodes], "memory": memory.to_json(),
-            "seconds": {"compare": time.perf_counter() - t}}
+    report.program, report.program_name, report.candidate, report.kind = str(script), "model", "export", "script"
+    report.threshold, report.inputs, report.per_node = threshold, NumericsInputs(source="example"), True
+    report.note = ("The eager model is the reference: each module's output against the program's value where that "
+                   "module's call ends (nodes are named by module path).")
+    report.compared, report.not_compared = len(nodes), not_compared
+    report.first_divergence = DivergenceRecord.from_json(found.to_json()) if found else None
+    report.worst = [_record(e, {}) for e in worst(nodes, request.top)]
+    report.nodes = [_record(e, {}) for e in nodes]
+    report.memory, report.seconds = Memory.from_json(memory.to_json()), {"compare": time.perf_counter() - t}

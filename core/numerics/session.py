@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
 
 from pt2_viewer.core.graph.overlays import LegendItem, Overlay
+from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError
 
 OVERLAY_NAME = "Numerics error"
@@ -44,7 +44,7 @@ def parse_threshold(text: str) -> float | None:
     return value if value >= 0 and math.isfinite(value) else None
 
 
-def build_request(program_path: str, program_name: str | None, options: NumericsOptions) -> dict[str, Any]:
+def build_request(program_path: str, program_name: str | None, options: NumericsOptions) -> NumericsRequest:
     """The `numerics` job's request (docs/numerics.md); a decomposed candidate is saved for the compare view."""
     if options.inputs not in INPUT_MODES:
         raise ValueError(f"inputs must be one of {', '.join(INPUT_MODES)}, not {options.inputs!r}")
@@ -53,16 +53,12 @@ def build_request(program_path: str, program_name: str | None, options: Numerics
     if options.candidate == "lowered" and not options.table:
         raise ValueError("a lowered candidate needs its .pte or package file")
     candidate = options.table if options.candidate in ("table", "lowered") else options.candidate
-    request: dict[str, Any] = {"program": program_path, "candidate": candidate, "inputs": options.inputs,
-                               "seed": options.seed, "threshold": options.threshold, "top": 20,
-                               "save_candidate": options.candidate in ("core", "functional", "table")}
-    if program_name:
-        request["program_name"] = program_name
-    if options.candidate == "lowered" and str(options.table).endswith(".pt2"):
-        request["allow_native"] = True  # the panel asked before (an AOTInductor package's compiled code runs)
-    if options.preload:
-        request["preload"] = options.preload
-    return request
+    return NumericsRequest(
+        program=program_path, program_name=program_name or None, preload=options.preload or None,
+        candidate=str(candidate), inputs=options.inputs, seed=options.seed, threshold=options.threshold, top=20,
+        save_candidate=options.candidate in ("core", "functional", "table"),
+        # the panel asked before (an AOTInductor package's compiled code runs)
+        allow_native=options.candidate == "lowered" and str(options.table).endswith(".pt2"))
 
 
 @dataclass
@@ -83,20 +79,24 @@ def _g(v: float, digits: int = 3) -> str:
     return f"{v:.{digits}g}" if math.isfinite(v) else str(v)
 
 
-def node_errors(result: dict[str, Any] | None) -> list[NodeError]:
-    if not result or not result.get("ok"):
+def node_errors(result: NumericsResult | None) -> list[NodeError]:
+    if result is None or not result.ok:
         return []
-    return [NodeError.from_json(n) for n in result.get("nodes", [])]
+    return [NodeError.from_json(n.to_json()) for n in result.nodes or []]
 
 
-def error_rows(result: dict[str, Any] | None, inputs: Collection[str] = ()) -> list[ErrorRow]:
+def _threshold(result: NumericsResult) -> float:
+    return result.threshold if result.threshold is not None else DEFAULT_THRESHOLD
+
+
+def error_rows(result: NumericsResult | None, inputs: Collection[str] = ()) -> list[ErrorRow]:
     """Every compared node, the largest error first (NaN/Inf the reference lacks count as infinite). Among equal
     errors the ops come before `inputs` (the placeholders: weights and user inputs), so a decomposition exact to
     the bit does not open its table on two hundred weights at 0."""
-    if not result or not result.get("ok"):
+    if result is None or not result.ok:
         return []
-    threshold = float(result.get("threshold", DEFAULT_THRESHOLD))
-    first = (result.get("first_divergence") or {}).get("node")
+    threshold = _threshold(result)
+    first = result.first_divergence.node if result.first_divergence is not None else None
     errors = sorted(node_errors(result), key=lambda e: (-_sortable(e.error), e.node in inputs, e.sqnr_db))
     return [ErrorRow(e, not e.error <= threshold, e.node == first) for e in errors]
 
@@ -105,20 +105,20 @@ def _sortable(x: float) -> float:
     return math.inf if math.isnan(x) else x
 
 
-def first_divergence(result: dict[str, Any] | None) -> str | None:
-    if not result or not result.get("ok") or not result.get("per_node"):
+def first_divergence(result: NumericsResult | None) -> str | None:
+    if result is None or not result.ok or not result.per_node or result.first_divergence is None:
         return None
-    return (result.get("first_divergence") or {}).get("node")
+    return result.first_divergence.node
 
 
-def error_overlay(result: dict[str, Any] | None) -> Overlay | None:
+def error_overlay(result: NumericsResult | None) -> Overlay | None:
     """The per-node error painted on the reference's graph; None when nothing was compared node by node."""
-    if not result or not result.get("ok") or not result.get("per_node"):
+    if result is None or not result.ok or not result.per_node:
         return None
     errors = node_errors(result)
     if not errors:
         return None
-    threshold = float(result.get("threshold", DEFAULT_THRESHOLD))
+    threshold = _threshold(result)
     logs = {e.node: math.log10(max(e.error, FLOOR)) for e in errors if not math.isnan(e.error)}
     finite = [v for v in logs.values() if math.isfinite(v)]
     lo = min(finite, default=math.log10(FLOOR))
@@ -156,26 +156,26 @@ def error_detail_rows(e: NodeError, threshold: float, first: bool) -> list[tuple
     return rows
 
 
-def summary_text(result: dict[str, Any] | None) -> str:
+def summary_text(result: NumericsResult | None) -> str:
     """One or two sentences: what was compared, where it first diverged, and the memory it took."""
-    if not result or not result.get("ok"):
+    if result is None or not result.ok:
         return ""
-    what = "nodes" if result.get("per_node") else "outputs"
-    parts = [f"Compared {result.get('compared', 0)} {what} with {result.get('candidate')} "
-             f"({(result.get('inputs') or {}).get('source', '')} inputs)."]
-    if result.get("note"):
-        parts.append(str(result["note"]))
-    found = result.get("first_divergence")
+    what = "nodes" if result.per_node else "outputs"
+    parts = [f"Compared {result.compared or 0} {what} with {result.candidate} "
+             f"({result.inputs.source if result.inputs is not None else ''} inputs)."]
+    if result.note:
+        parts.append(result.note)
+    found = result.first_divergence
     if found:
-        parts.append(f"First divergence: {found['node']} (error {_g(float(found['error']))}, threshold "
-                     f"{float(result['threshold']):g}); its inputs are within the threshold.")
+        parts.append(f"First divergence: {found.node} (error {_g(float(found.error))}, threshold "
+                     f"{_threshold(result):g}); its inputs are within the threshold.")
     else:
-        parts.append(f"No divergence: every error is within {float(result['threshold']):g}.")
-    m = result.get("memory") or {}
-    if m:
-        parts.append(f"Memory: {m.get('peak_held_bytes', 0) / 2**20:.1f} MB of reference values held, "
-                     f"{m.get('spilled_bytes', 0) / 2**20:.1f} MB spilled, worker peak "
-                     f"{m.get('peak_rss_bytes', 0) / 2**20:.0f} MB.")
+        parts.append(f"No divergence: every error is within {_threshold(result):g}.")
+    m = result.memory
+    if m is not None:
+        parts.append(f"Memory: {m.peak_held_bytes / 2**20:.1f} MB of reference values held, "
+                     f"{m.spilled_bytes / 2**20:.1f} MB spilled, worker peak "
+                     f"{m.peak_rss_bytes / 2**20:.0f} MB.")
     return " ".join(parts)
 
 

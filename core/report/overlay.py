@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.graph.overlays import Overlay, OverlayFileError, overlay_from_json, read_overlay_json
+from pt2_viewer.core.jobs.schemas.base import SchemaError
+from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.numerics.session import error_overlay, summary_text
 
@@ -16,10 +18,14 @@ def read_overlay(path: str | Path, program: Program) -> Overlay:
     p = Path(path)
     data = read_overlay_json(p)
     if isinstance(data, dict) and "per_node" in data and "nodes" in data:  # a numerics result
-        overlay = error_overlay(data)
+        try:
+            result = NumericsResult.from_json(data)
+        except SchemaError as e:
+            raise OverlayFileError(f"{p.name} is not a numerics result this PT2 Viewer reads: {e}") from None
+        overlay = error_overlay(result)
         if overlay is None:
             raise OverlayFileError(f"{p.name} is a numerics result with no per-node errors (outputs only, or failed)")
-        overlay.notes.insert(0, summary_text(data))
+        overlay.notes.insert(0, summary_text(result))
         return overlay
     return overlay_from_json(data, p, program.graph)
 

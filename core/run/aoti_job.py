@@ -21,7 +21,7 @@ from typing import Any
 
 from pt2_viewer.core.jobs.archive_check import ArchiveCheck
 from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
-from pt2_viewer.core.jobs.loading import require_native, trust_options
+from pt2_viewer.core.jobs.loading import Trusting, require_native, trust_options
 from pt2_viewer.core.pt2.aoti import AotiModel, aoti_models
 from pt2_viewer.core.pt2.aoti_inputs import AotiInput, choose_sizes, shape_of
 from pt2_viewer.core.pt2.archive import AOTI_DIR, open_archive
@@ -38,7 +38,8 @@ def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
     return report_failures(_run, request, out, emit, report)
 
 
-def load_package(path: Path, request: dict[str, Any], model: str | None = None, device: str = "cpu") -> Any:
+def load_package(path: Path, request: dict[str, Any] | Trusting, model: str | None = None, device: str = "cpu"
+                 ) -> Any:
     """The package's runner on `device`, after the native-code consent; a failure that says what is missing
     otherwise."""
     import torch

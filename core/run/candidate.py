@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest
 from pt2_viewer.core.run.aoti_job import load_package
 from pt2_viewer.core.run.pte_job import load_method, method_names
 
 
 def candidate_outputs(kind: str, candidate: str | Path, args: tuple[Any, ...], kwargs: dict[str, Any],
-                      request: dict[str, Any], log: list[str]) -> Any:
+                      request: NumericsRequest, log: list[str]) -> Any:
     """What a `.pte` (`kind` "pte": its first method, on the flattened inputs) or an AOTInductor package (after
     --allow-native) returns on the inputs the numerics job gave its reference."""
     import torch.utils._pytree as pytree  # deferred: torch, only once a candidate runs
@@ -18,6 +19,6 @@ def candidate_outputs(kind: str, candidate: str | Path, args: tuple[Any, ...], k
     path = Path(candidate)
     if kind == "pte":
         names = method_names(path)
-        method = load_method(path, str(request.get("method") or (names[0] if names else "forward")), log)
+        method = load_method(path, request.method or (names[0] if names else "forward"), log)
         return method.execute(pytree.tree_leaves((args, kwargs)))
     return load_package(path, request)(*args, **kwargs)

@@ -18,7 +18,7 @@ class NumericsRequest(ProgramRequest):
     VERSIONED = True
 
     # "core", "functional", a table .py, "bf16", "fp16", "cuda", "compile" or "aoti"; a local path when a table
-    candidate: str | None = local_path()
+    candidate: str = local_path(default="core")
     script: str | None = local_path()  # a model script instead of a .pt2: its eager model is the reference
     table_name: str | None = None
     inputs: str = "auto"

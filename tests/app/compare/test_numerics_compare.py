@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.core.compare.decomposition import Decomposition, Owner
-from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
-from pt2_viewer.core.numerics.job import run_job
+from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest
+from pt2_viewer.core.numerics.job import run
 from pt2_viewer.core.platform import temp_dirs
 from tests.core.numerics.programs import numerics_programs  # noqa: F401  (a fixture)
 from tests.programs import REPO_ROOT
@@ -30,10 +30,10 @@ def test_numerics_candidate_in_the_compare_view_keeps_the_numerics_folder(  # ty
     folder = temp_dirs.new_dir("numerics")  # the folder the Numerics panel gives its job
     try:
         table = str(REPO_ROOT / "tests" / "tables" / "tutorial_conv2d.py")
-        result = run_job({"program": str(program), "candidate": table, "save_candidate": True}, folder,
-                         lambda e: None)
-        assert result["ok"], result.get("error")
-        decomposition = Decomposition.from_numerics(NumericsResult.from_json(result))
+        result = run(NumericsRequest(program=str(program), candidate=table, save_candidate=True), folder,
+                     lambda e: None)
+        assert result.ok, result.error
+        decomposition = Decomposition.from_numerics(result)
         assert decomposition is not None and decomposition.owner is Owner.NUMERICS_JOB
         assert decomposition.folder == folder and not decomposition.may_delete(Owner.COMPARE_TAB)
         panel.show_result(result)
@@ -52,8 +52,8 @@ def test_numerics_candidate_in_the_compare_view_keeps_the_numerics_folder(  # ty
         assert view.title().endswith("table tutorial_conv2d.py")
         # closing the comparison leaves the Numerics job's folder, and the candidate in it, where they are
         window.close_tab(window.tabs.currentIndex())
-        assert folder.is_dir() and Path(result["candidate_program"]).is_file()
-        assert Path(result["mapping"]).is_file()
+        assert folder.is_dir() and Path(str(result.candidate_program)).is_file()
+        assert Path(str(result.mapping)).is_file()
         # the panel can open it again
         qtbot.mouseClick(panel.open_compare, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: window.tabs.count() == tabs + 1, timeout=TIMEOUT)

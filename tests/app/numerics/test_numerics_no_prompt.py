@@ -23,11 +23,11 @@ def test_a_huggingface_program_is_compared_from_the_window_with_no_prompt(qtbot,
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
     result = blocker.args[0]
-    assert result is not None and result["ok"], panel.failure.error.text()
+    assert result is not None and result.ok, panel.failure.error.text()
     assert panel.stage.text().splitlines() == [
         f"imported transformers.modeling_outputs (transformers {transformers.__version__}) for "
         "BaseModelOutputWithPoolingAndCrossAttentions"]
-    assert panel.table.rowCount() == result["compared"] > 0
+    assert panel.table.rowCount() == result.compared > 0
     store = TrustStore.default()
     assert not store.is_trusted(path) and not store.allowed_modules(choose_worker_python().path), \
         "nothing was trusted on the user's behalf"

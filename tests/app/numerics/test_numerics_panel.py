@@ -16,7 +16,9 @@ from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.numerics.panel import NumericsPanel
 from pt2_viewer.core.compare.session import LEFT, RIGHT
-from pt2_viewer.core.numerics.job import run_job
+from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
+from pt2_viewer.core.numerics.job import run
 from pt2_viewer.core.numerics.session import OVERLAY_NAME
 from tests.core.numerics.programs import numerics_programs  # noqa: F401  (a fixture)
 from tests.issue30_programs import transformer_names
@@ -40,15 +42,15 @@ def test_fp16_overflow_in_the_window(qtbot, window: MainWindow, numerics_program
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
     result = blocker.args[0]
-    assert result is not None and result["ok"], panel.failure.error.text()
+    assert result is not None and result.ok, panel.failure.error.text()
     assert "First divergence: mul_1" in panel.summary.text() and "Memory:" in panel.summary.text()
     cuda = panel.candidate.model().item(panel.candidate.findData("cuda"))
-    assert cuda.isEnabled() == result["cuda_available"]  # off, saying why, where the worker's torch has no CUDA
-    if not result["cuda_available"]:
-        assert result["cuda_unavailable_reason"] in cuda.toolTip()
+    assert cuda.isEnabled() == result.cuda_available  # off, saying why, where the worker's torch has no CUDA
+    if not result.cuda_available:
+        assert result.cuda_unavailable_reason and result.cuda_unavailable_reason in cuda.toolTip()
 
     # the table: every compared node, the largest error first; the infinite one is the first divergence, in bold
-    assert panel.table.rowCount() == result["compared"]
+    assert panel.table.rowCount() == result.compared
     assert panel.table.item(0, 0).text() == "mul_1" and panel.table.item(0, 0).font().bold()
     errors = [float(panel.table.item(r, 2).text()) for r in range(panel.table.rowCount())]
     assert errors == sorted(errors, reverse=True)
@@ -93,10 +95,10 @@ def test_a_decomposition_result_offers_the_compare_view(qtbot, window: MainWindo
                                                        numerics_programs: dict[str, Path], tmp_path: Path) -> None:
     doc, panel = open_numerics_tab(qtbot, window, numerics_programs["convs"])
     table = str(REPO_ROOT / "tests" / "tables" / "tutorial_conv2d.py")
-    result = run_job({"program": str(numerics_programs["convs"]), "candidate": table, "save_candidate": True},
-                     tmp_path, lambda e: None)
+    result = run(NumericsRequest(program=str(numerics_programs["convs"]), candidate=table, save_candidate=True),
+                 tmp_path, lambda e: None)
     panel.show_result(result)
-    assert Path(result["candidate_program"]).is_file() and Path(result["mapping"]).is_file()
+    assert Path(str(result.candidate_program)).is_file() and Path(str(result.mapping)).is_file()
     assert panel.open_compare.isEnabled()
     tabs = window.tabs.count()
     with qtbot.waitSignal(panel.compare_requested, timeout=TIMEOUT) as blocker:
@@ -107,7 +109,7 @@ def test_a_decomposition_result_offers_the_compare_view(qtbot, window: MainWindo
     view = window.tabs.widget(window.tabs.currentIndex())
     assert isinstance(view, CompareView)
     assert view.selected(LEFT) == ["conv2d"] and view.selected(RIGHT), "the decomposed counterparts are selected"
-    panel.show_result({"ok": False, "error": {"message": "x"}})  # a failed result clears the overlay
+    panel.show_result(NumericsResult(ok=False, error=Failure("run", "x")))  # a failed result clears the overlay
     assert OVERLAY_NAME not in doc.tools.extra
 
 
@@ -159,7 +161,7 @@ def test_names_stay_apart_ops_lead_and_a_click_keeps_the_table(qtbot, window: Ma
     panel.set_candidate("core")
     with qtbot.waitSignal(panel.finished, timeout=JOB_TIMEOUT) as blocker:
         qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
-    assert blocker.args[0] is not None and blocker.args[0]["ok"], panel.failure.error.text()
+    assert blocker.args[0] is not None and blocker.args[0].ok, panel.failure.error.text()
     table = panel.table
     names = [table.item(r, 0).text() for r in range(table.rowCount())]
     assert "p_transformer_h_2_mlp_c_fc_weight" in names and "linear_5" in names

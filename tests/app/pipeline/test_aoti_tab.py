@@ -157,8 +157,8 @@ def test_kernel_times_are_painted_on_the_program(qtbot, window: MainWindow) -> N
     with qtbot.waitSignal(doc.numerics_panel.finished, timeout=TIMEOUT) as compared:
         doc.numerics_panel.compare()
     numerics = compared.args[0]
-    assert numerics["ok"] and numerics["per_node"] is True, numerics
-    assert {r["node"] for r in numerics["nodes"]} == {"linear", "add", "sum_1"}
+    assert numerics.ok and numerics.per_node is True, numerics
+    assert {r.node for r in numerics.nodes} == {"linear", "add", "sum_1"}
     assert doc.tools.overlay_name == OVERLAY_NAME and set(doc.tools.extra[OVERLAY_NAME].values) >= {"add", "sum_1"}
     if folder:
         window.grab().save(str(Path(folder) / "aoti_kernel_errors.png"))

@@ -135,8 +135,8 @@ def test_the_source_program_compares_with_what_it_became(qtbot, window: MainWind
         with qtbot.waitSignal(panel.finished, timeout=TIMEOUT) as done:
             qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
         result = done.args[0]
-        assert result["ok"] and result["kind"] == kind and result["compared"] == 1, result
-        assert result["first_divergence"] is None
+        assert result.ok and result.kind == kind and result.compared == 1, result
+        assert result.first_divergence is None
 
 
 def test_compare_with_offers_a_pte_and_draws_both(qtbot, window: MainWindow, monkeypatch) -> None:  # type: ignore[no-untyped-def]
