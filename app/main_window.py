@@ -153,6 +153,7 @@ class MainWindow(QMainWindow):
             self._add(program, "&Decompose…", "Ctrl+Shift+D", self.decompose_dialog),
             self._add(program, "&Lower to ExecuTorch…", None, self.lower_dialog),
             self._add(program, "&Compare With…", None, self.comparisons.compare_dialog),
+            self._add(program, "Compare &Pipeline…", None, self.comparisons.pipeline_dialog),
             self._add(program, "&Run…", "Ctrl+R", lambda: self._doc_call(lambda d: d.show_run_panel()))]
         self.save_decomposed_action = self._add(program, "&Save Decomposed As…", None, self.save_decomposed_dialog)
         help_menu = self.menuBar().addMenu("&Help")

@@ -1,6 +1,7 @@
 """The Program menu's second views of a program: Decompose…, Compare With…, and the Numerics tab's "Compare view at
 first divergence". Each opens the two programs side by side in a new tab of the window (app/compare/view.py), their
-document models built off the GUI thread first (app/graph/loader.py), as for any program opened."""
+document models built off the GUI thread first (app/graph/loader.py), as for any program opened. Compare Pipeline…
+opens a program, its core ATen decomposition and its `.pte` as a chain of panes (app/compare/chain.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -103,6 +104,38 @@ class Comparisons:
                                   if archive.programs else self.window.open_failed_message(
                                       path, f"'{Path(path).name}' holds no program graph to compare."))
             loader.load(target)
+
+    def pipeline_dialog(self) -> None:
+        """Program > Compare Pipeline…: the program, its core ATen decomposition and its `.pte` as a chain of panes
+        (app/compare/chain.py), the files asked for."""
+        doc = self.window.current_document()
+        if doc is None:
+            return
+        from pt2_viewer.app.compare.chain import ask_pipeline_files
+
+        files = ask_pipeline_files(self.parent)
+        if files is not None:
+            self.open_chain(doc, *files)
+
+    def open_chain(self, doc: DocumentWidget, core: str, pte: str, etrecord: str | None = None,
+                   source_to_pte: dict[str, list[str]] | None = None) -> None:
+        """Source | core ATen | `.pte` in a new tab, each adjacent pair diffed, selection synced through the chain."""
+        from pt2_viewer.app.compare.chain import ChainView
+        from pt2_viewer.core.diff.chain import Chain, read_pipeline
+
+        archive, program = doc.model.archive, doc.model.program
+
+        def show(_key: str, built: object) -> None:
+            if not isinstance(built, Chain):
+                self.window.open_failed_message(pte, str(built))
+                return
+            view = ChainView(built, self.window.layouts, interactive=self.window.interactive)
+            self.window.add_tab(view, view.title())
+
+        builder = self._loader()
+        builder.built.connect(show)
+        builder.run(Path(pte).name, lambda: read_pipeline(archive, program, core, pte, etrecord, source_to_pte),
+                    "compare")
 
     def numerics_compare(self, doc: DocumentWidget, decomposition: Decomposition, node: str) -> None:
         """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence. The

@@ -49,6 +49,7 @@ def match(fa: ProgramFacts, fb: ProgramFacts, mapping: NodeMapping | None = None
     m = Matching()
     _by_provenance(fa, fb, mapping, m)
     _by_signature(fa, fb, m)
+    _inputs_of_provenance(fa, fb, m)
     _by_alignment(fa, fb, m)
     _by_neighbours(fa, fb, m)
     m.origin = {b: sources for b, sources in m.origin.items() if b not in m.b_to_a}
@@ -58,7 +59,7 @@ def match(fa: ProgramFacts, fb: ProgramFacts, mapping: NodeMapping | None = None
 def _by_provenance(fa: ProgramFacts, fb: ProgramFacts, mapping: NodeMapping | None, m: Matching) -> None:
     after: dict[str, list[str]] = defaultdict(list)  # A node -> its B descendants, in B's order
     if mapping is not None:
-        links = {(k.before, k.after) for k in mapping.links if k.method in PROVENANCE_LINKS}
+        links = dict.fromkeys((k.before, k.after) for k in mapping.links if k.method in PROVENANCE_LINKS)  # ordered
         by_after: dict[str, list[str]] = defaultdict(list)
         for before, after_name in links:
             by_after[after_name].append(before)
@@ -97,6 +98,20 @@ def _by_signature(fa: ProgramFacts, fb: ProgramFacts, m: Matching) -> None:
     outs_b = [n.name for n in fb.nodes if n.op is NodeOp.OUTPUT]
     for a, b in zip(outs_a, outs_b):
         m.pair(a, b, SIGNATURE)
+
+
+def _inputs_of_provenance(fa: ProgramFacts, fb: ProgramFacts, m: Matching) -> None:
+    """Inputs the signature could not pair (a `.pte`'s constants have names and kinds of their own), paired where
+    two nodes paired by provenance read them at the same argument position, of the same dtype and shape."""
+    for a_name, how in list(m.method.items()):
+        if how != PROVENANCE:
+            continue
+        a, b = fa.by_name[a_name], fb.by_name[m.a_to_b[a_name]]
+        for pa, pb in zip(a.producers, b.producers):
+            ia, ib = fa.by_name.get(pa or ""), fb.by_name.get(pb or "")
+            if ia is not None and ib is not None and ia.op is NodeOp.PLACEHOLDER and \
+                    ib.op is NodeOp.PLACEHOLDER and ia.outputs == ib.outputs:
+                m.pair(ia.name, ib.name, NEIGHBOURS)
 
 
 def _ops_by_group(facts: ProgramFacts, taken: dict[str, str]) -> dict[str, list[NodeFacts]]:

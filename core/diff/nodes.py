@@ -27,7 +27,7 @@ class NodeChange:
     a: str | None
     b: str | None
     kind: str  # ADDED, REMOVED or CHANGED
-    module: str  # where it sits: B's module path, A's for a removed node
+    module: str  # where it sits: B's module path, A's for a removed node (and for any when B records none)
     what: list[str] = field(default_factory=list)  # for CHANGED: a subset of WHAT, in that order
     details: dict[str, tuple[str, str]] = field(default_factory=dict)  # what -> (A's text, B's text)
     dynamic: bool = False  # the change is only static against symbolic (a shape, or a node a symbolic dim makes)
@@ -49,6 +49,7 @@ def classify(fa: ProgramFacts, fb: ProgramFacts, m: Matching, symbols: SymbolMap
         if na.op is not NodeOp.PLACEHOLDER and any(v is not None and v.expr is not None for v in na.values):
             symbols.learn(na.outputs, nb.outputs)
     symbols.pair_by_name()
+    modules_b = any(n.module for n in fb.nodes)  # a `.pte` records no module paths: that is no module change
     changes: list[NodeChange] = []
     removed_after: dict[str | None, list[NodeChange]] = {}
     last_b: str | None = None
@@ -64,7 +65,7 @@ def classify(fa: ProgramFacts, fb: ProgramFacts, m: Matching, symbols: SymbolMap
         if a_name is None:
             changes.append(_one_sided(nb, ADDED))
         else:
-            change = _compare(fa.by_name[a_name], nb, fa, m, symbols)
+            change = _compare(fa.by_name[a_name], nb, m, symbols, modules_b)
             if change is not None:
                 changes.append(change)
         changes.extend(removed_after.get(nb.name, []))
@@ -76,7 +77,8 @@ def _one_sided(n: NodeFacts, kind: str) -> NodeChange:
                       module=n.module, dynamic=n.dynamic_only, op=n.target, placeholder=n.op is NodeOp.PLACEHOLDER)
 
 
-def _compare(na: NodeFacts, nb: NodeFacts, fa: ProgramFacts, m: Matching, symbols: SymbolMap) -> NodeChange | None:
+def _compare(na: NodeFacts, nb: NodeFacts, m: Matching, symbols: SymbolMap, modules_b: bool = True
+             ) -> NodeChange | None:
     details: dict[str, tuple[str, str]] = {}
     if na.target != nb.target and na.op is not NodeOp.PLACEHOLDER:
         details["op"] = (na.target, nb.target)
@@ -87,15 +89,15 @@ def _compare(na: NodeFacts, nb: NodeFacts, fa: ProgramFacts, m: Matching, symbol
     if na.op is not NodeOp.PLACEHOLDER and (na.literal != nb.literal or _rewired(na, nb, m)
                                            or na.subgraph_ops != nb.subgraph_ops):
         details["args"] = (na.literal, nb.literal)
-    if na.module != nb.module:
+    if modules_b and na.module != nb.module:
         details["module"] = (na.module or "(root)", nb.module or "(root)")
     if not details:
         return None
     what: list[str] = [w for w in WHAT if w in details]
     dynamic = what == ["shape"] and details.pop("dynamic", ("", ""))[0] == "yes"
     details.pop("dynamic", None)
-    return NodeChange(a=na.name, b=nb.name, kind=CHANGED, module=nb.module, what=what, details=details,
-                      dynamic=dynamic, op=nb.target, placeholder=nb.op is NodeOp.PLACEHOLDER)
+    return NodeChange(a=na.name, b=nb.name, kind=CHANGED, module=nb.module if modules_b else na.module, what=what,
+                      details=details, dynamic=dynamic, op=nb.target, placeholder=nb.op is NodeOp.PLACEHOLDER)
 
 
 def _compare_types(na: NodeFacts, nb: NodeFacts, symbols: SymbolMap, details: dict[str, tuple[str, str]]) -> None:

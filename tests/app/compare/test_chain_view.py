@@ -1,0 +1,74 @@
+"""A program, its core ATen decomposition and its `.pte` as three synced panes (app/compare/chain.py), on the zoo's
+CNN lowered to portable kernels with its ETRecord: each adjacent pair diffed and painted, and a node selected in the
+first pane selects its counterparts in the second (torch's `from_node`) and the third (the ETRecord's debug handles).
+Offscreen; every wait is on a signal or a condition."""
+from __future__ import annotations
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from pt2_viewer.app.compare.chain import NEXT_OVERLAY, ChainView
+from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.core.diff.matcher import PROVENANCE
+from pt2_viewer.core.diff.overlay import DIFF_OVERLAY
+from tests.chain_programs import cnn_chain
+
+TIMEOUT = 120_000
+
+
+@pytest.fixture(scope="module")
+def chained(qapp, request):  # type: ignore[no-untyped-def]
+    chain = cnn_chain()
+    qtbot = QtBot(request)
+    window = MainWindow(interactive=False)
+    window.resize(1400, 900)
+    window.show()
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
+        window.open_path(str(chain.source))
+    doc = blocker.args[0]
+    window.comparisons.open_chain(doc, str(chain.core), str(chain.lowered.pte), str(chain.lowered.etrecord))
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), ChainView), timeout=TIMEOUT)
+    view = window.tabs.currentWidget()
+    assert isinstance(view, ChainView)
+    qtbot.waitUntil(lambda: all(d.ready for d in view.docs), timeout=TIMEOUT)
+    yield window, view, chain
+    window.close()
+    window.deleteLater()
+
+
+def test_three_panes_each_adjacent_pair_diffed_and_painted(chained) -> None:  # type: ignore[no-untyped-def]
+    _, view, _ = chained
+    assert len(view.docs) == 3 and len(view.diff_panels) == 2
+    to_core, to_pte = (p.diff for p in view.diff_panels)
+    # source -> core ATen: torch's from_node pairs every op; conv2d became convolution (an op change)
+    assert to_core.matching.a_to_b["conv2d"] == "convolution"
+    assert to_core.summary["changed"] > 0 and to_core.summary["removed"] <= 1
+    # core ATen -> .pte: paired through the ETRecord's debug handles
+    assert to_pte.matching.a_to_b["convolution"] == "convolution_0"
+    assert sum(1 for how in to_pte.matching.method.values() if how == PROVENANCE) >= 100
+    for panel in view.diff_panels:
+        assert panel.tree.topLevelItemCount() > 0 and panel.summary.text()
+    # the first pane painted by the first pair, the later ones by their diff against the stage before
+    for doc, diff, side in ((view.docs[0], to_core, "a"), (view.docs[1], to_core, "b"), (view.docs[2], to_pte, "b")):
+        assert doc.tools.overlay_name == DIFF_OVERLAY
+        painted = set(doc.view.overlay.categories)
+        assert painted == {getattr(c, side) for c in diff.nodes if getattr(c, side) is not None}
+    assert NEXT_OVERLAY in view.docs[1].tools.extra  # the middle's diff against the .pte, one menu entry away
+
+
+def test_a_selection_in_the_first_pane_selects_its_counterparts_in_the_others(qtbot, chained) -> None:  # type: ignore[no-untyped-def]
+    _, view, chain = chained
+    with qtbot.waitSignal(view.selection_synced, timeout=TIMEOUT) as blocker:
+        view.docs[0].view.node_clicked.emit("conv2d")
+    assert blocker.args == [0, "conv2d"]
+    assert view.selected(1) == ["convolution"]
+    assert view.selected(2) == ["convolution_0"]
+    # a source op the pipeline split: all its pieces, in each stage
+    with qtbot.waitSignal(view.selection_synced, timeout=TIMEOUT):
+        view.docs[0].view.node_clicked.emit("linear")
+    assert view.selected(1) == ["permute", "addmm"]
+    assert set(view.selected(2)) == set(chain.lowered.result["source_to_pte"]["linear"])
+    # and back from the .pte to the source
+    with qtbot.waitSignal(view.selection_synced, timeout=TIMEOUT):
+        view.docs[2].view.node_clicked.emit("convolution_0")
+    assert view.selected(0) == ["conv2d"] and view.selected(1) == ["convolution"]
