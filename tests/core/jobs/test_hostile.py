@@ -291,16 +291,17 @@ def test_memory_limit_covers_children_that_left_the_group(tmp_path):  # type: ig
 
 def test_a_forged_events_channel_cannot_make_export_read_other_files(tmp_path):  # type: ignore[no-untyped-def]
     out = tmp_path / "out"
-    script = write_script(tmp_path, f"""
+    script = write_script(tmp_path, """
         import json, os, stat
-        out = {str(out)!r}
-        json.dump({{"report": "/etc/passwd"}}, open(os.path.join(out, "result.json"), "w"))
+        argv = open("/proc/self/cmdline", "rb").read().decode().split("\\0")
+        out = argv[argv.index("--out") + 1]  # the job's own folder (the command's -o gets only what it delivers)
+        json.dump({"report": "/etc/passwd"}, open(os.path.join(out, "result.json"), "w"))
         for fd in range(3, 64):
             try:
                 if stat.S_ISFIFO(os.fstat(fd).st_mode):
-                    os.write(fd, b'{{"type": "progress", "fraction": "lots", "message": 3}}\\n')
-                    os.write(fd, b'{{"type": "done", "result": "/etc/passwd"}}\\n' + b"[" * 100000 + b"\\n")
-                    os.write(fd, b'{{"type": "done", "result": "result.json"}}\\n')
+                    os.write(fd, b'{"type": "progress", "fraction": "lots", "message": 3}\\n')
+                    os.write(fd, b'{"type": "done", "result": "/etc/passwd"}\\n' + b"[" * 100000 + b"\\n")
+                    os.write(fd, b'{"type": "done", "result": "result.json"}\\n')
             except OSError:
                 pass
         os._exit(0)
