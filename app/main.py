@@ -100,7 +100,7 @@ def take_screenshot(window: MainWindow, path: str, out: str, program: str | None
     """Open `path` in `window`, wait until its graph is painted and save the window to `out`. Returns None, or the
     one-line reason it could not: the file cannot be opened, its graph cannot be laid out (said at once, never
     after the timeout), the picture cannot be written, or nothing was ready within `timeout_ms`."""
-    from pt2_viewer.app.graph.document import DocumentWidget
+    from pt2_viewer.app.document.widget import DocumentWidget
 
     loop = QEventLoop()
     outcome: dict[str, str | None] = {}
@@ -165,7 +165,7 @@ def _write_description(window: MainWindow, shown: str, out: str, pixel_ratio: fl
     (app/graph/view_description.py). None, or why it could not be written."""
     import json
 
-    from pt2_viewer.app.graph.view_description import describe_window
+    from pt2_viewer.app.document.view_description import describe_window
     from pt2_viewer.core.util.files import write_atomically
 
     tab = window.current_tab()

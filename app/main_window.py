@@ -20,13 +20,13 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app import theme
-from pt2_viewer.app.graph.document import DocumentWidget, show_weights_as_nodes, weights_as_nodes_wanted
+from pt2_viewer.app.document.overlay_menu import fill_overlay_menu
+from pt2_viewer.app.document.tab import DocumentTab, TextTab
+from pt2_viewer.app.document.widget import DocumentWidget, show_weights_as_nodes, weights_as_nodes_wanted
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
-from pt2_viewer.app.graph.overlay_menu import fill_overlay_menu
 from pt2_viewer.app.graph.shortcuts_dialog import show_shortcuts
-from pt2_viewer.app.graph.tab import DocumentTab, TextTab
 from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
 from pt2_viewer.app.pipeline.aoti_tab import AotiTab
 from pt2_viewer.app.pipeline.pte_panel import pipeline_panels

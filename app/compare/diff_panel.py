@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.qt import tool_button
 from pt2_viewer.core.compare.session import LEFT, RIGHT, CompareSession

@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.compare.diff_panel import attach_diff
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.tab import DocumentTab
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
-from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.widgets.common import splitter

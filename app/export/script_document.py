@@ -36,14 +36,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pt2_viewer.app.document.tab import DocumentTab
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.export.diagnose_panel import DiagnosePanel
 from pt2_viewer.app.export.dynamic_shapes_editor import DynamicShapesEditor
 from pt2_viewer.app.export.explanation import Explanation
 from pt2_viewer.app.export.guards_panel import GuardsPanel
-from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
-from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import fixed_font
 from pt2_viewer.app.widgets.common import fit_tabs, splitter

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from pt2_viewer.app.graph.document import DocumentWidget
-from pt2_viewer.app.graph.tab import DocumentTab
+from pt2_viewer.app.document.tab import DocumentTab
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import make_table
 from pt2_viewer.app.pipeline.code_view import CodeView

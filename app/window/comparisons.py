@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.core.compare.decomposition import Decomposition
@@ -19,7 +19,7 @@ from pt2_viewer.core.model.program import Archive, Program
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the compare and decompose views
     from pt2_viewer.app.compare.view import ComparePlan, CompareView
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
-    from pt2_viewer.app.graph.tab import DocumentTab
+    from pt2_viewer.app.document.tab import DocumentTab
 
 
 class Window(Protocol):

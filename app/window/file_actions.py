@@ -9,9 +9,9 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QFileDialog, QStatusBar, QTabWidget, QWidget
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.tab import DocumentTab
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.export_image import export_scene
-from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.core.util.files import write_atomically
 
 

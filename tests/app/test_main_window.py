@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QPlainTextEdit
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.tab import DocumentTab
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.items import GroupItem
-from pt2_viewer.app.graph.tab import DocumentTab
 from pt2_viewer.app.main import take_screenshot
 from pt2_viewer.app.main_window import MainWindow
 from tests.aoti_package import aoti_package  # noqa: F401  (a fixture)

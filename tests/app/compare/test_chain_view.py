@@ -5,6 +5,7 @@ Offscreen; every wait is on a signal or a condition."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
 from pt2_viewer.app.compare.chain import NEXT_OVERLAY, ChainView
@@ -72,3 +73,33 @@ def test_a_selection_in_the_first_pane_selects_its_counterparts_in_the_others(qt
     with qtbot.waitSignal(view.selection_synced, timeout=TIMEOUT):
         view.docs[2].view.node_clicked.emit("convolution_0")
     assert view.selected(0) == ["conv2d"] and view.selected(1) == ["convolution"]
+
+
+def test_program_compare_pipeline_asks_for_the_files_and_finds_the_etrecord_beside_the_pte(
+        qtbot, chained, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    window, first, chain = chained
+    window.tabs.setCurrentIndex(0)  # the source's own tab: the Program menu acts on it
+    answers = iter([str(chain.core), str(chain.lowered.pte)])
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *_args, **_kw: (next(answers), ""))
+    action = next(a for a in window.program_actions if a.text() == "Compare &Pipeline…")
+    assert action.isEnabled()
+    action.trigger()
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), ChainView)
+                    and window.tabs.currentWidget() is not first, timeout=TIMEOUT)
+    view = window.tabs.currentWidget()
+    assert view.chain.sessions[1].method == "etrecord"  # the ETRecord beside the .pte was read (no torch)
+    assert view.chain.diffs[1].matching.a_to_b["convolution"] == "convolution_0"
+    window.tabs.removeTab(window.tabs.indexOf(view))
+    view.deleteLater()
+
+
+def test_a_file_that_is_no_etrecord_is_said_in_one_line_and_opens_nothing(qtbot, chained) -> None:  # type: ignore[no-untyped-def]
+    window, _, chain = chained
+    window.tabs.setCurrentIndex(0)
+    doc = window.current_document()
+    tabs = window.tabs.count()
+    with qtbot.waitSignal(window.open_failed, timeout=TIMEOUT) as blocker:
+        window.comparisons.open_chain(doc, str(chain.core), str(chain.lowered.pte), str(chain.source))
+    message = blocker.args[0]
+    assert str(chain.source) in message and "\n" not in message and "Traceback" not in message
+    assert window.tabs.count() == tabs

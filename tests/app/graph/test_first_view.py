@@ -10,7 +10,7 @@ from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtGui import QImage
 
 from pt2_viewer.app import theme
-from pt2_viewer.app.graph.document import WEIGHTS_SETTING, DocumentWidget
+from pt2_viewer.app.document.widget import WEIGHTS_SETTING, DocumentWidget
 from pt2_viewer.app.graph.items import NodeItem, WeightRowItem
 from pt2_viewer.app.graph.view import READABLE_SCALE
 from pt2_viewer.app.main_window import MainWindow

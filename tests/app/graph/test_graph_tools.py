@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from tests.programs import REPO_ROOT, pt2_path  # noqa: F401  (fixture)

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
 from pt2_viewer.app.compare.view import CompareView
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.items import DETAIL_LOD, OVERVIEW_TEXT_PX
 from pt2_viewer.app.graph.minimap import MiniMap
 from pt2_viewer.app.graph.view import GraphView
