@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLineEdit, QListWidget, QListWidgetItem
 
-from pt2_viewer.app.graph.tools import GraphTools
+from pt2_viewer.app.document.tools import GraphTools
 from pt2_viewer.app.panels import fit_rows
 from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.graph.find_pattern import Reading, find_label, find_status, find_tip, search

@@ -7,7 +7,7 @@ import functools
 from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 
 
 def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) -> None:

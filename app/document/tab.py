@@ -18,7 +18,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
-    from pt2_viewer.app.graph.document import DocumentWidget
+    from pt2_viewer.app.document.widget import DocumentWidget
 
 
 class DocumentTab(QWidget):

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QWidget
 from pt2_viewer.app.graph.items import GroupItem, NodeItem, ProxyItem, WeightRowItem
 
 if TYPE_CHECKING:
-    from pt2_viewer.app.graph.document import DocumentWidget
+    from pt2_viewer.app.document.widget import DocumentWidget
 
 KINDS = ("node", "group", "weight_row", "reference")
 

@@ -24,17 +24,17 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QSplitter,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from pt2_viewer.app.document.find_bar import FindBar
+from pt2_viewer.app.document.tab import DocumentTab
+from pt2_viewer.app.document.tools import GraphTools
+from pt2_viewer.app.graph.breadcrumb import Breadcrumb
 from pt2_viewer.app.graph.context_menu import MenuActions, item_menu
-from pt2_viewer.app.graph.find_bar import FindBar
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
-from pt2_viewer.app.graph.tab import DocumentTab
-from pt2_viewer.app.graph.tools import GraphTools
 from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.numerics.panel import NumericsPanel
 from pt2_viewer.app.panels.code import CodePanel
@@ -60,33 +60,6 @@ from pt2_viewer.core.util.words import plural
 
 PROGRESS_AFTER_MS = 500
 WEIGHTS_SETTING = "view/weights_as_nodes"  # View > Show Weights as Nodes, remembered
-
-
-class Breadcrumb(QWidget):
-    level_clicked = Signal(int)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.row = QHBoxLayout(self)
-        self.row.setContentsMargins(0, 0, 0, 0)
-        self.row.setSpacing(2)
-
-    def set_levels(self, titles: list[str]) -> None:
-        while self.row.count():
-            taken = self.row.takeAt(0)
-            w = taken.widget() if taken is not None else None
-            if w is not None:
-                w.deleteLater()
-        for i, title in enumerate(titles):
-            if i:
-                self.row.addWidget(QLabel("›"))
-            b = QToolButton()
-            b.setText(title)
-            b.setAutoRaise(True)
-            b.setEnabled(i < len(titles) - 1)
-            b.clicked.connect(lambda _=False, i=i: self.level_clicked.emit(i))
-            self.row.addWidget(b)
-        self.row.addStretch(1)
 
 
 class DocumentWidget(DocumentTab):

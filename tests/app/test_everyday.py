@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QApplication, QFileDialog
 
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.export.script_document import ScriptDocument
-from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.graph.view import READABLE_SCALE
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.core.platform import temp_dirs

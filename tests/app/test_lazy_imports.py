@@ -37,5 +37,5 @@ def test_opening_a_program_imports_no_script_compare_or_decompose_view() -> None
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report["shown"]
-    assert "pt2_viewer.app.graph.document" in report["modules"]  # the first view itself was built
+    assert "pt2_viewer.app.document.widget" in report["modules"]  # the first view itself was built
     assert [m for m in NOT_NEEDED if m in report["modules"]] == []

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.decompose.dialog import DecomposeDialog
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.core.compare.session import LEFT, RIGHT

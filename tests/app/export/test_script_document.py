@@ -16,8 +16,8 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.export.script_document import ENTRY_ROLE, SCRIPT_ERROR_ROLE, ScriptDocument
-from pt2_viewer.app.graph.document import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.panels.symbols import ROW_ROLE, SymbolsPanel
 from pt2_viewer.app.platform.trust_dialog import TITLE as TRUST_TITLE

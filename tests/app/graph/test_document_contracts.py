@@ -4,7 +4,7 @@ and the window says whether dialogs may be shown (`interactive`) instead of pane
 from __future__ import annotations
 
 from pt2_viewer.app.compare.view import CompareView
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.panels.panel import Panel
 from pt2_viewer.core.graph.highlight_state import HighlightState

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRect, QRectF, Qt
 from PySide6.QtWidgets import QApplication
 
 from pt2_viewer.app.compare.view import CompareView
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.view import READABLE_SCALE
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.core.graph.document import Expansion

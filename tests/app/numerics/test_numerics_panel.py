@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QStyle
 
 from pt2_viewer.app.compare.view import CompareView
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.numerics.panel import NumericsPanel
 from pt2_viewer.core.compare.session import LEFT, RIGHT

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.pipeline.aoti_tab import AotiTab
 from tests.programs import ExportFailed
@@ -118,7 +118,7 @@ def test_the_compiled_code_runs_only_after_consent(qtbot, window: MainWindow,  #
 def test_kernel_times_are_painted_on_the_program(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """A package built with provenance and kernel profiling, holding its program: Run with "Time each kernel" fills
     the Kernels page and paints each kernel's time over the nodes torch's provenance names."""
-    from pt2_viewer.app.graph.tools import RUN_TIME
+    from pt2_viewer.app.document.tools import RUN_TIME
     from tests.aoti_package import traced_package_with_program
 
     try:

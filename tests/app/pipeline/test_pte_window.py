@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from tests.app.drag_and_drop import drag_enter_accepted, drop
 from tests.programs import ExportFailed

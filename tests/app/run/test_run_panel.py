@@ -11,7 +11,7 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.run.panel import CudaProbe, RunPanel
 from pt2_viewer.core.platform.trust import TrustStore

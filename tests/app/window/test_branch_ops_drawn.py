@@ -3,7 +3,7 @@ the name strict export gives the root module inside a branch. The root is no mod
 `sin`; a real submodule called in a branch keeps its group (`lin: Linear`). Offscreen; waits on signals only."""
 from __future__ import annotations
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from tests.issue30_programs import strict_cond_branches
 

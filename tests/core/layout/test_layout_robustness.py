@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pt2_viewer.app.graph.document import DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.view import READABLE_SCALE
 from pt2_viewer.core.graph.document import DocumentModel
