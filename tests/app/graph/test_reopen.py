@@ -1,0 +1,42 @@
+"""Issue 32 in the window: a program opened again comes from the parsed-program cache (its JSON is not read into the
+model again) and shows the same graph. On the bundled example (a real two-layer transformer export)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.core.pt2 import reader
+from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
+from tests.app.graph.test_graph_tools import EXAMPLE, TIMEOUT, open_and_wait
+
+
+def test_a_reopened_program_comes_from_the_cache_with_the_same_graph(qtbot, window: MainWindow, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    path = shutil.copy(EXAMPLE, tmp_path / "example.pt2")
+    first = open_and_wait(qtbot, window, Path(path))
+    shown = (sorted(first.view.nodes), sorted(first.view.groups))
+    program = first.model.program
+    entry = ParsedProgramCache().entry_path(path)
+    qtbot.waitUntil(entry.exists, timeout=TIMEOUT)  # written once the first view is up (app/graph/loader.py)
+
+    def no_json(*_args: object) -> None:
+        raise AssertionError("the program's JSON was read again")
+
+    monkeypatch.setattr(reader, "read_archive_files", no_json)
+    again = MainWindow(interactive=False)
+    qtbot.addWidget(again)
+    opened: list[object] = []
+    again.document_ready.connect(opened.append)
+    again.open_failed.connect(opened.append)
+    again.open_path(str(path))
+    qtbot.waitUntil(lambda: bool(opened), timeout=TIMEOUT)
+    second = opened[0]
+    assert not isinstance(second, str), second  # open_failed says why (the JSON read again)
+    assert (sorted(second.view.nodes), sorted(second.view.groups)) == shown
+    assert second.model.program.graph.nodes == program.graph.nodes
+    assert second.model.program.signature == program.signature
+    again.layouts.close()
+
