@@ -56,6 +56,7 @@ class DetailsPanel(Panel):
         self.details: NodeDetails | None = None
         self.archive: Archive | None = None
         self.measures: dict[str, Overlay] = {}  # figures per node from elsewhere (numerics error, run time)
+        self.dim_names: dict[str, str] = {}  # "x.shape[0]" -> "batch": a script's own Dim names (set_dim_names)
         self.title = QLabel()
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.title.setWordWrap(True)
@@ -84,6 +85,12 @@ class DetailsPanel(Panel):
                 and self.details.name in graph.node_by_name else None)
         self.show_node(keep)
 
+    def set_dim_names(self, names: dict[str, str]) -> None:
+        """The names a script gave its dims (core/export/dim_names.py): the program's Symbols rows say `batch (s77)`."""
+        self.dim_names = dict(names)
+        if self.details is not None and self.details.kind == "program":
+            self.show_node(None)
+
     def show_node(self, name: str | None) -> None:
         self.tree.clear()
         if self.program is None or self.graph is None:
@@ -94,7 +101,7 @@ class DetailsPanel(Panel):
         self.tree.setVisible(True)
         if name is None or name not in self.graph.node_by_name:
             # nothing selected: the program's own properties (core/graph/properties.py)
-            self.details = program_properties(self.archive, self.program)
+            self.details = program_properties(self.archive, self.program, self.dim_names)
             self.title.setText(f"<b style='font-size:large'>{html.escape(self.details.title)}</b><br>"
                                "<span style='color:gray'>The program. Select a node to see its details.</span>")
         else:

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QTreeWidgetItem, QVBoxLayout, QWidget
 from pt2_viewer.app.panels import fixed_font, make_table
 from pt2_viewer.app.panels.panel import Panel
 from pt2_viewer.app.qt import top_level_items
+from pt2_viewer.core.graph.details import symbol_label
 from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.summary import SymbolRow, symbol_rows
 from pt2_viewer.core.util.words import plural
@@ -45,8 +46,7 @@ class SymbolsPanel(Panel):
     def named(self, row: SymbolRow) -> str:
         """`batch (s77)` where the script named the dim the symbol stands for (its name first, as the shapes show
         it), else `s77`."""
-        names = list(dict.fromkeys(self.dim_names[s] for s in row.sources if s in self.dim_names))
-        return f"{', '.join(names)} ({row.name})" if names else row.name
+        return symbol_label(row.name, row.sources, self.dim_names)
 
     def set_context(self, context: ProgramContext) -> None:
         self.context = context

@@ -17,12 +17,14 @@ from typing import Any
 
 from pt2_viewer.core.cli import exit_status
 from pt2_viewer.core.cli.jobs import add_worker_arguments, deliver, job_folder, signals_interrupt
-from pt2_viewer.core.export.failures import failure_from_json, first_sentence, plain_sentence
+from pt2_viewer.core.export.failures import first_sentence
+from pt2_viewer.core.export.plain_words import user_words
 from pt2_viewer.core.export.report import REPORT_FILE
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.remote.any_worker import worker_job
 from pt2_viewer.core.jobs.schemas.export import ExportRequest, Rerun
 from pt2_viewer.core.jobs.spec import JobSpec
+from pt2_viewer.core.report.script_report import failure_words
 
 EXIT_SCRIPT_ERROR = exit_status.FAILED
 EXIT_WORKER_FAILED = exit_status.USAGE_OR_WORKER
@@ -151,21 +153,21 @@ def format_problems(call: dict[str, Any]) -> list[str]:
     items = problems.get("items", [])
     lines = [f"  Diagnose #{call['index']} ({problems['method']}): {len(items)} problem(s)"]
     if problems.get("note"):
-        lines.append(f"        {problems['note']}")
+        lines.append(f"        {user_words(problems['note'])}")
     for p in items:
         user = p.get("user_line")
         at = f" at {Path(user['file']).name}:{user['line']}: {user.get('code', '')}" if user else ""
         lines.append(f"    - {p['kind']} x{p['count']}{at}")
-        lines.append(f"        {p['message']}")
+        lines += [f"        {user_words(m)}" for m in str(p['message']).splitlines() if m.strip()]
         if p.get("fix"):
             lines.append(f"        fix ({p['fix_kind']}): {p['fix']}" + (" (verified)" if p.get("verified") else ""))
             if p.get("narrows"):
-                lines.append(f"        narrows: {p['narrows']}")
+                lines.append(f"        narrows: {user_words(p['narrows'])}")
             lines += [f"        {d}" for d in str(p.get("diff", "")).splitlines()]
         elif p.get("suggestion"):
-            lines.append(f"        suggestion: {p['suggestion']}")
+            lines.append(f"        suggestion: {user_words(p['suggestion'])}")
         if p.get("reason"):
-            lines.append(f"        {p['reason']}")
+            lines.append(f"        {user_words(p['reason'])}")
     if problems.get("pt2"):
         lines.append(f"        the draft program: {problems['pt2']}")
     return lines
@@ -186,16 +188,20 @@ def format_summary(report: dict[str, Any], out: Path) -> str:
             lines.append(f"{head} ok      -> {saved} ({counts})")
             continue
         failure = call["failure"] or {}
-        message = (failure.get("message") or "").splitlines()
-        # as the window's Explanation: one plain sentence and the user's line lead, torch's key lines follow
-        lines.append(f"{head} FAILED  {failure.get('kind')}: {_plain(failure)}")
+        said, key = _words(call)
+        message = key.splitlines()
+        # as the window's Explanation: one plain sentence and the user's line lead, torch's key lines follow, all in
+        # the user's names (core/export/plain_words.py): `a.shape[0]`, `batch`, never `s97`, `u0` or `L['a']`
+        lines.append(f"{head} FAILED  {failure.get('kind')}: {said}")
         user = failure.get("user_line")
         if user:
             lines.append(f"        at {Path(user['file']).name}:{user['line']}: {user.get('code', '')}")
         lines.extend(f"        {'torch: ' if i == 0 else '       '}{m}" for i, m in enumerate(message[:4]))
         if failure.get("suggested_fixes_text"):
-            lines.append(f"        suggested fixes: {'; '.join(failure['suggested_fixes_text'])}")
+            lines.append(f"        suggested fixes: {user_words('; '.join(failure['suggested_fixes_text']))}")
         lines.append(f"        hint: {failure.get('hint', '')}")
+        if key.strip() != str(failure.get("message") or "").strip():
+            lines.append(f"        torch's own message: {out / REPORT_FILE} (calls[{call['index']}].failure.message)")
     for call in report["calls"]:
         lines.extend(format_problems(call))
     error = report.get("script_error")
@@ -206,12 +212,14 @@ def format_summary(report: dict[str, Any], out: Path) -> str:
     return "\n".join(lines)
 
 
-def _plain(failure: dict[str, Any]) -> str:
-    """A failed call's one plain sentence, the one the window's Explanation leads with (core/export/failures.py)."""
+def _words(call: dict[str, Any]) -> tuple[str, str]:
+    """(the headline, torch's key message) of a failed call in the user's words, as the window's Exports list, status
+    bar and report say them (core/report/script_report.py `failure_words`)."""
     try:
-        return plain_sentence(failure_from_json(failure))
-    except (TypeError, KeyError, AttributeError):  # a report from another version: torch's first line then
-        return first_sentence(str(failure.get("message") or ""))
+        return failure_words(call)
+    except (TypeError, KeyError, AttributeError, ValueError):  # a report from another version: its first line then
+        message = str((call.get("failure") or {}).get("message") or "")
+        return user_words(first_sentence(message)), user_words(message)
 
 
 def _script_stopped(error: dict[str, Any], calls: list[dict[str, Any]], out: Path) -> list[str]:
@@ -224,9 +232,9 @@ def _script_stopped(error: dict[str, Any], calls: list[dict[str, Any]], out: Pat
     last = calls[-1] if calls else None
     failure = (last or {}).get("failure") or {}
     if last is not None and not last.get("ok") and failure.get("exception_type") == error["type"]:
-        sentence, whole = f"export #{last['index']} failed ({short_type}): {_plain(failure)}", False
+        sentence, whole = f"export #{last['index']} failed ({short_type}): {_words(last)[0]}", False
     else:
-        first = first_sentence(message)
+        first = user_words(first_sentence(message))
         sentence, whole = (f"{short_type}: {first}" if first else short_type), first == message.strip()
     lines = [f"The script stopped{at}: {sentence}", f"  hint: {error['hint']}"]
     if not whole:

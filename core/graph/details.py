@@ -8,7 +8,7 @@ trace with the user's own frames first. A HOP node (cond, map, while_loop ...) l
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -284,6 +284,15 @@ def measure_sections(measures: Mapping[str, Overlay], node: str) -> list[DetailS
         if rows:
             out.append(DetailSection(name, [DetailRow(label, text) for label, text in rows]))
     return out
+
+
+def symbol_label(name: str, sources: Iterable[str], dim_names: Mapping[str, str] | None = None) -> str:
+    """`batch (s77)` where the script named a dim the symbol stands for (`dim_names`: {"x.shape[0]": "batch"},
+    core/export/dim_names.py), its name first as the shapes show it and torch's symbol as an aside; else `s77`.
+    Details, the Symbols panel and the report's Symbols tab label a symbol this one way."""
+    named = dim_names or {}
+    names = list(dict.fromkeys(named[s] for s in sources if s in named))
+    return f"{', '.join(names)} ({name})" if names else name
 
 
 def node_tooltip(program: Program, graph: Graph, node_name: str, index: GraphIndex | None = None,

@@ -7,9 +7,10 @@ An empty Details panel wastes the place users look first; the program's facts be
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
-from pt2_viewer.core.graph.details import DetailRow, DetailSection, NodeDetails, NodeLink
+from pt2_viewer.core.graph.details import DetailRow, DetailSection, NodeDetails, NodeLink, symbol_label
 from pt2_viewer.core.graph.summary import human_bytes, human_count, signature_rows
 from pt2_viewer.core.model.expr import range_text
 from pt2_viewer.core.model.program import Archive, InputKind, OutputKind, Program, StoredTensor
@@ -18,11 +19,13 @@ from pt2_viewer.core.util.words import plural
 MAX_LISTED = 50  # inputs, outputs or symbols listed one per row; the rest are counted
 
 
-def program_properties(archive: Archive | None, program: Program) -> NodeDetails:
-    """Sections: Program, Inputs, Outputs, Weights, Symbols (Symbols only when there are any)."""
+def program_properties(archive: Archive | None, program: Program,
+                       dim_names: Mapping[str, str] | None = None) -> NodeDetails:
+    """Sections: Program, Inputs, Outputs, Weights, Symbols (Symbols only when there are any). `dim_names` (a
+    script's {"x.shape[0]": "batch"}, core/export/dim_names.py) labels a named symbol `batch (s77)`."""
     sections = [_program(archive, program), *_signature(program), _weights(program)]
     if program.symbols:
-        sections.append(_symbols(program))
+        sections.append(_symbols(program, dim_names))
     return NodeDetails(name=program.name, title=Path(archive.path).name if archive else program.name,
                        kind="program", sections=sections)
 
@@ -100,9 +103,9 @@ def _numel(t: StoredTensor, seen: dict[int, int | None]) -> int | None:
     return seen[key]
 
 
-def _symbols(program: Program) -> DetailSection:
-    rows = [DetailRow(s.name, range_text(s.min, s.max), note=", ".join(s.sources) or ("unbacked" if s.unbacked
-                                                                                        else ""))
+def _symbols(program: Program, dim_names: Mapping[str, str] | None = None) -> DetailSection:
+    rows = [DetailRow(symbol_label(s.name, s.sources, dim_names), range_text(s.min, s.max),
+                      note=", ".join(s.sources) or ("unbacked" if s.unbacked else ""))
             for s in program.symbols[:MAX_LISTED]]
     if len(program.symbols) > MAX_LISTED:
         rows.append(DetailRow("…", f"{len(program.symbols) - MAX_LISTED} more (Symbols tab)", muted=True))

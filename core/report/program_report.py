@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.diff.program_diff import diff_programs
+from pt2_viewer.core.export.plain_words import user_words
+from pt2_viewer.core.graph.details import symbol_label
 from pt2_viewer.core.graph.op_stats import op_counts
 from pt2_viewer.core.graph.summary import signature_rows
 from pt2_viewer.core.layout.service import LayoutService
@@ -20,13 +23,23 @@ from pt2_viewer.core.report.page import ReportPage
 from pt2_viewer.core.util.words import plural
 
 
-def program_section(program: Program, service: LayoutService | None = None, name: str | None = None) -> dict[str, Any]:
-    """One program as the page's data: graph, signature rows, symbols with ranges, guards."""
+def program_section(program: Program, service: LayoutService | None = None, name: str | None = None,
+                    dim_names: Mapping[str, str] | None = None,
+                    names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """One program as the page's data: graph, signature rows, symbols with ranges, guards. A symbol a script named
+    (`dim_names`: {"x.shape[0]": "batch"}, core/export/dim_names.py) is listed as `batch (s52)`, as in the window;
+    with `names` (a script's report: torch's symbol -> the user's name, core/export/plain_words.py `symbol_names`)
+    every other symbol leads with words too: `x.shape[1] (s52)`, `a value read from tensor data (u0)`."""
     sig = [{"direction": r.direction, "name": r.name, "kind": r.kind, "target": r.target,
             "type": " ".join(x for x in (r.dtype, r.shape) if x)} for r in signature_rows(program, program.graph)]
-    symbols = [{"name": s.name, "range": range_text(s.min, s.max), "sources": list(s.sources)} for s in program.symbols]
-    known = {s["name"] for s in symbols}
-    symbols += [{"name": k, "range": range_text(lo, hi), "sources": []}
+
+    def label(symbol: str, sources: list[str]) -> str:
+        said = symbol_label(symbol, sources, dim_names)
+        return f"{user_words(symbol, names)} ({symbol})" if names is not None and said == symbol else said
+    symbols = [{"name": label(s.name, s.sources), "range": range_text(s.min, s.max), "sources": list(s.sources)}
+               for s in program.symbols]
+    known = {s.name for s in program.symbols}
+    symbols += [{"name": label(k, []), "range": range_text(lo, hi), "sources": []}
                 for k, (lo, hi) in program.range_constraints.items() if k not in known]
     return {"name": name or program.name, "graph": graph_data(program, service).as_json(), "signature": sig,
             "symbols": symbols, "guards": list(program.guards_code)}

@@ -12,6 +12,8 @@ from pt2_viewer.core.export.failures import failure_from_json
 from pt2_viewer.core.export.guards import guard_log_from_json
 from pt2_viewer.core.export.plain_words import detail, headline, symbol_names, user_words
 from pt2_viewer.core.layout.service import LayoutService
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.report.page import ReportPage
 from pt2_viewer.core.report.program_report import program_section
 from pt2_viewer.core.util.words import plural
@@ -102,8 +104,6 @@ def problems_html(problems: dict[str, Any] | None, said: str = "", hint: str = "
 
 def script_page(out_dir: str | Path, service: LayoutService | None = None) -> ReportPage:
     """The page for an export folder. Raises OSError/ValueError when report.json is missing or malformed."""
-    from pt2_viewer.core.pt2.errors import ArchiveError
-    from pt2_viewer.core.pt2.reader import read_archive
 
     out = Path(out_dir)
     report = json.loads((out / REPORT_FILE).read_text(encoding="utf-8"))
@@ -117,9 +117,12 @@ def script_page(out_dir: str | Path, service: LayoutService | None = None) -> Re
                 archive = read_archive(out / Path(pt2).name)
             except ArchiveError:
                 continue  # the call's explanation is in the calls tab; a damaged archive just has no graph
+            dims = dim_names(call.get("dynamic_shapes_spec"))
+            said = symbol_names(guard_log_from_json(call.get("guards") or {}).symbols, dims)
             for p in archive.programs:
-                name_symbols(p, dim_names(call.get("dynamic_shapes_spec")))  # f32[batch, 3], as the script named it
-                section = program_section(p, service, name=f"#{call.get('index')} {call.get('model')}{label}")
+                name_symbols(p, dims)  # f32[batch, 3], as the script named it
+                section = program_section(p, service, name=f"#{call.get('index')} {call.get('model')}{label}",
+                                          dim_names=dims, names=said)  # its Symbols tab: batch (s52)
                 section["guards"] = [user_words(g) for g in section.get("guards", [])]  # a.shape[0], not L['a']
                 programs.append(section)
     calls = report.get("calls", [])
