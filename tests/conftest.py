@@ -20,6 +20,7 @@ import tempfile
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -33,8 +34,10 @@ os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
 LAYOUT_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "test-layouts"
 os.environ["PT2V_CACHE_DIR"] = str(LAYOUT_CACHE)  # layouts survive between runs (core/layout/cache.py)
 
-from pt2_viewer.core.jobs.warm import WarmPool  # noqa: E402
 from tests.programs import ExportFailed, code_names, pt2_path  # noqa: E402,F401  (pt2_path: the shared fixture)
+
+if TYPE_CHECKING:
+    from pt2_viewer.core.jobs.warm import WarmPool
 
 
 @pytest.fixture
@@ -60,6 +63,8 @@ def cold_layout_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def warm_pool() -> Iterator[WarmPool]:
     """A pool of warm workers for a test that is not about a process's life: its jobs on one program share one worker
     (core/jobs/warm.py), which loads torch and the program once. Every worker ends with the test."""
+    from pt2_viewer.core.jobs.warm import WarmPool
+
     pool = WarmPool(idle_timeout_s=300, enabled=True)
     yield pool
     pool.close()

@@ -14,8 +14,12 @@ import json
 import sys
 from pathlib import Path
 
-from pt2_viewer.core.diff.program_diff import FAIL_KINDS
+from pt2_viewer.core.diff.handles import EtrecordError, etrecord_source_to_pte, pte_provenance
+from pt2_viewer.core.diff.output import markdown, text, to_json
+from pt2_viewer.core.diff.program_diff import FAIL_KINDS, diff_programs
 from pt2_viewer.core.model.program import Program
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pt2.reader import read_archive
 
 EXIT_CHANGED = 1
 EXIT_BAD_INPUT = 2
@@ -51,9 +55,6 @@ def _kinds(text: str | None) -> set[str]:
 
 
 def _program(path: str, name: str | None) -> Program:
-    from pt2_viewer.core.pt2.errors import ArchiveError
-    from pt2_viewer.core.pt2.reader import read_archive
-
     if not Path(path).exists():
         raise BadInput(f"{path}: no such file")
     try:
@@ -71,9 +72,6 @@ def _program(path: str, name: str | None) -> Program:
 
 
 def main(args: argparse.Namespace) -> int:
-    from pt2_viewer.core.diff.output import markdown, text, to_json
-    from pt2_viewer.core.diff.program_diff import diff_programs
-
     try:
         wanted = _kinds(args.fail_on)
         a = _program(args.a, args.program)
@@ -83,8 +81,6 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     mapping = None
     if args.etrecord:
-        from pt2_viewer.core.diff.handles import EtrecordError, etrecord_source_to_pte, pte_provenance
-
         try:
             mapping = pte_provenance(a, b, etrecord_source_to_pte(args.etrecord, b))
         except EtrecordError as e:

@@ -29,7 +29,11 @@ from pt2_viewer.core.cli import exit_status
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, JobOutcome
 from pt2_viewer.core.jobs.errors import Failure, failed_result
+from pt2_viewer.core.jobs.remote.any_worker import worker_job
 from pt2_viewer.core.jobs.schemas.base import Schema
+from pt2_viewer.core.jobs.spec import JobSpec
+from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.core.util.files import write_atomically
 
 TRUST_HELP = ("load the file even if it holds code (pickled objects, modules to import): only for files you trust; "
               "without it such a file is refused, saying what it holds")
@@ -95,8 +99,6 @@ def run_in_worker(job: str, request: Schema, out: Path, args: argparse.Namespace
     """Run `job` (its request: a dataclass of core/jobs/schemas/) in the worker to its end and return its
     result.json; a worker that could not finish (or Ctrl+C) gives a failed result saying why, never a traceback.
     Progress events go to stderr unless -q or --json, the worker's own output (torch's warnings) unless -q."""
-    from pt2_viewer.core.jobs.remote.any_worker import worker_job
-    from pt2_viewer.core.jobs.spec import JobSpec
 
     quiet = bool(getattr(args, "quiet", False))
     progress = stderr_progress(quiet or bool(getattr(args, "json", False)))
@@ -174,7 +176,6 @@ def finish(result: dict[str, Any], as_json: bool, readable: Callable[[Any], str]
 def job_folder(kind: str) -> Iterator[Path]:
     """The job's own temporary folder (its request.json, result.json and scratch files), removed when the command
     ends: a user's folder receives only the files they asked for (`-o OUT.pt2`), never the job's bookkeeping."""
-    from pt2_viewer.core.platform import temp_dirs
 
     folder = temp_dirs.new_dir(kind)
     try:
@@ -187,8 +188,6 @@ def deliver(job_dir: Path, destination: Path) -> list[str]:
     """Copy the files a job made for the user (every file directly in `job_dir` but its request.json and
     result.json; not its scratch folders) into `destination`, each written atomically; their names."""
     import shutil
-
-    from pt2_viewer.core.util.files import write_atomically
 
     skip = {protocol.REQUEST_FILE, protocol.RESULT_FILE}
     chosen = sorted(p.name for p in job_dir.iterdir() if p.is_file() and p.name not in skip)

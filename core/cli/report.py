@@ -13,7 +13,16 @@ from pathlib import Path
 
 from pt2_viewer.core.cli import exit_status
 from pt2_viewer.core.cli.jobs import WORKER_HELP, deliver
+from pt2_viewer.core.graph.overlays import OverlayFileError
+from pt2_viewer.core.jobs import protocol
+from pt2_viewer.core.jobs.remote.any_worker import worker_job
+from pt2_viewer.core.jobs.schemas.export import ExportRequest
+from pt2_viewer.core.jobs.spec import JobSpec
+from pt2_viewer.core.layout.records import LayoutError
 from pt2_viewer.core.platform import temp_dirs
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.report.script_report import REPORT_FILE
+from pt2_viewer.core.report.write import write_archive_report, write_script_report
 
 EXIT_FAILED = exit_status.FAILED
 EXIT_WORKER_FAILED = exit_status.USAGE_OR_WORKER
@@ -36,12 +45,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from pt2_viewer.core.graph.overlays import OverlayFileError
-    from pt2_viewer.core.layout.records import LayoutError
-    from pt2_viewer.core.pt2.errors import ArchiveError
-    from pt2_viewer.core.report.script_report import REPORT_FILE
-    from pt2_viewer.core.report.write import write_archive_report, write_script_report
-
     source = Path(args.file).expanduser()
     if not source.exists():
         print(f"pt2-viewer report: '{source}' does not exist. Check the path.", file=sys.stderr)
@@ -85,10 +88,6 @@ def main(args: argparse.Namespace) -> int:
 def _export_script(script: Path, args: argparse.Namespace) -> Path | int:
     """Run the script in the worker (quietly), in a temporary folder of its own; the folder holding report.json, or
     an exit code."""
-    from pt2_viewer.core.jobs import protocol
-    from pt2_viewer.core.jobs.remote.any_worker import worker_job
-    from pt2_viewer.core.jobs.schemas.export import ExportRequest
-    from pt2_viewer.core.jobs.spec import JobSpec
 
     out = temp_dirs.new_dir("report")
     request = ExportRequest(script=str(script.resolve()), diagnose=bool(args.diagnose)).to_json()

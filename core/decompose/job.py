@@ -18,11 +18,14 @@ from typing import Any
 from pt2_viewer.core.compare.mapping import write_mapping
 from pt2_viewer.core.decompose.op_stats import non_core_ops
 from pt2_viewer.core.decompose.provenance import provenance_mapping
+from pt2_viewer.core.decompose.table import load_table
 from pt2_viewer.core.graph.op_stats import program_diff
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
 from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest, DecomposeResult, OpChange
 from pt2_viewer.core.jobs.typed_job import TypedJob, failed
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.util.files import save_program
 
 TARGETS = ("functional", "core", "table")
@@ -49,7 +52,6 @@ def decomposition_table(to: str, table: str | None, table_name: str | None) -> d
     if to == "table":
         if not table:
             raise JobFailure("request", "A custom decomposition needs a table file.", "Name a .py file.")
-        from pt2_viewer.core.decompose.table import load_table
 
         return load_table(table, table_name)
     raise JobFailure("request", f"Unknown decomposition target '{to}'.",
@@ -77,8 +79,6 @@ def _format(e: BaseException) -> str:
 def counted_diff(src: Path, program_name: str, output: Path) -> list[OpChange]:
     """The op diff counted on the two archives as the viewer reads them (core/graph/op_stats.py: the one place that
     counts ops), not on torch's FX graphs, so the job, the compare view and the report give the same numbers."""
-    from pt2_viewer.core.pt2.errors import ArchiveError
-    from pt2_viewer.core.pt2.reader import read_archive
 
     try:
         before = read_archive(src).program(program_name)

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.deploy.provenance import call_nodes, source_index, target_text
+from pt2_viewer.core.deploy.pte_map import pte_program, source_to_pte
 from pt2_viewer.core.deploy.why import SupportRecorder, Verdict, verdicts
 from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
 from pt2_viewer.core.jobs.schemas.lower import BACKENDS
+from pt2_viewer.core.util.files import write_atomically
 
 Emit = Callable[[dict[str, Any]], None]
 INSTALL_HINT = "pip install executorch (the viewer was tested with executorch 1.5.1)"
@@ -89,14 +91,10 @@ def _source_to_pte(etrecord: Path, pte: Path) -> dict[str, list[str]]:
     as written."""
     from executorch.devtools.etrecord import parse_etrecord
 
-    from pt2_viewer.core.deploy.pte_map import pte_program, source_to_pte
-
     return source_to_pte(parse_etrecord(str(etrecord)), pte_program(pte, None))
 
 
 def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
-    from pt2_viewer.core.util.files import write_atomically
-
     if not request.get("program"):
         raise JobFailure("request", "The request names no program.", "Pass the .pt2 path as 'program'.")
     backend = str(request.get("to") or "xnnpack")

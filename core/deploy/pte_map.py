@@ -8,12 +8,12 @@ from typing import Any
 
 from pt2_viewer.core.deploy.provenance import call_nodes, target_text
 from pt2_viewer.core.jobs.errors import JobFailure
+from pt2_viewer.core.pte.errors import PteError
 
 
 def pte_program(path: Path, method: str | None) -> Any:
     """The viewer's Program of a `.pte` method (torch-free reader), or `JobFailure`."""
-    from pt2_viewer.core.pte.errors import PteError
-    from pt2_viewer.core.pte.reader import read_pte
+    from pt2_viewer.core.pte.reader import read_pte  # deferred: the flatbuffers runtime imports numpy
 
     try:
         archive = read_pte(path)

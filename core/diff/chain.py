@@ -15,9 +15,11 @@ from pathlib import Path
 
 from pt2_viewer.core.compare.mapping import NodeMapping
 from pt2_viewer.core.compare.session import LEFT, RIGHT, CompareSession, LinkedDocumentModel, op_rows
-from pt2_viewer.core.diff.handles import DEBUG_HANDLE, pte_provenance
+from pt2_viewer.core.diff.handles import DEBUG_HANDLE, EtrecordError, etrecord_source_to_pte, pte_provenance
 from pt2_viewer.core.diff.program_diff import ProgramDiff, diff_programs
 from pt2_viewer.core.model.program import Archive, Program
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pt2.reader import read_archive
 
 
 @dataclass
@@ -92,9 +94,6 @@ def read_pipeline(source: Archive, program: Program, core_path: str, pte_path: s
     `pte_path`, linked by `source_to_pte` (the lower job's) or else the ETRecord at `etrecord_path` (read without
     torch); a one-line message naming the file and the problem when one cannot be read. Without either, the `.pte`
     pairs by structure only."""
-    from pt2_viewer.core.diff.handles import EtrecordError, etrecord_source_to_pte
-    from pt2_viewer.core.pt2.errors import ArchiveError
-    from pt2_viewer.core.pt2.reader import read_archive
 
     archives = []
     for path in (core_path, pte_path):

@@ -33,7 +33,7 @@ class LayoutCache:
     @property
     def engine(self) -> str:
         if self._engine is None:
-            from pt2_viewer.core.layout.engine import engine_id
+            from pt2_viewer.core.layout.engine import engine_id  # deferred: pygraphviz
 
             self._engine = engine_id()
         return self._engine

@@ -20,6 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.deploy.etdump import inspect, run_with_etdump, runtime_values
+from pt2_viewer.core.deploy.etrecord import load_etrecord
+from pt2_viewer.core.deploy.lower import lower
 from pt2_viewer.core.deploy.pte_map import (
     check_same_program,
     handles_to_nodes,
@@ -51,8 +54,6 @@ def fresh_etrecord(ep: Any, pte: Path, program: Any, out: Path, log: list[str], 
     """Lower the source again with the file's backend; the parsed ETRecord and a sentence saying what was compared,
     or `JobFailure` ("mismatch") when the fresh lowering's instructions are not the file's."""
     from executorch.devtools.etrecord import parse_etrecord
-
-    from pt2_viewer.core.deploy.lower import lower
 
     backend = _backend_of(program, pte)
     emit({"type": "progress", "stage": "lower", "fraction": 0.1,
@@ -110,9 +111,6 @@ def compare_pte(ep: Any, pte: Path, args: tuple[Any, ...], kwargs: dict[str, Any
     """Per-node errors of the `.pte` against the source `ep` (keyed by source node), and each row's extras
     (`delegate`, `group`, `instruction`)."""
     from executorch.devtools.inspector._inspector_utils import map_runtime_aot_intermediate_outputs
-
-    from pt2_viewer.core.deploy.etdump import inspect, run_with_etdump, runtime_values
-    from pt2_viewer.core.deploy.etrecord import load_etrecord
 
     program = pte_program(pte, request.method)
     work = out / "pte_numerics"

@@ -34,6 +34,7 @@ from typing import Any
 from pt2_viewer.core.model.program import Archive, Argument, Graph, Node, Ref, StoredTensor, Value
 from pt2_viewer.core.model.tensor_meta import TensorMeta, tensor_meta_or_none
 from pt2_viewer.core.pt2 import archive as zipfiles
+from pt2_viewer.core.pt2.reader import read_archive, read_archive_files
 from pt2_viewer.core.pte.magic import is_pte
 from pt2_viewer.core.util.files import write_atomically
 
@@ -95,7 +96,6 @@ class ParsedProgramCache:
     def read_deferred(self, path: str | os.PathLike[str]) -> tuple[Archive, Callable[[], bool] | None]:
         """`read`, with the entry's writing on a miss left to the caller: the window shows the program first, then
         stores it (encoding 10k nodes takes a few tenths of a second)."""
-        from pt2_viewer.core.pt2.reader import read_archive, read_archive_files
 
         if self.limit_bytes <= 0 or is_pte(path):  # no cache wanted, or an ExecuTorch program: read as before
             return read_archive(path), None

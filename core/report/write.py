@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.report.page import ReportPage, render_page
+from pt2_viewer.core.report.program_report import archives_page
+from pt2_viewer.core.report.script_report import script_page
 from pt2_viewer.core.util.files import write_atomically
 
 
@@ -18,8 +21,6 @@ def write_archive_report(pt2: str | Path | list[str | Path], out: str | Path,
                          overlay: str | Path | None = None) -> int:
     """The report of a `.pt2` archive, or of several side by side (a program and its decomposition). Raises
     ArchiveError (bad file) or LayoutError (Graphviz failed)."""
-    from pt2_viewer.core.pt2.reader import read_archive
-    from pt2_viewer.core.report.program_report import archives_page
 
     paths = pt2 if isinstance(pt2, list) else [pt2]
     return write_page(archives_page([read_archive(p) for p in paths], overlay=overlay), out)
@@ -27,6 +28,5 @@ def write_archive_report(pt2: str | Path | list[str | Path], out: str | Path,
 
 def write_script_report(export_dir: str | Path, out: str | Path) -> int:
     """The report of a model script's export folder (report.json and the .pt2 files beside it)."""
-    from pt2_viewer.core.report.script_report import script_page
 
     return write_page(script_page(export_dir), out)

@@ -26,6 +26,8 @@ from pt2_viewer.core.pt2.aoti import AotiModel, aoti_models
 from pt2_viewer.core.pt2.aoti_inputs import AotiInput, choose_sizes, shape_of
 from pt2_viewer.core.pt2.archive import AOTI_DIR, open_archive
 from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pt2.reader import read_archive
+from pt2_viewer.core.run.aoti_profile import kernel_times
 from pt2_viewer.core.run.artifact_run import Emit, input_report, path_of, source_inputs, timed_run
 from pt2_viewer.core.run.job import HOTTEST, cuda_status, progress
 
@@ -69,7 +71,6 @@ def load_package(path: Path, request: dict[str, Any] | Trusting, model: str | No
 
 def package_model(path: Path) -> AotiModel | None:
     """What the package's wrapper says (read as text), for its first compiled model; None when unreadable."""
-    from pt2_viewer.core.pt2.reader import read_archive
 
     try:
         models = aoti_models(read_archive(str(path)))
@@ -148,7 +149,6 @@ def package_inputs(request: dict[str, Any], report: dict[str, Any], model: AotiM
     given = source_inputs(request, report)
     if given is not None:
         return given
-    from pt2_viewer.core.pt2.reader import read_archive
 
     try:
         has_program = bool(read_archive(str(request["program"])).programs)
@@ -199,8 +199,6 @@ def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any])
     with torch.no_grad(), working_dir(out):  # a package built to save its tensors writes them under tmp/ here
         timed_run(call, request, emit, f"{path.name}", report, device)
         if request.get("node_times") and model is not None:
-            from pt2_viewer.core.run.aoti_profile import kernel_times
-
             progress(emit, "node_times", 0.9, "Timing each kernel (torch.profiler)")
             kernels, times, why = kernel_times(call, model, device)
             report.update(kernel_times=[k.to_json() for k in kernels], node_times=times,

@@ -28,6 +28,7 @@ from pt2_viewer.core.run.fresh_inputs import FreshInputs, SavedBuffers, copied
 from pt2_viewer.core.run.inputs import Inputs, check_inputs, generate_inputs, user_inputs
 from pt2_viewer.core.run.tensor_stats import flat_outputs, max_difference, summarise
 from pt2_viewer.core.run.timing import measure, node_times
+from pt2_viewer.core.util.files import write_atomically
 
 Emit = Callable[[dict[str, Any]], None]
 HOTTEST = 10
@@ -213,8 +214,6 @@ def _compare_compiled(module: Any, fresh: FreshInputs, buffers: SavedBuffers, ea
 def _compare_aoti(ep: Any, package: Path, fresh: FreshInputs, eager_out: Any, eager_s: float, device: str,
                   warmup: int, runs: int, emit: Emit, log: list[str]) -> Build:
     import torch
-
-    from pt2_viewer.core.util.files import write_atomically
 
     progress(emit, "aoti_compile", 0.5, "Compiling and packaging with AOTInductor (tens of seconds)")
     t = time.perf_counter()

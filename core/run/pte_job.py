@@ -13,7 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.deploy.node_times import pte_node_times
 from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
+from pt2_viewer.core.jobs.loading import load_program, trust_options
 from pt2_viewer.core.pte.errors import PteError
 from pt2_viewer.core.pte.reader import read_pte
 from pt2_viewer.core.pte.schema import SCHEMA_SOURCE
@@ -92,8 +94,6 @@ def _node_times(path: Path, method: str, flat: list[Any], request: dict[str, Any
                 report: dict[str, Any]) -> dict[str, Any]:
     """Each instruction's and delegate call's time from ETDump (core/deploy/node_times.py); by the source's nodes too
     when the request names the source and an ETRecord."""
-    from pt2_viewer.core.deploy.node_times import pte_node_times
-    from pt2_viewer.core.jobs.loading import load_program, trust_options
 
     progress(emit, "node_times", 0.8, f"Timing each instruction of {path.name} with ETDump")
     trust = trust_options(request)

@@ -236,7 +236,7 @@ class Supervisor:
 
     def start(self):
         sys.path.insert(0, self.code_dir)
-        from pt2_viewer.core.jobs import process_tree
+        from pt2_viewer.core.jobs import process_tree  # after sys.path has the code
 
         self.tree = process_tree
         out, request = self.prepare()
@@ -259,7 +259,7 @@ class Supervisor:
                                 pass_fds=(events_w,), env=env, cwd=cwd, start_new_session=True)
         self.proc = proc
         os.close(events_w)
-        import pt2_viewer
+        import pt2_viewer  # the cached code's, found on sys.path above
 
         _say({"c": "hello", "pid": os.getpid(), "worker_pid": proc.pid, "marker": self.marker,
               "python": sys.executable, "code": os.path.dirname(pt2_viewer.__file__), "job_dir": self.job_dir})
