@@ -10,6 +10,8 @@ import argparse
 import importlib
 import sys
 
+from pt2_viewer.core.platform import desktop
+
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "info": ("pt2_viewer.core.cli.info", "summarise a .pt2 archive (--json for scripts)"),
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         name = argv.pop(0)
         module_name, help_text = SUBCOMMANDS[name]
         if name in WORKER_COMMANDS:
-            from pt2_viewer.app.jobs.preferences_dialog import apply_saved_choice
+            from pt2_viewer.app.jobs.preferences_dialog import apply_saved_choice  # deferred: Qt
 
             apply_saved_choice()  # core reads no Qt settings; PT2V_WORKER_PYTHON still wins over it
         module = importlib.import_module(module_name)
@@ -85,10 +87,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _gui_parser().parse_args(argv)
     if args.install_desktop or args.uninstall_desktop:
-        from pt2_viewer.core.platform import desktop
-
         return desktop.cli_main(install=args.install_desktop)
-    from pt2_viewer.app.main import run_gui
+    from pt2_viewer.app.main import run_gui  # deferred: Qt (a subcommand never loads it)
 
     return run_gui(args)
 

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from pt2_viewer.app.qt import application
 from pt2_viewer.core.platform import install
+from pt2_viewer.core.util.files import write_atomically
 
 if TYPE_CHECKING:
     from pt2_viewer.app.main_window import MainWindow
@@ -46,7 +47,7 @@ def run_gui(args: argparse.Namespace) -> int:
 
     instance = None
     if not args.new_instance:
-        from pt2_viewer.app.platform.single_instance import SingleInstance
+        from pt2_viewer.app.platform.single_instance import SingleInstance  # deferred: Qt (QtNetwork)
 
         instance = SingleInstance()
         if instance.try_hand_off(files):
@@ -54,7 +55,7 @@ def run_gui(args: argparse.Namespace) -> int:
             return 0
         instance.listen()
 
-    from pt2_viewer.app.main_window import MainWindow
+    from pt2_viewer.app.main_window import MainWindow  # deferred: Qt views, after the single-instance check
 
     window = MainWindow()
     if instance is not None:
@@ -80,7 +81,7 @@ def _set_icon(app: QApplication) -> None:
 
 
 def _screenshot(app: QApplication, path: str, out: str, program: str | None) -> int:
-    from pt2_viewer.app.main_window import MainWindow
+    from pt2_viewer.app.main_window import MainWindow  # deferred: Qt views, after the single-instance check
 
     # the user named the file on the command line: a script runs without asking, and the file is not a recent one
     window = MainWindow(interactive=False, trust_scripts=True, remember_recent=False)
@@ -100,7 +101,7 @@ def take_screenshot(window: MainWindow, path: str, out: str, program: str | None
     """Open `path` in `window`, wait until its graph is painted and save the window to `out`. Returns None, or the
     one-line reason it could not: the file cannot be opened, its graph cannot be laid out (said at once, never
     after the timeout), the picture cannot be written, or nothing was ready within `timeout_ms`."""
-    from pt2_viewer.app.document.widget import DocumentWidget
+    from pt2_viewer.app.document.widget import DocumentWidget  # deferred: Qt views
 
     loop = QEventLoop()
     outcome: dict[str, str | None] = {}
@@ -165,8 +166,7 @@ def _write_description(window: MainWindow, shown: str, out: str, pixel_ratio: fl
     (app/graph/view_description.py). None, or why it could not be written."""
     import json
 
-    from pt2_viewer.app.document.view_description import describe_window
-    from pt2_viewer.core.util.files import write_atomically
+    from pt2_viewer.app.document.view_description import describe_window  # deferred: Qt views, --screenshot only
 
     tab = window.current_tab()
     data = describe_window(window, shown, tab.graphs() if tab is not None else [], pixel_ratio)

@@ -336,7 +336,7 @@ class MainWindow(QMainWindow):
                 self.open_failed_message(str(path), not_trusted_message(path))
             return None
         self.recent_files.remember(str(path))
-        from pt2_viewer.app.export.script_document import ScriptDocument
+        from pt2_viewer.app.export.script_document import ScriptDocument  # deferred: Qt view (test_lazy_imports)
 
         doc = ScriptDocument(path, self.layouts, interactive=self.interactive)
         doc.document_ready.connect(self.document_ready.emit)

@@ -10,13 +10,17 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from pt2_viewer.core.layout.records import LayoutError
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.report.write import write_archive_report, write_script_report
+
 Source = tuple[str, list[Path]]  # ("script", [its latest export folder]) or ("archive", [PATH.pt2, ...])
 
 
 def report_source(tab: QObject | None) -> Source | None:
     """What the tab's report is made from: a script's last run, or the archives of the graphs the tab shows (one
     program, or both sides of a comparison, app/graph/tab.py's `graphs()`)."""
-    from pt2_viewer.app.export.script_document import ScriptDocument
+    from pt2_viewer.app.export.script_document import ScriptDocument  # deferred: Qt view (test_lazy_imports)
 
     if isinstance(tab, ScriptDocument):
         out = tab.session.out_dir
@@ -37,10 +41,6 @@ class ReportWriter(QObject):
         return thread
 
     def _run(self, source: Source, out: Path) -> None:
-        from pt2_viewer.core.layout.records import LayoutError
-        from pt2_viewer.core.pt2.errors import ArchiveError
-        from pt2_viewer.core.report.write import write_archive_report, write_script_report
-
         kind, paths = source
         try:
             size = (write_script_report(paths[0], out) if kind == "script"

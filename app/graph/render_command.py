@@ -10,6 +10,13 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from pt2_viewer.core.cli import exit_status
+from pt2_viewer.core.graph.document import DocumentModel
+from pt2_viewer.core.layout.driver import lay_out_all
+from pt2_viewer.core.layout.records import LayoutError
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pt2.reader import read_archive
+
 if TYPE_CHECKING:
     from pt2_viewer.app.graph.view import GraphView
     from pt2_viewer.core.model.program import Archive, Program
@@ -27,9 +34,6 @@ def main(args: argparse.Namespace) -> int:
     if not args.output.lower().endswith((".svg", ".png")):
         print("pt2-viewer: the output must end in .svg or .png", file=sys.stderr)
         return 2
-    from pt2_viewer.core.cli import exit_status
-    from pt2_viewer.core.pt2.errors import ArchiveError
-    from pt2_viewer.core.pt2.reader import read_archive
 
     try:
         archive = read_archive(args.file)
@@ -50,8 +54,7 @@ def main(args: argparse.Namespace) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from pt2_viewer.app.graph.export_image import export_scene
-    from pt2_viewer.core.layout.records import LayoutError
+    from pt2_viewer.app.graph.export_image import export_scene  # deferred: Qt (QtSvg)
 
     app = QApplication.instance() or QApplication([])  # noqa: F841 (Qt needs it for fonts and painting)
     try:
@@ -77,10 +80,8 @@ def main(args: argparse.Namespace) -> int:
 
 def _draw(archive: Archive, program: Program, expand: str) -> GraphView:
     """A view holding the program's graph as the window draws it, laid out in this process."""
-    from pt2_viewer.app.graph.view import GraphView
-    from pt2_viewer.core.graph.document import DocumentModel
-    from pt2_viewer.core.layout.driver import lay_out_all
-    from pt2_viewer.core.layout.engine import layout
+    from pt2_viewer.app.graph.view import GraphView  # deferred: Qt
+    from pt2_viewer.core.layout.engine import layout  # deferred: pygraphviz
 
     model = DocumentModel(archive, program)
     scene = model.level.scene

@@ -30,13 +30,15 @@ from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import FailureBox
 from pt2_viewer.app.panels import make_table
-from pt2_viewer.core.deploy.delegation import delegation_overlay, reason_rows, summary
+from pt2_viewer.core.deploy.delegation import delegation_overlay, on_pte_graph, reason_rows, summary
+from pt2_viewer.core.graph.overlays import run_time_overlay
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.schemas.base import SchemaError
 from pt2_viewer.core.jobs.schemas.lower import LowerResult
 from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.numerics.session import error_overlay, summary_text
 from pt2_viewer.core.platform import temp_dirs
 
 BACKENDS = (("xnnpack", "XNNPACK where its partitioner takes an op, portable kernels elsewhere"),
@@ -178,9 +180,6 @@ class LowerDialog(QDialog):
 
     def _painted(self, job: str, result: dict[str, Any]) -> None:
         """Paint a follow-up's per-op figures on both graphs."""
-        from pt2_viewer.core.deploy.delegation import on_pte_graph
-        from pt2_viewer.core.graph.overlays import run_time_overlay
-        from pt2_viewer.core.numerics.session import error_overlay, summary_text
 
         assert self.sides is not None
         source, pte = self.sides

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QW
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.widgets.python_highlighter import PythonHighlighter
+from pt2_viewer.core.platform.editor import open_in_editor
 
 MAX_SOURCE_BYTES = 8 * 1024 * 1024
 LINE_MARK = {False: QColor("#fff3c4"), True: QColor("#4d4420")}  # by dark palette
@@ -100,8 +101,7 @@ class SourceView(QWidget):
 def open_source(file: str, line: int, parent: QWidget | None = None) -> SourceView | None:
     """Open `file` at `line` in the editor chosen in Preferences (app/widgets/editor_choice.py; None returned), else
     show it in the parent's source window (made on first use), raised to the front."""
-    from pt2_viewer.app.widgets.editor_choice import chosen_editor
-    from pt2_viewer.core.platform.editor import open_in_editor
+    from pt2_viewer.app.widgets.editor_choice import chosen_editor  # deferred: a Qt dialog, when first asked
 
     if open_in_editor(chosen_editor(), file, line):
         return None

@@ -14,6 +14,9 @@ from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.core.compare.decomposition import Decomposition
+from pt2_viewer.core.compare.session import LEFT, RIGHT, LinkedDocumentModel
+from pt2_viewer.core.deploy.delegation import delegation_overlay, lowered_session
+from pt2_viewer.core.diff.chain import Chain, read_pipeline
 from pt2_viewer.core.model.program import Archive, Program
 
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the compare and decompose views
@@ -47,7 +50,7 @@ class Comparisons:
         doc = self.window.current_document()
         if doc is None:
             return None
-        from pt2_viewer.app.decompose.dialog import DecomposeDialog
+        from pt2_viewer.app.decompose.dialog import DecomposeDialog  # deferred: Qt view (test_lazy_imports)
 
         dialog = DecomposeDialog(doc.model.archive.path, doc.model.program.name, interactive=self.window.interactive,
                                  parent=self.parent)
@@ -60,7 +63,7 @@ class Comparisons:
         doc = self.window.current_document()
         if doc is None:
             return None
-        from pt2_viewer.app.pipeline.lower_dialog import LowerDialog
+        from pt2_viewer.app.pipeline.lower_dialog import LowerDialog  # deferred: Qt view (test_lazy_imports)
 
         dialog = LowerDialog(doc, interactive=self.window.interactive, parent=self.parent)
         dialog.lowered.connect(lambda result, archive: self.open_lowered(doc, result, archive, dialog.attach))
@@ -70,9 +73,7 @@ class Comparisons:
     def open_lowered(self, doc: DocumentWidget, result: dict[str, Any], pte: Archive,
                      attach: Callable[[DocumentWidget, DocumentWidget], None] | None = None) -> None:
         """A .pte beside its source, linked through the ETRecord's debug handles, the source painted by delegation."""
-        from pt2_viewer.app.compare.view import ComparePlan
-        from pt2_viewer.core.compare.session import LEFT, RIGHT, LinkedDocumentModel
-        from pt2_viewer.core.deploy.delegation import delegation_overlay, lowered_session
+        from pt2_viewer.app.compare.view import ComparePlan  # deferred: Qt view (test_lazy_imports)
 
         source = doc.model.archive
         session = lowered_session(doc.model.program, pte.program(), dict(result.get("source_to_pte") or {}),
@@ -93,7 +94,7 @@ class Comparisons:
         tabs = self.window.tabs
         others = {f"{tabs.tabText(i)} ({i + 1})": w for i in range(tabs.count())
                   if isinstance(w := tabs.widget(i), DocumentWidget) and w is not doc}
-        from pt2_viewer.app.compare.view import ask_comparison_target
+        from pt2_viewer.app.compare.view import ask_comparison_target  # deferred: Qt view (test_lazy_imports)
 
         target = ask_comparison_target(self.parent, others)
         if isinstance(target, DocumentWidget):
@@ -111,7 +112,7 @@ class Comparisons:
         doc = self.window.current_document()
         if doc is None:
             return
-        from pt2_viewer.app.compare.chain import ask_pipeline_files
+        from pt2_viewer.app.compare.chain import ask_pipeline_files  # deferred: Qt view (test_lazy_imports)
 
         files = ask_pipeline_files(self.parent)
         if files is not None:
@@ -120,8 +121,7 @@ class Comparisons:
     def open_chain(self, doc: DocumentWidget, core: str, pte: str, etrecord: str | None = None,
                    source_to_pte: dict[str, list[str]] | None = None) -> None:
         """Source | core ATen | `.pte` in a new tab, each adjacent pair diffed, selection synced through the chain."""
-        from pt2_viewer.app.compare.chain import ChainView
-        from pt2_viewer.core.diff.chain import Chain, read_pipeline
+        from pt2_viewer.app.compare.chain import ChainView  # deferred: Qt view (test_lazy_imports)
 
         archive, program = doc.model.archive, doc.model.program
 
@@ -141,7 +141,6 @@ class Comparisons:
         """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence. The
         candidate stays in the Numerics job's folder, which closing the comparison leaves alone (the decomposition
         says whose it is)."""
-        from pt2_viewer.core.compare.session import LEFT
 
         def select(view: CompareView) -> None:
             view.left.reveal(node)
@@ -154,21 +153,21 @@ class Comparisons:
     def open_decomposition(self, doc: DocumentWidget, decomposition: Decomposition, decomposed: Archive,
                            then: Callable[[CompareView], None] | None = None) -> None:
         """The original beside its decomposition in a new tab."""
-        from pt2_viewer.app.compare.view import plan_decomposition
+        from pt2_viewer.app.compare.view import plan_decomposition  # deferred: Qt view (test_lazy_imports)
 
         archive, program = doc.model.archive, doc.model.program
         self._open(decomposition.output, lambda: plan_decomposition(archive, program, decomposition, decomposed), then)
 
     def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> None:
         """Any two programs side by side in a new tab."""
-        from pt2_viewer.app.compare.view import plan_programs
+        from pt2_viewer.app.compare.view import plan_programs  # deferred: Qt view (test_lazy_imports)
 
         left = (doc.model.archive, doc.model.program)
         self._open(Path(archive.path).name, lambda: plan_programs(left, (archive, program)))
 
     def _open(self, key: str, plan: Callable[[], ComparePlan],
               then: Callable[[CompareView], None] | None = None) -> None:
-        from pt2_viewer.app.compare.view import ComparePlan, CompareView
+        from pt2_viewer.app.compare.view import ComparePlan, CompareView  # deferred: Qt view (test_lazy_imports)
 
         def show(_key: str, built: object) -> None:
             assert isinstance(built, ComparePlan)  # what `plan` returned, handed back by the loader

@@ -38,7 +38,7 @@ def suggested_name(source_file: str | None, suffix: str, fallback: str) -> str:
 
 def export_report_dialog(window: Window, parent: QWidget) -> None:
     """File > Export Report…: the tab's program or script as one self-contained HTML file (core/report/)."""
-    from pt2_viewer.app.export.report_export import ReportWriter, report_source
+    from pt2_viewer.app.export.report_export import ReportWriter, report_source  # deferred: Qt views, when used
 
     source = report_source(window.tabs.currentWidget())
     if source is None:

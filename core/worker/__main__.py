@@ -30,6 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.jobs.errors import failed_result
+from pt2_viewer.core.jobs.program_cache import ProgramCache, install
 from pt2_viewer.core.jobs.protocol import (
     DONE,
     ERROR,
@@ -39,6 +41,12 @@ from pt2_viewer.core.jobs.protocol import (
     encode_event,
     write_json_atomic,
 )
+from pt2_viewer.core.jobs.python_env import missing_torch_message
+from pt2_viewer.core.jobs.schemas.base import SchemaError
+from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.jobs import JOB_SCHEMAS
+from pt2_viewer.core.jobs.schemas.warm import WarmJobLine
+from pt2_viewer.core.jobs.typed_job import TypedJob
 
 # The jobs a worker runs, by name. The worker is the top of the child process: it names the domain modules that hold
 # the jobs (each imports torch), and they import only what lies below them (pt2_viewer.core.jobs), never the worker.
@@ -162,11 +170,6 @@ def run_checked(name: str, run_job: Callable[..., dict[str, Any]], request: dict
     through it: a malformed request is the job's failure of kind `request` (or, for a job that reports none, an
     error); a result that does not fit its schema is a bug, raised. A typed job (core/jobs/typed_job.py) receives
     the request as read and returns its result object, written here; a job not yet typed gets the dict as it came."""
-    from pt2_viewer.core.jobs.errors import failed_result
-    from pt2_viewer.core.jobs.schemas.base import SchemaError
-    from pt2_viewer.core.jobs.schemas.failure import Failure
-    from pt2_viewer.core.jobs.schemas.jobs import JOB_SCHEMAS
-    from pt2_viewer.core.jobs.typed_job import TypedJob
 
     schema = JOB_SCHEMAS.get(name)
     if schema is None:
@@ -191,8 +194,6 @@ def _error_message(e: BaseException, max_memory_mb: int | None) -> str:
     if isinstance(e, MemoryError):
         message = "The job ran out of memory" + (f" (limit {max_memory_mb} MB)" if max_memory_mb else "")
     if isinstance(e, ModuleNotFoundError) and e.name == "torch":  # the chosen worker Python lacks torch
-        from pt2_viewer.core.jobs.python_env import missing_torch_message
-
         message = missing_torch_message(sys.executable)
     return message
 
@@ -221,8 +222,6 @@ def _read_requests(stream: Any, requests: queue.Queue[dict[str, Any]]) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from pt2_viewer.core.jobs.program_cache import ProgramCache, install
-
     emit = open_events()
     emit({"type": STARTED, "job": SERVE, "pid": os.getpid()})
     requests: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -254,8 +253,6 @@ def serve(args: argparse.Namespace) -> int:
 def serve_one(item: dict[str, Any], emit: Callable[[dict[str, Any]], None], cache: Any,
               max_memory_mb: int | None) -> bool:
     """Run one job asked for on stdin; False when it raised (the process's state is unknown: end it)."""
-    from pt2_viewer.core.jobs.program_cache import install
-    from pt2_viewer.core.jobs.schemas.warm import WarmJobLine
 
     job_id = item.get("id")
 
