@@ -90,15 +90,19 @@ class ChainView(DocumentTab):
                 later.name = NEXT_OVERLAY
                 self.docs[i + 1].tools.add_overlay(later, show=False)
 
+        v = QVBoxLayout(self)
+        v.setContentsMargins(4, 4, 4, 4)
         top = QHBoxLayout()
         top.addWidget(self.caption, 1)
         top.addWidget(self.link)
+        v.addLayout(top)
         stages = QSplitter(Qt.Orientation.Horizontal)
         for doc in self.docs:
             doc.panels.setVisible(False)  # room for the graphs; the change lists are the panels here
             stages.addWidget(doc)
-        changes = QWidget()
-        row = QHBoxLayout(changes)
+        v.addWidget(self.link_text)
+        bottom = QWidget()
+        row = QHBoxLayout(bottom)
         row.setContentsMargins(0, 0, 0, 0)
         for session, diff_panel in zip(chain.sessions, self.diff_panels):
             box = QVBoxLayout()
@@ -109,17 +113,8 @@ class ChainView(DocumentTab):
         for panel, stage in zip(self.details, chain.stages):
             self.details_tabs.addTab(panel, stage.title)
         row.addWidget(self.details_tabs, 1)
-        bottom = QWidget()
-        bv = QVBoxLayout(bottom)
-        bv.setContentsMargins(0, 0, 0, 0)
-        bv.addWidget(self.link_text)
-        bv.addWidget(changes, 1)
-        split = splitter(Qt.Orientation.Vertical, stages, bottom, sizes=(560, 300), stretch=(3, 1),
-                         remember="compare-chain")
-        v = QVBoxLayout(self)
-        v.setContentsMargins(4, 4, 4, 4)
-        v.addLayout(top)
-        v.addWidget(split, 1)
+        v.addWidget(splitter(Qt.Orientation.Vertical, stages, bottom, sizes=(560, 300), stretch=(3, 1),
+                             remember="compare-chain"), 1)
 
         for k, doc in enumerate(self.docs):
             doc.view.node_clicked.connect(lambda name, s=k: self.select(s, name))
@@ -148,7 +143,7 @@ class ChainView(DocumentTab):
     # -- selection through the chain -----------------------------------------------------------------------------
     def select(self, stage: int, node: str | None) -> None:
         """The user selected `node` in `stage` (its document already selected it): select its counterparts in every
-        other stage, scroll each to the first, and say the path in the line under the graphs."""
+        other stage, scroll each to the first, and say the path in the line above the graphs."""
         node = node_of(node)  # a group has no counterparts
         found = self.chain.counterparts(stage, node) if node is not None else {}
         for k, doc in enumerate(self.docs):

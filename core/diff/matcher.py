@@ -5,7 +5,8 @@ becomes `relu_4`), which is what today's `guess_mapping` trips on. So the matche
 1. provenance: a decomposition's mapping file (core/compare/mapping.py), an ETRecord's debug handles between a program
    and its `.pte` (core/diff/handles.py), or the `from_node` metadata torch writes on a node, naming the A node it
    was traced from (when A is an export: see `_by_provenance`); of an A node's several descendants, the one calling
-   the same op (else the last, which makes the value) is its counterpart, the others new;
+   the same op (else a variant of it, `permute` ~ `permute_copy`; else the last, which makes the value) is its
+   counterpart, the others new;
 2. placeholders by what the signature says they are (a parameter's target, a user input's position), and the output;
 3. within each module call present on both sides, the two op sequences aligned (difflib, the longest common
    subsequences of targets): equal runs pair up, and a replaced run pairs position by position when both sides have
@@ -85,7 +86,8 @@ def _by_provenance(fa: ProgramFacts, fb: ProgramFacts, mapping: NodeMapping | No
         if not candidates:
             continue
         best = next((c for c in candidates if c.target == source.target), None) or \
-            next((c for c in candidates if c.stem == source.stem), None) or candidates[-1]
+            next((c for c in candidates if c.stem == source.stem), None) or \
+            next((c for c in candidates if c.stem.startswith(source.stem + "_")), None) or candidates[-1]
         m.pair(a_name, best.name, PROVENANCE)
 
 

@@ -53,6 +53,13 @@ def test_the_core_aten_decomposition_reaches_the_pte_through_from_node(chain: Ch
     paired = {a: b for a, b in diff.matching.a_to_b.items() if diff.matching.method[a] == PROVENANCE}
     assert paired.get("convolution") == "convolution_0"  # core's `convolution` came from the source's `conv2d`
     assert len(paired) >= 100
+    # linear became permute + addmm, lowered to permute_copy + addmm: each pairs with its own op's variant
+    targets = {n.name: n.target for n in pte.graph.nodes}
+    assert targets[paired["permute"]].endswith("permute_copy.out") and targets[paired["addmm"]].endswith("addmm.out")
+    # the .pte's constants pair with the parameters the paired ops read (names and kinds of their own)
+    weight = diff.matching.a_to_b["p_classifier_0_weight"]
+    assert weight.startswith("const_") and weight in {p for n in pte.graph.nodes if n.name == paired["permute"]
+                                                      for p in n.input_refs()}
 
 
 def test_the_diff_command_matches_through_the_etrecord(chain: Chain, capsys: pytest.CaptureFixture[str]) -> None:
