@@ -5,6 +5,7 @@ Offscreen; every wait is on a signal or a condition."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
@@ -73,6 +74,20 @@ def test_a_selection_in_the_first_pane_selects_its_counterparts_in_the_others(qt
     with qtbot.waitSignal(view.selection_synced, timeout=TIMEOUT):
         view.docs[2].view.node_clicked.emit("convolution_0")
     assert view.selected(0) == ["conv2d"] and view.selected(1) == ["convolution"]
+
+
+def test_f3_steps_through_the_pair_whose_pane_holds_the_focus(qtbot, chained) -> None:  # type: ignore[no-untyped-def]
+    window, view, _ = chained
+    window.tabs.setCurrentWidget(view)
+    first, second = view.diff_panels
+    at = (first.hits.at, second.hits.at)
+    view.docs[2].view.setFocus()  # the .pte's pane: painted by the core ATen -> .pte pair
+    qtbot.keyClick(view.docs[2].view, Qt.Key.Key_F3)
+    qtbot.waitUntil(lambda: second.hits.at != at[1], timeout=TIMEOUT)
+    change = second.diff.nodes[int(second.hits.nodes[second.hits.at])]
+    assert first.hits.at == at[0]  # the other pair's list did not move
+    assert change.b is not None  # the first change (the root's first): a node of the .pte, revealed there
+    qtbot.waitUntil(lambda: view.docs[2].model.selection == change.b, timeout=TIMEOUT)
 
 
 def test_program_compare_pipeline_asks_for_the_files_and_finds_the_etrecord_beside_the_pte(
