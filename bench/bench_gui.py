@@ -10,8 +10,9 @@
 
 Each measurement runs in a fresh process (`python bench/bench_gui.py --child FILE`), offscreen, with empty caches
 (layouts and parsed programs: "cold") and then the caches it left ("reopen"), with compiled bytecode as an install
-has it. Prints figures; asserts nothing. Usage: `.venv/bin/python bench/bench_gui.py [--repeat N] [LAYERS ...]`
-(default 13 54 135 layers: about 1k, 4k and 10k nodes; N rounds each, medians of the ratios at the end).
+has it. Prints figures; asserts nothing. Usage: `.venv/bin/python bench/bench_gui.py [--repeat N] [--tiles K]
+[LAYERS ...]` (default 13 54 135 layers: about 1k, 4k and 10k nodes; `--tiles 13`: bench/tiled_program.py's ~100k
+nodes; N rounds each, medians of the ratios at the end).
 """
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ def child(path: str) -> None:
                 QTimer.singleShot(1, painted)
                 return
             result["first_paint_s"] = time.perf_counter() - t0
+            result["cpu_s"] = time.process_time()  # this process's CPU (all its threads) since it started
             heartbeat.stop()
             result["max_stall_ms"] = max(stalls) if stalls else 0.0
             result["frames"] = frames(doc)
@@ -100,7 +102,7 @@ def floor_child(path: str) -> None:
         for name in z.namelist():
             if name.endswith(".json"):
                 json.loads(z.read(name))
-    print(json.dumps({"floor_s": time.perf_counter() - t0, "window_s": shown}))
+    print(json.dumps({"floor_s": time.perf_counter() - t0, "window_s": shown, "cpu_s": time.process_time()}))
 
 
 def peak_rss_mb() -> float:
@@ -140,14 +142,16 @@ def with_bytecode(env: dict[str, str]) -> None:
     subprocess.run([sys.executable, "-c", f"import {modules}"], env=env, cwd=REPO, check=False, timeout=600)
 
 
-def measure_floor(path: object, env: dict[str, str]) -> float:
+def measure_floor(path: object, env: dict[str, str]) -> tuple[float, float]:
+    """The floor's wall time and CPU time (the CPU time moves far less with other work on a shared machine)."""
     floor_run = subprocess.run([sys.executable, __file__, "--floor", str(path)], env=env, capture_output=True,
                                text=True, timeout=900)
     try:
-        return float(json.loads(floor_run.stdout.strip().splitlines()[-1])["floor_s"])
+        r = json.loads(floor_run.stdout.strip().splitlines()[-1])
+        return float(r["floor_s"]), float(r["cpu_s"])
     except (IndexError, KeyError, ValueError):
         print(f"floor child failed: {floor_run.stderr[-2000:]}")
-        return float("nan")
+        return float("nan"), float("nan")
 
 
 def run_child(path: object, env: dict[str, str]) -> dict | None:  # type: ignore[type-arg]
@@ -164,18 +168,20 @@ def run_child(path: object, env: dict[str, str]) -> dict | None:  # type: ignore
     return r  # type: ignore[no-any-return]
 
 
-def main(layers: list[int], repeat: int) -> None:
+def main(layers: list[int], repeat: int, tiles: list[int] | None = None) -> None:
     """Per size, `repeat` rounds of: floor, cold open (empty caches), reopen (the caches it left), the reopen again
     without the parsed-program cache (its JSON read; PT2V_PROGRAM_CACHE_MB=0), floor again. Each
     open's ratio is to its own round's floors (their mean), so a load that comes and goes on a shared machine moves
     both; the medians of the rounds close the table."""
     from bench.big_model import program_path
+    from bench.tiled_program import tiled_path
 
     print(f"{'nodes':>7} {'cache':>12} {'first paint s':>13} {'max stall ms':>12} {'pan out':>8} {'zoom out':>8} "
-          f"{'pan 1:1':>8} {'zoom 1:1':>8} {'peak MB':>8} {'items':>6} {'floor s':>7} {'/ floor':>8}")
-    for n in layers:
-        path = program_path(n)
+          f"{'pan 1:1':>8} {'zoom 1:1':>8} {'peak MB':>8} {'items':>6} {'floor s':>7} {'/ floor':>8}"
+          f" {'CPU s':>6} {'floor':>6} {'/ floor':>7}")
+    for path in [program_path(n) for n in layers] + [tiled_path(k) for k in tiles or []]:
         ratios: dict[str, list[float]] = {"cold": [], "reopen": [], "reopen, JSON": []}
+        cpu_ratios: dict[str, list[float]] = {k: [] for k in ratios}
         for _ in range(repeat):
             with tempfile.TemporaryDirectory() as home:
                 env = {**os.environ, "XDG_CACHE_HOME": home, "XDG_CONFIG_HOME": home, "QT_QPA_PLATFORM": "offscreen"}
@@ -185,19 +191,24 @@ def main(layers: list[int], repeat: int) -> None:
                 runs = {cache: run_child(path, env) for cache in ("cold", "reopen")}
                 # the same reopen reading the JSON (no parsed-program cache; layouts still cached): what it saves
                 runs["reopen, JSON"] = run_child(path, {**env, "PT2V_PROGRAM_CACHE_MB": "0"})
-                floor = (before + measure_floor(path, env)) / 2
+                after = measure_floor(path, env)
+                floor, floor_cpu = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
             for cache, r in runs.items():
                 if r is None:
                     continue
                 f = r["frames"]
                 ratios[cache].append(r["first_paint_s"] / floor)
+                cpu_ratios[cache].append(r["cpu_s"] / floor_cpu)
                 print(f"{r['nodes']:>7} {cache:>12} {r['first_paint_s']:>13.2f} {r['max_stall_ms']:>12.0f} "
                       f"{f['pan_zoomed_out_ms']:>8.1f} {f['zoom_zoomed_out_ms']:>8.1f} {f['pan_1to1_ms']:>8.1f} "
                       f"{f['zoom_1to1_ms']:>8.1f} {r['peak_rss_mb']:>8.0f} {r['visible_items']:>6} {floor:>7.2f} "
-                      f"{r['first_paint_s'] / floor:>7.2f}x")
+                      f"{r['first_paint_s'] / floor:>7.2f}x {r['cpu_s']:>6.2f} {floor_cpu:>6.2f} "
+                      f"{r['cpu_s'] / floor_cpu:>6.2f}x")
         print("  median first paint / floor: " + ", ".join(
             f"{cache} {statistics.median(v):.2f}x" for cache, v in ratios.items() if v)
               + "  [issue 32: cold <= 1.5x, reopen <= 1.0x]")
+        print("  median CPU to first paint / floor's CPU: " + ", ".join(
+            f"{cache} {statistics.median(v):.2f}x" for cache, v in cpu_ratios.items() if v))
 
 
 if __name__ == "__main__":
@@ -212,4 +223,9 @@ if __name__ == "__main__":
             i = args.index("--repeat")
             rounds = int(args[i + 1])
             del args[i:i + 2]
-        main([int(a) for a in args] or [13, 54, 135], rounds)
+        tiles = []
+        while "--tiles" in args:  # bench/tiled_program.py: K copies of the 135-layer graph (13: ~100k nodes)
+            i = args.index("--tiles")
+            tiles.append(int(args[i + 1]))
+            del args[i:i + 2]
+        main([int(a) for a in args] or ([] if tiles else [13, 54, 135]), rounds, tiles)

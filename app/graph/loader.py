@@ -1,6 +1,7 @@
 """Read archives off the GUI thread, so opening a big `.pt2` never blocks the window's event loop."""
 from __future__ import annotations
 
+import atexit
 import gc
 import threading
 from collections.abc import Callable, Iterator
@@ -32,6 +33,32 @@ def _no_gc_pauses() -> Iterator[None]:
 # to the window: encoding 10k nodes (0.3 s of CPU, much of it holding the GIL) would otherwise compete with the first
 # view's layout and paint on a 2-core machine (measured: cold first paint 2.8x -> 3.6x the floor when written at once).
 STORE_AFTER_S = 3.0
+
+
+class _DeferredStore:
+    """Runs `store` once: STORE_AFTER_S from now in a thread, or when the process exits, whichever comes first (a
+    program looked at for a second and closed is stored too; exiting waits for the encoding, a few tenths)."""
+
+    def __init__(self, store: Callable[[], object]) -> None:
+        self._store: Callable[[], object] | None = store
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        atexit.register(self.run)
+        timer = threading.Timer(STORE_AFTER_S, self.run)
+        timer.daemon = True
+        timer.start()
+
+    def run(self) -> None:
+        with self._lock:
+            store, self._store = self._store, None
+        if store is None:
+            return
+        atexit.unregister(self.run)
+        try:
+            store()
+        except Exception:  # a cache is optional: a failure to write one must not reach the user
+            pass
 
 
 class ArchiveLoader(QObject):
@@ -74,6 +101,4 @@ class ArchiveLoader(QObject):
         else:
             self.loaded.emit(path, archive)
             if store is not None:  # the parsed-program cache's entry: written once the first view is drawn, typically
-                timer = threading.Timer(STORE_AFTER_S, store)
-                timer.daemon = True
-                timer.start()
+                _DeferredStore(store).start()
