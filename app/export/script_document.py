@@ -46,6 +46,7 @@ from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import fixed_font
+from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.widgets.common import fit_tabs, splitter
 from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.core.export.dim_names import dim_names, name_symbols
@@ -470,7 +471,11 @@ class ScriptDocument(DocumentTab):
         doc.layout_failed.connect(lambda msg: self.status.emit(f"Layout failed: {msg}"))
         doc.graph_ready.connect(lambda d=doc: self._graph_ready(d))
         fit_tabs(doc.panels)  # the program's panels share this tab's width with the Exports column
-        doc.symbols_panel.set_dim_names(dim_names(entry.spec))  # s77 (batch): the script's own Dim names
+        names = dim_names(entry.spec)  # batch (s77): the script's own Dim names, in Symbols and in Details
+        doc.symbols_panel.set_dim_names(names)
+        details = doc.panel_widgets["Details"]
+        if isinstance(details, DetailsPanel):
+            details.set_dim_names(names)
         self.program_document = doc
         self.document_entry = entry
         self.program_stack.addWidget(doc)
