@@ -50,15 +50,15 @@ class _DeferredStore:
         timer.start()
 
     def run(self) -> None:
-        with self._lock:
+        with self._lock:  # held while storing: an exit during the timer's store waits for it to finish
             store, self._store = self._store, None
-        if store is None:
-            return
+            if store is None:
+                return
+            try:
+                store()
+            except Exception:  # a cache is optional: a failure to write one must not reach the user
+                pass
         atexit.unregister(self.run)
-        try:
-            store()
-        except Exception:  # a cache is optional: a failure to write one must not reach the user
-            pass
 
 
 class ArchiveLoader(QObject):
