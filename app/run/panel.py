@@ -4,7 +4,7 @@ Inputs are the archive's sample inputs or generated ones, with a size for each d
 the program's symbols). Results: each output's dtype, shape, min, max, mean, NaN and Inf counts and first values; the
 latency (median and spread); optional torch.compile and AOTInductor comparisons; per-node time, sent to the graph as a
 heat overlay (`heat_changed`), with the hottest nodes listed. What the numbers mean is decided in
-core/run/session.py; this panel only lays them out and drives the job (app/jobs/driver.py), never blocking.
+core/run/readout.py; this panel only lays them out and drives the job (app/jobs/driver.py), never blocking.
 
 Run on CUDA is disabled, saying why, when torch in the worker sees no CUDA device: `CudaProbe` asks the worker once,
 the first time a run panel is shown, and remembers the answer for the whole process.
@@ -52,7 +52,7 @@ from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.run.dispatch import run_job_for
-from pt2_viewer.core.run.session import (
+from pt2_viewer.core.run.readout import (
     CUDA_PROBE_REQUEST,
     CudaStatus,
     OutputRow,
