@@ -59,7 +59,7 @@ from pt2_viewer.core.numerics.session import (
 )
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
-from pt2_viewer.core.run.session import input_choices
+from pt2_viewer.core.run.readout import input_choices
 
 OVER_BRUSH = QBrush(theme.ALERT_ROW)
 INPUT_CHOICES = input_choices("Generated inputs (as Run makes them)")

@@ -43,7 +43,7 @@ from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.pt2.aoti import AotiFile, AotiModel, aoti_models, read_aoti_source
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pte.tables import size_text
-from pt2_viewer.core.run.session import failure_of, latency_text, output_rows
+from pt2_viewer.core.run.readout import failure_of, latency_text, output_rows
 
 PAGE_ROLE = Qt.ItemDataRole.UserRole
 

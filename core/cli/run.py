@@ -23,7 +23,7 @@ from pt2_viewer.core.cli.jobs import (
 from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import Inputs, RunRequest, RunResult
 from pt2_viewer.core.run.dispatch import run_job_for
-from pt2_viewer.core.run.session import dtype_text
+from pt2_viewer.core.run.readout import dtype_text
 
 
 def _dim(text: str) -> tuple[str, int]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.compare.mapping import write_mapping
-from pt2_viewer.core.decompose.op_stats import non_core_ops
+from pt2_viewer.core.decompose.non_core import non_core_ops
 from pt2_viewer.core.decompose.provenance import provenance_mapping
 from pt2_viewer.core.decompose.table import load_table
 from pt2_viewer.core.graph.op_stats import program_diff

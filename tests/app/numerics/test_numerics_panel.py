@@ -117,7 +117,7 @@ def test_cuda_is_offered_only_when_the_worker_s_torch_has_a_device(qtbot, window
                                                                    numerics_programs: dict[str, Path]) -> None:
     """The candidate is off until the worker answers, as Run's button is, and follows the same answer."""
     from pt2_viewer.app.run.panel import CudaProbe
-    from pt2_viewer.core.run.session import CudaStatus
+    from pt2_viewer.core.run.readout import CudaStatus
 
     probe = CudaProbe.shared()
     known = probe.status

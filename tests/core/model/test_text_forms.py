@@ -32,7 +32,7 @@ def test_program_facts_and_fix_lines() -> None:
 
 def test_a_missing_custom_op_is_advised_once() -> None:
     from pt2_viewer.core.jobs.schemas.run import RunResult
-    from pt2_viewer.core.run.session import failure_of
+    from pt2_viewer.core.run.readout import failure_of
 
     failure = failure_of(RunResult.from_json({"ok": False, "error": {
         "kind": "missing_op", "message": "The program uses custom operators that are not registered: pt2v::f.default.",

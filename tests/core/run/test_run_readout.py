@@ -12,7 +12,7 @@ import torch
 from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.run.job import run
-from pt2_viewer.core.run.session import (
+from pt2_viewer.core.run.readout import (
     UNBOUNDED_MAX,
     RunOptions,
     build_request,

@@ -13,7 +13,7 @@ import torch
 from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.numerics.job import run_job as numerics_job
 from pt2_viewer.core.run.job import run_job
-from pt2_viewer.core.run.session import output_rows
+from pt2_viewer.core.run.readout import output_rows
 from pt2_viewer.core.run.tensor_stats import flat_outputs, summarise
 from tests.run_programs import CASES, MUTATING, aoti_package_of, run_program_path, torch_answer
 
