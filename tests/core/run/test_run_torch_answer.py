@@ -109,7 +109,7 @@ def test_numerics_compares_a_pytree_without_keys(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_an_aoti_package_that_mutates_its_input_shows_torchs_answer(tmp_path: Path) -> None:
-    """The .pte and AOTInductor run jobs (core/run/artifact_run.py) show the first call's outputs, not the 14th call's."""
+    """The .pte and AOTInductor run jobs (core/run/artifact_run.py) show the first call's outputs, not the 14th."""
     from pt2_viewer.core.run import aoti_job
 
     package = aoti_package_of("add_inplace")
