@@ -188,7 +188,7 @@ def format_summary(report: dict[str, Any], out: Path) -> str:
             lines.append(f"{head} ok      -> {saved} ({counts})")
             continue
         failure = call["failure"] or {}
-        said, key = _words(call)
+        said, key = failure_words(call)
         message = key.splitlines()
         # as the window's Explanation: one plain sentence and the user's line lead, torch's key lines follow, all in
         # the user's names (core/export/plain_words.py): `a.shape[0]`, `batch`, never `s97`, `u0` or `L['a']`
@@ -212,16 +212,6 @@ def format_summary(report: dict[str, Any], out: Path) -> str:
     return "\n".join(lines)
 
 
-def _words(call: dict[str, Any]) -> tuple[str, str]:
-    """(the headline, torch's key message) of a failed call in the user's words, as the window's Exports list, status
-    bar and report say them (core/report/script_report.py `failure_words`)."""
-    try:
-        return failure_words(call)
-    except (TypeError, KeyError, AttributeError, ValueError):  # a report from another version: its first line then
-        message = str((call.get("failure") or {}).get("message") or "")
-        return user_words(first_sentence(message)), user_words(message)
-
-
 def _script_stopped(error: dict[str, Any], calls: list[dict[str, Any]], out: Path) -> list[str]:
     """Why the script stopped, in one plain sentence with the user's line, as the window says it: an export failure
     that the script let through is named by its call (the call's block above has the rest); any other error by its
@@ -232,7 +222,7 @@ def _script_stopped(error: dict[str, Any], calls: list[dict[str, Any]], out: Pat
     last = calls[-1] if calls else None
     failure = (last or {}).get("failure") or {}
     if last is not None and not last.get("ok") and failure.get("exception_type") == error["type"]:
-        sentence, whole = f"export #{last['index']} failed ({short_type}): {_words(last)[0]}", False
+        sentence, whole = f"export #{last['index']} failed ({short_type}): {failure_words(last)[0]}", False
     else:
         first = user_words(first_sentence(message))
         sentence, whole = (f"{short_type}: {first}" if first else short_type), first == message.strip()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.export.dim_names import dim_names, name_symbols
-from pt2_viewer.core.export.failures import failure_from_json
+from pt2_viewer.core.export.failures import failure_from_json, first_sentence
 from pt2_viewer.core.export.guards import guard_log_from_json
 from pt2_viewer.core.export.plain_words import detail, headline, symbol_names, user_words
 from pt2_viewer.core.layout.service import LayoutService
@@ -71,8 +71,13 @@ def calls_html(report: dict[str, Any]) -> str:
 
 def failure_words(call: dict[str, Any]) -> tuple[str, str]:
     """(the headline, torch's key message) of a failed call in the user's words: the same formatter as the window's
-    Exports list and status bar (core/export/plain_words.py), so no `s97` or `L['a']` reaches the report."""
-    failure = failure_from_json(call["failure"])
+    Exports list and status bar (core/export/plain_words.py), so no `s97` or `L['a']` reaches the report. A failure
+    this version cannot read back (a report from another one) gets torch's first sentence, in the user's words too."""
+    try:
+        failure = failure_from_json(call["failure"])
+    except (TypeError, KeyError, AttributeError, ValueError):
+        message = str((call.get("failure") or {}).get("message") or "")
+        return user_words(first_sentence(message)), user_words(message)
     spec = call.get("dynamic_shapes_spec")
     names = symbol_names(guard_log_from_json(call.get("guards") or {}).symbols, dim_names(spec))
     return headline(failure, spec, names), detail(failure, names)
