@@ -1,5 +1,6 @@
 """A script's `Dim("batch")` shown by its name, with the symbol export made of it beside it, in the script tab's
-Symbols panel and in the program's shapes (resources/examples/convention.py: x.shape[0] is Dim("batch"), x.shape[1] Dim.AUTO)."""
+Symbols panel and in the program's shapes (resources/examples/convention.py: x.shape[0] is Dim("batch"), x.shape[1]
+Dim.AUTO)."""
 from __future__ import annotations
 
 from pt2_viewer.app.export.script_document import ScriptDocument
