@@ -30,9 +30,10 @@ def _no_gc_pauses() -> Iterator[None]:
 
 
 # The parsed-program cache's entry of a program read from its JSON is written this long after the program is handed
-# to the window: encoding 10k nodes (0.3 s of CPU, much of it holding the GIL) would otherwise compete with the first
-# view's layout and paint on a 2-core machine (measured: cold first paint 2.8x -> 3.6x the floor when written at once).
-STORE_AFTER_S = 3.0
+# to the window, or at exit if sooner: encoding 10k nodes (0.3 s of CPU, much of it holding the GIL) would otherwise
+# compete with the first view's layout and paint on a 2-core machine (measured: cold first paint 2.8x -> 3.6x the
+# floor when written at once; 3 s was still inside a loaded machine's first view, 4-15 s).
+STORE_AFTER_S = 20.0
 
 
 class _DeferredStore:

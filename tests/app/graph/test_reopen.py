@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pt2_viewer.app.graph import loader
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.core.pt2 import reader
 from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
@@ -15,12 +16,13 @@ from tests.app.graph.test_graph_tools import EXAMPLE, TIMEOUT, open_and_wait
 
 def test_a_reopened_program_comes_from_the_cache_with_the_same_graph(qtbot, window: MainWindow, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loader, "STORE_AFTER_S", 0.0)  # the entry at once (the window waits until its first view)
     path = shutil.copy(EXAMPLE, tmp_path / "example.pt2")
     first = open_and_wait(qtbot, window, Path(path))
     shown = (sorted(first.view.nodes), sorted(first.view.groups))
     program = first.model.program
     entry = ParsedProgramCache().entry_path(path)
-    qtbot.waitUntil(entry.exists, timeout=TIMEOUT)  # written once the first view is up (app/graph/loader.py)
+    qtbot.waitUntil(entry.exists, timeout=TIMEOUT)
 
     def no_json(*_args: object) -> None:
         raise AssertionError("the program's JSON was read again")
