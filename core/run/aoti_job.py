@@ -16,12 +16,16 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.jobs.archive_check import ArchiveCheck
-from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
+from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import Trusting, require_native, trust_options
+from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
+from pt2_viewer.core.jobs.schemas.run import Hot, KernelTime, RunResult
+from pt2_viewer.core.jobs.typed_job import TypedJob, reporting
 from pt2_viewer.core.pt2.aoti import AotiModel, aoti_models
 from pt2_viewer.core.pt2.aoti_inputs import AotiInput, choose_sizes, shape_of
 from pt2_viewer.core.pt2.archive import AOTI_DIR, open_archive
@@ -34,10 +38,13 @@ from pt2_viewer.core.run.job import HOTTEST, cuda_status, progress
 INT_HIGH = 10  # generated integers lie in [0, 10), as the run job makes them
 
 
-def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
+def run(request: PipelineRunRequest, out: Path, emit: Emit) -> RunResult:
     cuda_ok, why = cuda_status()
-    report: dict[str, Any] = {"cuda_available": cuda_ok, "cuda_unavailable_reason": why, "log": []}
-    return report_failures(_run, request, out, emit, report)
+    return reporting(_run, request, out, emit, RunResult(ok=False, cuda_available=cuda_ok,
+                                                         cuda_unavailable_reason=why))
+
+
+run_job = TypedJob(run, PipelineRunRequest)  # the worker's entry (core/jobs/typed_job.py)
 
 
 def load_package(path: Path, request: dict[str, Any] | Trusting, model: str | None = None, device: str = "cpu"
@@ -79,22 +86,22 @@ def package_model(path: Path) -> AotiModel | None:
     return models[0] if models else None
 
 
-def package_device(request: dict[str, Any], model: AotiModel | None, report: dict[str, Any]) -> str:
+def package_device(device: str, model: AotiModel | None, report: RunResult) -> str:
     """The device asked for, checked against the one the package was compiled for and against this worker."""
-    device = str(request.get("device", "cpu"))
     built = model.device if model is not None and model.device != "unknown" else "cpu"
     if device != "cpu" and not device.startswith("cuda"):
         raise JobFailure("request", f"Unknown device '{device}'.", "Use cpu, cuda or cuda:N.")
     if device.split(":", 1)[0] != built:
         raise JobFailure("request", f"This AOTInductor package was compiled for {built}; '{device}' was asked for.",
                          f"Use --device {built}, or build the package again for {device.split(':', 1)[0]}.")
-    if device.startswith("cuda") and not report["cuda_available"]:
+    if device.startswith("cuda") and not report.cuda_available:
         raise JobFailure("cuda", f"The package was compiled for CUDA, which is not available: "
-                         f"{report['cuda_unavailable_reason']}.", "Run it on a machine with an NVIDIA GPU.")
+                         f"{report.cuda_unavailable_reason}.", "Run it on a machine with an NVIDIA GPU.")
     return device
 
 
-def wrapper_inputs(model: AotiModel, request: dict[str, Any], device: str) -> tuple[list[Any], dict[str, int], str]:
+def wrapper_inputs(model: AotiModel, request: PipelineRunRequest, device: str
+                   ) -> tuple[list[Any], dict[str, int], str]:
     """Tensors made from the wrapper's input checks: seeded normal floats, integers in [0, 10), dynamic dims the
     size asked for (`dims`) or the smallest of their range from 2."""
     import torch
@@ -104,10 +111,10 @@ def wrapper_inputs(model: AotiModel, request: dict[str, Any], device: str) -> tu
         raise JobFailure("input", "This package's wrapper states no input checks to make its inputs from.",
                          "Name the program it was built from: --source SOURCE.pt2.")
     try:
-        sizes = choose_sizes(specs, request.get("dims"))
+        sizes = choose_sizes(specs, request.dims)
     except ValueError as e:
         raise JobFailure("input", str(e), "Change --dim to a size in the range.") from None
-    gen = torch.Generator().manual_seed(int(request.get("seed", 0)))
+    gen = torch.Generator().manual_seed(request.seed)
     made = [_tensor(x, shape_of(x, sizes), gen).to(device) for x in specs]
     note = (f"generated from the input checks of {Path(model.wrapper_entry).name} (dtype, sizes, ranges of dynamic "
             f"dims): " + "; ".join(_spec_text(x, sizes) for x in specs))
@@ -142,28 +149,38 @@ def _spec_text(x: AotiInput, sizes: dict[str, int]) -> str:
     return f"{x.name} {x.dtype}[{', '.join(dims)}]"
 
 
-def package_inputs(request: dict[str, Any], report: dict[str, Any], model: AotiModel | None = None,
-                   device: str = "cpu") -> tuple[tuple[Any, ...], dict[str, Any], str]:
-    """The inputs to run: the source's, the package's own program's, or made from its wrapper (source 'wrapper',
-    its note in `report['inputs_note']`)."""
+@dataclass
+class PackageInputs:
+    """The inputs to run, where they came from (`sample`, `generated`, `wrapper`), and for wrapper-made ones their
+    dynamic dims' sizes and a note saying which checks they follow."""
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    source: str
+    sizes: dict[str, int] = field(default_factory=dict)
+    note: str | None = None
+
+
+def package_inputs(request: PipelineRunRequest, report: RunResult, path: Path, model: AotiModel | None = None,
+                   device: str = "cpu") -> PackageInputs:
+    """The inputs to run: the source's, the package's own program's (`path`), or made from its wrapper."""
     given = source_inputs(request, report)
     if given is not None:
-        return given
+        return PackageInputs(*given)
 
     try:
-        has_program = bool(read_archive(str(request["program"])).programs)
+        has_program = bool(read_archive(str(path)).programs)
     except ArchiveError as e:
         raise JobFailure("load", str(e), "Copy or build the package again.") from None
     if has_program:
-        made = source_inputs(dict(request, source=request["program"]), report)
+        made = source_inputs(request, report, source=str(path))
         assert made is not None
-        return made
+        return PackageInputs(*made)
     if model is None:
         raise JobFailure("input", "This package holds no compiled model to make inputs for.",
                          "Name the program it was built from: --source SOURCE.pt2.")
     flat, sizes, note = wrapper_inputs(model, request, device)
-    report["inputs_sizes"], report["inputs_note"] = sizes, note
-    return tuple(flat), {}, "wrapper"
+    return PackageInputs(tuple(flat), {}, "wrapper", sizes, note)
 
 
 @contextlib.contextmanager
@@ -178,32 +195,30 @@ def working_dir(path: Path) -> Iterator[None]:
         os.chdir(before)
 
 
-def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
+def _run(request: PipelineRunRequest, out: Path, emit: Emit, report: RunResult) -> None:
     import torch
     import torch.utils._pytree as pytree
 
     path = path_of(request, "AOTInductor package")
     model = package_model(path)
-    device = package_device(request, model, report)
-    args, kwargs, source = package_inputs(request, report, model, device)
-    args, kwargs = pytree.tree_map(lambda v: v.to(device) if isinstance(v, torch.Tensor) else v, (args, kwargs))
+    device = package_device(request.device, model, report)
+    given = package_inputs(request, report, path, model, device)
+    source = given.source
+    args, kwargs = pytree.tree_map(lambda v: v.to(device) if isinstance(v, torch.Tensor) else v,
+                                   (given.args, given.kwargs))
     progress(emit, "load", 0.1, f"Loading the compiled code of {path.name}")
     runner = load_package(path, request, device=device)
-    sizes, note = report.pop("inputs_sizes", {}), report.pop("inputs_note", "")
-    inputs = input_report(pytree.tree_leaves((args, kwargs)), source, int(request.get("preview", 8)))
-    inputs["sizes"] = sizes
-    if note:
-        inputs["note"] = note
-    report.update(program=str(path), program_name="model", device=device, inputs=inputs)
+    inputs = input_report(pytree.tree_leaves((args, kwargs)), source, request.preview)
+    inputs.sizes, inputs.note = given.sizes, given.note or None
+    report.program, report.program_name, report.device, report.inputs = str(path), "model", device, inputs
     call = (lambda: runner.loader.boxed_run(list(args))) if source == "wrapper" else (lambda: runner(*args, **kwargs))
     with torch.no_grad(), working_dir(out):  # a package built to save its tensors writes them under tmp/ here
         timed_run(call, request, emit, f"{path.name}", report, device)
-        if request.get("node_times") and model is not None:
+        if request.node_times and model is not None:
             progress(emit, "node_times", 0.9, "Timing each kernel (torch.profiler)")
             kernels, times, why = kernel_times(call, model, device)
-            report.update(kernel_times=[k.to_json() for k in kernels], node_times=times,
-                          hottest=[{"node": n, "seconds": s} for n, s in list(times.items())[:HOTTEST]])
-            if why:
-                report["kernel_times_note"] = why
+            report.kernel_times = [KernelTime.from_json(k.to_json()) for k in kernels]
+            report.node_times = times
+            report.hottest = [Hot(node=n, seconds=s) for n, s in list(times.items())[:HOTTEST]]
+            report.kernel_times_note = why or None
     progress(emit, "done", 1.0, "Done")
-    return {"ok": True, **report}

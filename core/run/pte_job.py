@@ -10,12 +10,16 @@ With `node_times`, the method runs again with ETDump on: each instruction's and 
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.deploy.node_times import pte_node_times
-from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
+from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import load_program, trust_options
+from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
+from pt2_viewer.core.jobs.schemas.run import RunResult
+from pt2_viewer.core.jobs.typed_job import TypedJob, reporting
 from pt2_viewer.core.pte.errors import PteError
 from pt2_viewer.core.pte.reader import read_pte
 from pt2_viewer.core.pte.schema import SCHEMA_SOURCE
@@ -26,10 +30,13 @@ INSTALL_HINT = ("pip install executorch (a release that reads this file's schema
                 f"{SCHEMA_SOURCE}, and was tested with executorch 1.5.1)")
 
 
-def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
+def run(request: PipelineRunRequest, out: Path, emit: Emit) -> RunResult:
     cuda_ok, why = cuda_status()
-    report: dict[str, Any] = {"cuda_available": cuda_ok, "cuda_unavailable_reason": why, "log": []}
-    return report_failures(_run, request, out, emit, report)
+    return reporting(_run, request, out, emit, RunResult(ok=False, cuda_available=cuda_ok,
+                                                         cuda_unavailable_reason=why))
+
+
+run_job = TypedJob(run, PipelineRunRequest)  # the worker's entry (core/jobs/typed_job.py)
 
 
 def runtime() -> Any:
@@ -90,45 +97,46 @@ def load_method(path: Path, method: str, log: list[str]) -> Any:
                          "the usual causes; " + INSTALL_HINT) from e
 
 
-def _node_times(path: Path, method: str, flat: list[Any], request: dict[str, Any], out: Path, emit: Emit,
-                report: dict[str, Any]) -> dict[str, Any]:
+def _node_times(path: Path, method: str, flat: list[Any], request: PipelineRunRequest, out: Path, emit: Emit,
+                report: RunResult) -> None:
     """Each instruction's and delegate call's time from ETDump (core/deploy/node_times.py); by the source's nodes too
     when the request names the source and an ETRecord."""
 
     progress(emit, "node_times", 0.8, f"Timing each instruction of {path.name} with ETDump")
-    trust = trust_options(request)
     source_ep = None
-    if request.get("source") and request.get("etrecord"):
-        loaded = load_program(request["source"], request.get("program_name"), request.get("preload"), **trust)
+    if request.source and request.etrecord:
+        loaded = load_program(request.source, request.program_name, request.preload, **trust_options(request))
         source_ep = loaded.ep
-    return pte_node_times(path, method, flat, out / "node_times", request.get("etrecord"), source_ep,
-                          trust["trusted"], trust["allow_imports"])
+    timed = RunResult.from_json({"ok": True, **pte_node_times(path, method, flat, out / "node_times",
+                                                              request.etrecord, source_ep, request.trust,
+                                                              request.allow_imports)})
+    report.node_times, report.hottest = timed.node_times, timed.hottest
+    report.source_node_times = timed.source_node_times
 
 
-def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
+def _run(request: PipelineRunRequest, out: Path, emit: Emit, report: RunResult) -> None:
     import torch.utils._pytree as pytree
 
     path = path_of(request, ".pte")
     device = device_cpu(request, "An ExecuTorch program")
     names = method_names(path)
-    named = request.get("program_name")  # the window's Run names the method it shows as the program
-    method_name = request.get("method") or (named if named in names else None) or (names[0] if names else "forward")
+    named = request.program_name  # the window's Run names the method it shows as the program
+    method_name = request.method or (named if named in names else None) or (names[0] if names else "forward")
     if named in names:
-        request = {k: v for k, v in request.items() if k != "program_name"}  # not the source's program name
+        request = replace(request, program_name=None)  # not the source's program name
     if method_name not in names:
         raise JobFailure("request", f"'{path.name}' has no method '{method_name}'.", f"It has: {', '.join(names)}.")
     progress(emit, "load", 0.0, f"Loading {path.name} with ExecuTorch's runtime")
-    method = load_method(path, method_name, report["log"])
+    method = load_method(path, method_name, report.log)
     given = source_inputs(request, report)
     if given is not None:
         args, kwargs, source = given
         flat = pytree.tree_leaves((args, kwargs))
     else:
-        flat, source = made_inputs(path, method_name, int(request.get("seed", 0))), "generated"
-    report.update(program=str(path), program_name=method_name, device=device,
-                  inputs=input_report(flat, source, int(request.get("preview", 8))))
+        flat, source = made_inputs(path, method_name, request.seed), "generated"
+    report.program, report.program_name, report.device = str(path), method_name, device
+    report.inputs = input_report(flat, source, request.preview)
     outputs = timed_run(lambda: method.execute(flat), request, emit, f"{path.name} ({method_name})", report)
     del outputs
-    if request.get("node_times"):
-        report.update(_node_times(path, method_name, flat, request, out, emit, report))
-    return {"ok": True, **report}
+    if request.node_times:
+        _node_times(path, method_name, flat, request, out, emit, report)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 import torch
 
 from pt2_viewer.core.jobs.errors import JobFailure
+from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.pt2.aoti import aoti_models
 from pt2_viewer.core.pt2.aoti_inputs import choose_sizes
 from pt2_viewer.core.pt2.reader import read_archive
@@ -108,16 +110,16 @@ def test_the_device_is_a_parameter(traced: tuple[Path, Path], monkeypatch: pytes
     worker has a GPU; the device index reaches torch's loader."""
     _, package = traced
     (model,) = aoti_models(read_archive(package))
-    report = {"cuda_available": False, "cuda_unavailable_reason": "no GPU here"}
-    assert aoti_job.package_device({"device": "cpu"}, model, report) == "cpu"
+    report = RunResult(ok=False, cuda_available=False, cuda_unavailable_reason="no GPU here")
+    assert aoti_job.package_device("cpu", model, report) == "cpu"
     with pytest.raises(JobFailure, match="compiled for cpu"):
-        aoti_job.package_device({"device": "cuda"}, model, report)
+        aoti_job.package_device("cuda", model, report)
     cuda_model = type(model)(**{**model.__dict__, "device": "cuda"})
     with pytest.raises(JobFailure, match="compiled for cuda"):
-        aoti_job.package_device({"device": "cpu"}, cuda_model, report)
+        aoti_job.package_device("cpu", cuda_model, report)
     with pytest.raises(JobFailure, match="not available: no GPU here"):
-        aoti_job.package_device({"device": "cuda:1"}, cuda_model, report)
-    assert aoti_job.package_device({"device": "cuda:1"}, cuda_model, dict(report, cuda_available=True)) == "cuda:1"
+        aoti_job.package_device("cuda:1", cuda_model, report)
+    assert aoti_job.package_device("cuda:1", cuda_model, replace(report, cuda_available=True)) == "cuda:1"
     seen: list[int] = []
     monkeypatch.setattr(torch._inductor, "aoti_load_package", lambda path, **kw: seen.append(kw["device_index"]))
     aoti_job.load_package(package, {"allow_native": True}, device="cuda:1")
