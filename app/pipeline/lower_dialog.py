@@ -33,9 +33,10 @@ from pt2_viewer.app.panels import make_table
 from pt2_viewer.core.deploy.delegation import delegation_overlay, on_pte_graph, reason_rows, summary
 from pt2_viewer.core.graph.overlays import run_time_overlay
 from pt2_viewer.core.jobs.client import JobOutcome
-from pt2_viewer.core.jobs.schemas.base import SchemaError
+from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError
 from pt2_viewer.core.jobs.schemas.lower import LowerResult
-from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
+from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
+from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.numerics.session import error_overlay, summary_text
@@ -66,7 +67,7 @@ class LowerDialog(QDialog):
         self.driver.finished.connect(self._finished)
         self.out_dir: Path | None = None
         self.job = "lower"
-        self.lowered_result: dict[str, Any] | None = None
+        self.lowered_result: LowerResult | None = None
         self.log: list[str] = []
 
         self.backend_buttons = QButtonGroup(self)
@@ -159,24 +160,25 @@ class LowerDialog(QDialog):
             button.setEnabled(True)
 
     def compare_numbers(self) -> None:
-        self._follow_up("numerics", {"program": self.program_path, "program_name": self.program_name})
+        if self.lowered_result is not None:
+            self._follow_up("numerics", NumericsRequest(
+                program=self.program_path, program_name=self.program_name,
+                candidate=str(self.lowered_result.pte), etrecord=self.lowered_result.etrecord))
 
     def time_ops(self) -> None:
-        assert self.lowered_result is not None
-        self._follow_up("run_pte", {"program": self.lowered_result["pte"], "source": self.program_path,
-                                    "node_times": True, "warmup": 1, "runs": 3})
+        if self.lowered_result is not None:
+            self._follow_up("run_pte", PipelineRunRequest(
+                program=self.lowered_result.pte, source=self.program_path, node_times=True, warmup=1, runs=3,
+                etrecord=self.lowered_result.etrecord))
 
-    def _follow_up(self, job: str, request: dict[str, Any]) -> None:
-        if self.driver.running or self.lowered_result is None:
+    def _follow_up(self, job: str, request: Schema) -> None:
+        if self.driver.running:
             return
-        request = {**request, "etrecord": self.lowered_result["etrecord"]}
-        if job == "numerics":
-            request["candidate"] = self.lowered_result["pte"]
         self.job = job
         self.progress.setValue(0)
         self.progress.setVisible(True)
         self.failure.clear()
-        self.driver.start(job, request, temp_dirs.new_dir(job))
+        self.driver.start(job, request.to_json(), temp_dirs.new_dir(job))
 
     def _painted(self, job: str, result: dict[str, Any]) -> None:
         """Paint a follow-up's per-op figures on both graphs."""
@@ -215,7 +217,7 @@ class LowerDialog(QDialog):
             return
         assert outcome.result is not None
         try:
-            result = LowerResult.from_json(outcome.result).to_json()
+            result = LowerResult.from_json(outcome.result)
         except SchemaError as e:
             self._fail(f"The worker's result cannot be read: {e}.", "")
             return
@@ -224,14 +226,14 @@ class LowerDialog(QDialog):
         loader = ArchiveLoader(self)
         loader.loaded.connect(lambda _path, archive: self._read(result, archive))
         loader.failed.connect(lambda _path, message: self._fail(f"The .pte cannot be read: {message}", ""))
-        loader.load(str(result["pte"]))
+        loader.load(str(result.pte))
 
-    def show_result(self, result: dict[str, Any]) -> None:
+    def show_result(self, result: LowerResult) -> None:
         """Paint the source and fill the table "not delegated: op, reason, count"."""
         self.doc.tools.add_overlay(delegation_overlay(result))
         self.stage.setText(summary(result))
         self.table.clear()
-        for row in reason_rows(result.get("not_delegated") or []):
+        for row in reason_rows(result.not_delegated or []):
             item = QTreeWidgetItem([row.op, row.reason, str(row.count)])
             item.setToolTip(1, row.reason)
             item.setData(0, NODES_ROLE, row.nodes)
@@ -246,7 +248,7 @@ class LowerDialog(QDialog):
             self.doc.status.emit(f"{item.text(0)}: {len(nodes)} not delegated ({', '.join(nodes[:6])}"
                                  f"{', …' if len(nodes) > 6 else ''})")
 
-    def _read(self, result: dict[str, Any], archive: Archive) -> None:
+    def _read(self, result: LowerResult, archive: Archive) -> None:
         self.out_dir = None  # the comparison's from now on
         self.lowered.emit(result, archive)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtWidgets import QTabWidget, QWidget
 
@@ -17,6 +17,7 @@ from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.compare.session import LEFT, RIGHT, LinkedDocumentModel
 from pt2_viewer.core.deploy.delegation import delegation_overlay, lowered_session
 from pt2_viewer.core.diff.chain import Chain, read_pipeline
+from pt2_viewer.core.jobs.schemas.lower import LowerResult
 from pt2_viewer.core.model.program import Archive, Program
 
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the compare and decompose views
@@ -70,13 +71,13 @@ class Comparisons:
         dialog.show()
         return dialog
 
-    def open_lowered(self, doc: DocumentWidget, result: dict[str, Any], pte: Archive,
+    def open_lowered(self, doc: DocumentWidget, result: LowerResult, pte: Archive,
                      attach: Callable[[DocumentWidget, DocumentWidget], None] | None = None) -> None:
         """A .pte beside its source, linked through the ETRecord's debug handles, the source painted by delegation."""
         from pt2_viewer.app.compare.view import ComparePlan  # deferred: Qt view (test_lazy_imports)
 
         source = doc.model.archive
-        session = lowered_session(doc.model.program, pte.program(), dict(result.get("source_to_pte") or {}),
+        session = lowered_session(doc.model.program, pte.program(), dict(result.source_to_pte or {}),
                                   f"{Path(source.path).name} [{doc.model.program.name}]", Path(pte.path).name)
         models = (LinkedDocumentModel(source, session.left), LinkedDocumentModel(pte, session.right))
 

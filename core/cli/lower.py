@@ -11,7 +11,6 @@ import argparse
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from pt2_viewer.core.cli.jobs import (
     add_program_arguments,
@@ -22,7 +21,7 @@ from pt2_viewer.core.cli.jobs import (
     trust_fields,
 )
 from pt2_viewer.core.deploy.delegation import reason_rows
-from pt2_viewer.core.jobs.schemas.lower import BACKENDS, LowerRequest
+from pt2_viewer.core.jobs.schemas.lower import BACKENDS, LowerRequest, LowerResult
 
 JSON_KEYS = ("pte", "etrecord", "backend", "delegated", "not_delegated")
 
@@ -52,13 +51,13 @@ def main(args: argparse.Namespace) -> int:
             print(json.dumps({k: v for k, v in result.items() if k != "log"}, indent=1))
         return report_failure(result)
     if not args.json:
-        print(readable(result))
+        print(readable(LowerResult.from_json(result)))
     return 0
 
 
-def readable(result: dict[str, Any]) -> str:
-    delegated, left = result["delegated"], result["not_delegated"]
-    lines = [f"wrote {result['pte']} and {result['etrecord']} ({result['backend']})",
+def readable(result: LowerResult) -> str:
+    delegated, left = result.delegated or [], result.not_delegated or []
+    lines = [f"wrote {result.pte} and {result.etrecord} ({result.backend})",
              f"{len(delegated)} of {len(delegated) + len(left)} ops delegated"]
     if left:
         lines.append("not delegated:")

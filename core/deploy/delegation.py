@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from pt2_viewer.core.compare.mapping import Link, NodeMapping
 from pt2_viewer.core.compare.session import CompareSession, op_rows
 from pt2_viewer.core.graph.overlays import Overlay, category_overlay
+from pt2_viewer.core.jobs.schemas.lower import LowerResult, NotDelegated
 from pt2_viewer.core.jobs.schemas.numerics import NodeErrorRecord, NumericsResult
 from pt2_viewer.core.model.program import Program
 
@@ -32,27 +32,27 @@ class ReasonRow:
         return len(self.nodes)
 
 
-def reason_rows(not_delegated: list[dict[str, Any]]) -> list[ReasonRow]:
+def reason_rows(not_delegated: list[NotDelegated]) -> list[ReasonRow]:
     """Rows "op, reason, count", most frequent first; each keeps its nodes for the click that reveals them."""
     rows: dict[tuple[str, str], ReasonRow] = {}
     for r in not_delegated:
-        key = (str(r["target"]), str(r["reason"]))
-        rows.setdefault(key, ReasonRow(*key)).nodes.append(str(r["node"]))
+        key = (r.target, r.reason)
+        rows.setdefault(key, ReasonRow(*key)).nodes.append(r.node)
     counts = Counter({k: v.count for k, v in rows.items()})
     return [rows[k] for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def delegation_overlay(result: dict[str, Any]) -> Overlay:
+def delegation_overlay(result: LowerResult) -> Overlay:
     """The source's nodes as delegated / not delegated; the reason in the tooltip and in Details."""
-    backend = str(result.get("backend") or "")
-    values = {n: DELEGATED for n in result.get("delegated") or []}
-    reasons = {str(r["node"]): str(r["reason"]) for r in result.get("not_delegated") or []}
+    backend = result.backend or ""
+    values = {n: DELEGATED for n in result.delegated or []}
+    reasons = {r.node: r.reason for r in result.not_delegated or []}
     values.update({n: NOT_DELEGATED for n in reasons})
     overlay = category_overlay(OVERLAY, values)
     for node, reason in reasons.items():
         overlay.texts[node] = f"{NOT_DELEGATED}: {reason}"
         overlay.rows[node] = [(OVERLAY, f"{NOT_DELEGATED} ({backend})"), ("Reason", reason)]
-    for node in result.get("delegated") or []:
+    for node in result.delegated or []:
         overlay.texts[node] = f"{DELEGATED} to {backend}"
         overlay.rows[node] = [(OVERLAY, f"{DELEGATED} to {backend}")]
     return overlay
@@ -69,9 +69,9 @@ def lowered_session(source: Program, pte: Program, source_to_pte: dict[str, list
                           right_title=pte_title)
 
 
-def summary(result: dict[str, Any]) -> str:
-    delegated, left = result.get("delegated") or [], result.get("not_delegated") or []
-    return (f"{Path(str(result.get('pte'))).name} ({result.get('backend')}): {len(delegated)} of "
+def summary(result: LowerResult) -> str:
+    delegated, left = result.delegated or [], result.not_delegated or []
+    return (f"{Path(str(result.pte)).name} ({result.backend}): {len(delegated)} of "
             f"{len(delegated) + len(left)} ops delegated")
 
 

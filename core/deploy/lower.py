@@ -18,9 +18,10 @@ from typing import Any
 from pt2_viewer.core.deploy.provenance import call_nodes, source_index, target_text
 from pt2_viewer.core.deploy.pte_map import pte_program, source_to_pte
 from pt2_viewer.core.deploy.why import SupportRecorder, Verdict, verdicts
-from pt2_viewer.core.jobs.errors import JobFailure, first_line, report_failures
+from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
-from pt2_viewer.core.jobs.schemas.lower import BACKENDS
+from pt2_viewer.core.jobs.schemas.lower import BACKENDS, LowerRequest, LowerResult, NotDelegated
+from pt2_viewer.core.jobs.typed_job import TypedJob, reporting
 from pt2_viewer.core.util.files import write_atomically
 
 Emit = Callable[[dict[str, Any]], None]
@@ -31,8 +32,11 @@ def progress(emit: Emit, stage: str, fraction: float, message: str) -> None:
     emit({"type": "progress", "stage": stage, "fraction": fraction, "message": message})
 
 
-def run_job(request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
-    return report_failures(_run, request, out, emit, {"log": []})
+def run(request: LowerRequest, out: Path, emit: Emit) -> LowerResult:
+    return reporting(_run, request, out, emit, LowerResult(ok=False), finished_only=("seconds",))
+
+
+run_job = TypedJob(run, LowerRequest)  # the worker's entry (core/jobs/typed_job.py)
 
 
 def etrecord_path_for(pte: str | Path) -> Path:
@@ -94,37 +98,36 @@ def _source_to_pte(etrecord: Path, pte: Path) -> dict[str, list[str]]:
     return source_to_pte(parse_etrecord(str(etrecord)), pte_program(pte, None))
 
 
-def _run(request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
-    if not request.get("program"):
+def _run(request: LowerRequest, out: Path, emit: Emit, report: LowerResult) -> None:
+    if not request.program:
         raise JobFailure("request", "The request names no program.", "Pass the .pt2 path as 'program'.")
-    backend = str(request.get("to") or "xnnpack")
+    backend = request.to or "xnnpack"
     if backend not in BACKENDS:
         raise JobFailure("request", f"Unknown backend '{backend}'.", f"Choose one of {', '.join(BACKENDS)}.")
     seconds: dict[str, float] = {}
     t = time.perf_counter()
-    progress(emit, "load", 0.0, f"Loading {Path(request['program']).name}")
-    loaded = load_program(request["program"], request.get("program_name"), request.get("preload"),
-                          **trust_options(request))
-    report["log"] += loaded.log
-    report.update(program=str(loaded.path), program_name=loaded.name, imported=loaded.imported,
-                  imports=loaded.import_details)
+    progress(emit, "load", 0.0, f"Loading {Path(request.program).name}")
+    loaded = load_program(request.program, request.program_name, request.preload, **trust_options(request))
+    report.log += loaded.log
+    report.program, report.program_name = str(loaded.path), loaded.name
+    report.imported, report.imports = loaded.imported, loaded.import_details
     seconds["load"] = time.perf_counter() - t
     t = time.perf_counter()
     progress(emit, "lower", 0.1, f"Lowering to {backend} with ExecuTorch (tens of seconds)")
-    lowered = lower(loaded.ep, backend, report["log"])
+    lowered = lower(loaded.ep, backend, report.log)
     seconds["lower"] = time.perf_counter() - t
     t = time.perf_counter()
     progress(emit, "save", 0.9, "Writing the .pte and its ETRecord")
-    pte = Path(request.get("output") or out / "lowered.pte")
+    pte = Path(request.output or out / "lowered.pte")
     etrecord = etrecord_path_for(pte)
     write_atomically(etrecord, lambda tmp: lowered.etrecord.save(tmp))
     write_atomically(pte, bytes(lowered.program.buffer))
     seconds["save"] = time.perf_counter() - t
-    report["source_to_pte"] = _source_to_pte(etrecord, pte)
+    report.source_to_pte = _source_to_pte(etrecord, pte)
     delegated = [v.node for v in lowered.verdicts if v.delegated]
     progress(emit, "done", 1.0, f"{len(delegated)} of {len(lowered.verdicts)} ops delegated")
-    checks = [c.to_json() for c in lowered.recorder.checks] if lowered.recorder else []
-    return {"ok": True, "pte": str(pte), "etrecord": str(etrecord), "backend": backend, "delegated": delegated,
-            "not_delegated": [{"node": v.node, "target": v.target, "reason": v.reason}
-                              for v in lowered.verdicts if not v.delegated],
-            **report, "checks": checks, "seconds": seconds}
+    report.pte, report.etrecord, report.backend, report.delegated = str(pte), str(etrecord), backend, delegated
+    report.not_delegated = [NotDelegated(node=v.node, target=v.target, reason=v.reason)
+                            for v in lowered.verdicts if not v.delegated]
+    report.checks = [c.to_json() for c in lowered.recorder.checks] if lowered.recorder else []
+    report.seconds = seconds

@@ -49,16 +49,18 @@ class Outcome(Protocol):
 Out = TypeVar("Out", bound=Outcome)
 
 
-def reporting(body: Callable[[Req, Path, Emit, Out], None], request: Req, out: Path, emit: Emit, result: Out) -> Out:
+def reporting(body: Callable[[Req, Path, Emit, Out], None], request: Req, out: Path, emit: Emit, result: Out,
+              finished_only: tuple[str, ...] = ()) -> Out:
     """Run a job's body, which fills in `result` as it learns: `ok` when it returns; a `JobFailure` becomes a
-    `job_failed` event and the failed `result`, keeping what it learned before (the job does not crash)."""
+    `job_failed` event and the failed `result`, keeping what it learned before (the job does not crash), but not the
+    `finished_only` fields (written by a job that finished)."""
     try:
         body(request, Path(out), emit, result)
     except JobFailure as f:
         emit({"type": "job_failed", **f.failure.to_json()})
         result.ok, result.error = False, f.failure
         if isinstance(result, Schema):
-            _learned_only(result)
+            _learned_only(result, finished_only)
     else:
         result.ok = True
     return result
@@ -71,10 +73,11 @@ def failed(result_type: type[Res], failure: Failure, **learned: Any) -> Res:
     return result
 
 
-def _learned_only(result: Schema) -> None:
+def _learned_only(result: Schema, finished_only: tuple[str, ...] = ()) -> None:
     """Write only the fields the job set (None: not learned), not a field that is always written (`"x": null`)."""
+    skip = ("extra", "key_order", *finished_only)
     result.key_order = [f.name for f in dataclasses.fields(result)
-                        if f.name not in ("extra", "key_order") and getattr(result, f.name) is not None]
+                        if f.name not in skip and getattr(result, f.name) is not None]
 
 
 __all__ = ["Emit", "Outcome", "TypedJob", "failed", "reporting"]

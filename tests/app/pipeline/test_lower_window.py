@@ -53,16 +53,16 @@ def test_lowering_paints_the_source_and_opens_the_pte_beside_it(qtbot, window: M
     view = window.tabs.widget(window.tabs.currentIndex())
     assert isinstance(view, CompareView)
     result = dialog.lowered_result
-    assert result is not None and result["backend"] == "xnnpack"
+    assert result is not None and result.backend == "xnnpack"
     calls = {n.name for n in doc.model.program.graph.nodes if n.op == NodeOp.CALL_FUNCTION}
     for painted in (doc, view.docs[LEFT]):  # the source tab and the comparison's source side
         overlay = painted.tools.extra[OVERLAY]
         assert calls <= set(overlay.categories)
-        for row in result["not_delegated"]:
-            assert row["reason"] in overlay.texts[row["node"]]
-            assert ("Reason", row["reason"]) in overlay.rows[row["node"]]
+        for row in result.not_delegated or []:
+            assert row.reason in overlay.texts[row.node]
+            assert ("Reason", row.reason) in overlay.rows[row.node]
     # the two sides are linked through the ETRecord's debug handles: a delegated node's counterpart is a delegate call
-    for node in result["delegated"]:
+    for node in result.delegated or []:
         assert any(n.startswith("delegate_") for n in view.session.counterparts(LEFT, node)), node
     # the table: a row per (op, reason), its click selecting one of its nodes in the source
     if dialog.table.topLevelItemCount():
