@@ -1,7 +1,8 @@
 """A `.pte` op by op: `numerics SOURCE.pt2 --candidate FILE.pte --etrecord FILE.etrecord` compares each instruction
 and delegate call with the source's node, matched as ExecuTorch's own Inspector matches them (its
 `calculate_numeric_gap` on the same run is the referee), and `run FILE.pte --node-times` times them by the `.pte`
-graph's nodes and the source's. Programs: the zoo's CNN lowered to XNNPACK, the PT2E int8 CNN, the transformer."""
+graph's nodes and the source's. Programs: the zoo's CNN lowered to XNNPACK and to portable, the PT2E int8 CNN (the
+transformer's lowering is checked in test_lower.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -72,14 +73,14 @@ def test_a_tight_threshold_names_the_first_divergent_op(tmp_path: Path) -> None:
 
 
 def test_without_an_etrecord_the_source_is_lowered_again_and_a_stranger_refused(tmp_path: Path) -> None:
-    low = lowered_or_skip("nn_transformer", "portable")
+    low = lowered_or_skip("mobilenet_v3_small", "portable")
     result = _numerics({"program": str(low.source), "candidate": str(low.pte)}, tmp_path / "a")
     assert result["per_node"] is True and "fresh portable lowering" in result["compared_program"]
     assert result["compared"] >= 10 and all(r["delegate"] == "" for r in result["nodes"])
     from pt2_viewer.core.numerics.job import run_job
 
-    cnn = lowered_or_skip("mobilenet_v3_small", "xnnpack")
-    refused = run_job({"program": str(low.source), "candidate": str(cnn.pte), "etrecord": str(cnn.etrecord)},
+    int8 = lowered_or_skip("int8_cnn", "xnnpack")
+    refused = run_job({"program": str(low.source), "candidate": str(int8.pte), "etrecord": str(int8.etrecord)},
                       tmp_path / "b", lambda _event: None)
     assert refused["ok"] is False and refused["error"]["kind"] == "mismatch"
     assert "was not made from this source program" in refused["error"]["message"]
@@ -91,7 +92,7 @@ def test_node_times_are_keyed_by_the_pte_graph_and_the_source(tmp_path: Path) ->
     from pt2_viewer.core.pte.reader import read_pte
     from pt2_viewer.core.run.pte_job import run_job
 
-    low = lowered_or_skip("nn_transformer", "xnnpack")
+    low = lowered_or_skip("mobilenet_v3_small", "xnnpack")
     result = run_job({"program": str(low.pte), "source": str(low.source), "etrecord": str(low.etrecord),
                       "node_times": True, "warmup": 1, "runs": 2}, tmp_path, lambda _event: None)
     assert result["ok"], result.get("error")
