@@ -1,20 +1,19 @@
 """The failure a decompose or run job reports instead of crashing.
 
 A job that cannot do what was asked (the program does not load, a decomposition raises, an input breaks a shape
-constraint, CUDA is missing) raises `JobFailure`. `run_job` turns it into the `error` part of its result, so the GUI and
-the command lines show one message that names the problem and says what to do, and scripts read a stable `kind`.
+constraint, CUDA is missing) raises `JobFailure`. The job's `reporting` (core/jobs/typed_job.py) turns it into the
+`error` part of its result, so the GUI and the command lines show one message that names the problem and says what to
+do, and scripts read a stable `kind`.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.jobs.schemas.failure import Failure
 
 
 class JobFailure(Exception):
-    """Raised inside a job; `run_job` reports `failure` in its result instead of letting the job crash."""
+    """Raised inside a job; the job reports `failure` in its result instead of crashing."""
 
     def __init__(self, kind: str, message: str, hint: str = "", detail: str = "",
                  consent: list[str] | None = None, modules: list[str] | None = None) -> None:
@@ -33,17 +32,3 @@ def first_line(exc: BaseException, limit: int = 400) -> str:
 def failed_result(failure: Failure, **extra: object) -> dict[str, Any]:
     """The result dict of a job that failed: `ok` false, the `error`, and whatever was learned before it failed."""
     return {"ok": False, "error": failure.to_json(), **extra}
-
-
-Emit = Callable[[dict[str, Any]], None]
-
-
-def report_failures(body: Callable[[dict[str, Any], Path, Emit, dict[str, Any]], dict[str, Any]],
-                    request: dict[str, Any], out: Path, emit: Emit, report: dict[str, Any]) -> dict[str, Any]:
-    """Run a job's body: a `JobFailure` becomes a `job_failed` event and a failed result that keeps what `report`
-    learned before it (the job does not crash)."""
-    try:
-        return body(request, Path(out), emit, report)
-    except JobFailure as f:
-        emit({"type": "job_failed", **f.failure.to_json()})
-        return failed_result(f.failure, **report)
