@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -36,6 +35,7 @@ from pt2_viewer.app.pipeline.code_view import CodeView
 from pt2_viewer.app.platform.trust_dialog import confirm_native
 from pt2_viewer.app.qt import top_level_items
 from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.platform import temp_dirs
@@ -241,13 +241,12 @@ class AotiTab(DocumentTab):
             self.result.setText("The compiled code was not run: loading it runs it, with your permissions.")
             self.ran.emit(None)
             return False
-        request: dict[str, Any] = {"program": self.path, "device": self.device, "allow_native": True,
-                                   "node_times": self.time_kernels.isChecked()}
-        if self.source.text().strip():
-            request["source"] = self.source.text().strip()
+        request = PipelineRunRequest(program=self.path, device=self.device, allow_native=True,
+                                     node_times=self.time_kernels.isChecked(),
+                                     source=self.source.text().strip() or None)
         self.result.setText("Running the compiled code in the worker…")
         self.run_button.setEnabled(False)
-        self.driver.start("run_aoti", request, temp_dirs.new_dir("run"))
+        self.driver.start("run_aoti", request.to_json(), temp_dirs.new_dir("run"))
         return True
 
     def _finished(self, outcome: JobOutcome) -> None:

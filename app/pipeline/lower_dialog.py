@@ -34,7 +34,7 @@ from pt2_viewer.core.deploy.delegation import delegation_overlay, on_pte_graph, 
 from pt2_viewer.core.graph.overlays import run_time_overlay
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError
-from pt2_viewer.core.jobs.schemas.lower import LowerResult
+from pt2_viewer.core.jobs.schemas.lower import LowerRequest, LowerResult
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
 from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunResult
@@ -130,8 +130,8 @@ class LowerDialog(QDialog):
             return
         self.out_dir = temp_dirs.new_dir("lower")
         backend = self.backend()
-        request = {"program": self.program_path, "program_name": self.program_name, "to": backend,
-                   "output": str(self.out_dir / f"{Path(self.program_path).stem}.{backend}.pte")}
+        request = LowerRequest(program=self.program_path, program_name=self.program_name, to=backend,
+                               output=str(self.out_dir / f"{Path(self.program_path).stem}.{backend}.pte"))
         self.failure.clear()
         self.table.setVisible(False)
         self.progress.setValue(0)
@@ -140,7 +140,7 @@ class LowerDialog(QDialog):
         self.start_button.setEnabled(False)
         self.close_button.setText("Cancel")
         self.log = []
-        self.driver.start("lower", request, self.out_dir)
+        self.driver.start("lower", request.to_json(), self.out_dir)
 
     def cancel_or_close(self) -> None:
         if self.driver.running:
