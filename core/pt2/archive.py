@@ -46,6 +46,12 @@ class ArchiveFiles:
     # could see one member and torch another.
     duplicates: list[str] = field(default_factory=list)
     _zip: zipfile.ZipFile | None = None
+    # Members already read whole (the parsed-program cache hashes them first), handed to the next read_bytes once
+    _kept: dict[str, bytes] = field(default_factory=dict)
+
+    def keep(self, name: str, data: bytes) -> None:
+        """Hand `data`, read from member `name`, to the next `read_bytes(name)` instead of reading it again."""
+        self._kept[name] = data
 
     def has(self, name: str) -> bool:
         return name in self.entries
@@ -54,6 +60,9 @@ class ArchiveFiles:
         return sorted(n for n in self.entries if n.startswith(prefix))
 
     def read_bytes(self, name: str, limit: int = MAX_JSON_BYTES) -> bytes:
+        kept = self._kept.pop(name, None)
+        if kept is not None and len(kept) <= limit:
+            return kept
         entry = self.entries.get(name)
         if entry is None:
             raise ArchiveError(f"'{self.path.name}' has no entry '{name}'.", path=str(self.path), member=name)
@@ -102,6 +111,7 @@ class ArchiveFiles:
             ) from None
 
     def close(self) -> None:
+        self._kept.clear()
         if self._zip is not None:
             self._zip.close()
             self._zip = None

@@ -128,6 +128,8 @@ class ParsedProgramCache:
         listing = "\n".join(f"{e.name}\t{e.size}\t{e.crc}" for e in sorted(
             files.entries.values(), key=lambda e: e.name))
         name = hashlib.blake2b(f"{st.st_size}\n{st.st_mtime_ns}\n{listing}".encode(), digest_size=20).hexdigest()
+        entry = self.directory / name[:2] / f"{name}.msgpack"
+        keep = not entry.exists()  # a sure miss: the reader takes the bytes hashed here (a hit would only hold them)
         h = hashlib.blake2b(digest_size=32)
         h.update(_code_fingerprint())
         h.update(listing.encode())
@@ -136,7 +138,9 @@ class ParsedProgramCache:
                 data = files.read_bytes(member)
                 h.update(f"\n{member}\t{len(data)}\n".encode())
                 h.update(data)
-        return self.directory / name[:2] / f"{name}.msgpack", h.digest()
+                if keep:
+                    files.keep(member, data)
+        return entry, h.digest()
 
     # -- reading ------------------------------------------------------------------------------------------------
     def _load(self, entry: Path, digest: bytes) -> Archive | None:
