@@ -36,7 +36,11 @@ class TypedJob(Generic[Req, Res]):
     request_type: type[Req]
 
     def __call__(self, request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
-        return self.typed(self.request_type.from_json(request), Path(out), emit).to_json()
+        """The result's JSON as the job hands it to the worker, which writes it through the schema (adding
+        `"version"`)."""
+        result = self.typed(self.request_type.from_json(request), Path(out), emit).to_json()
+        result.pop("version", None)
+        return result
 
 
 class Outcome(Protocol):
