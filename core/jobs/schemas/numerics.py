@@ -105,8 +105,8 @@ class NumericsResult(Schema):
     imports: list[dict[str, Any]] | None = optional()
     candidate_program: str | None = local_path(omit_none=True)  # save_candidate: the decomposed .pt2
     mapping: str | None = local_path(omit_none=True)  # and its node mapping
-    per_node: bool | None = optional()  # false: only the outputs could be compared
     compared_program: str | None = optional()  # a FILE.pte: which program's instructions were mapped, and how
+    per_node: bool | None = optional()  # false: only the outputs could be compared
     note: str | None = optional()
     compared: int | None = optional()
     not_compared: list[str] | None = optional()
