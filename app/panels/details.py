@@ -2,15 +2,15 @@
 
 Sections (Operator, Arguments, Outputs, Users, Module, Stack trace ...) are collapsible groups of aligned rows. A row
 with a link is drawn as a link; clicking it asks for that node (`node_requested`), subgraph (`subgraph_requested`)
-or source line (`source_requested`). Library stack frames are greyed so the user's own frame, listed first, stands
-out.
+or source line (`source_requested`), or copies a value shown cut (a hostile file's huge target) to the clipboard.
+Library stack frames are greyed so the user's own frame, listed first, stands out.
 """
 from __future__ import annotations
 
 import html
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QBrush, QFont, QFontMetrics, QPainter, QResizeEvent
+from PySide6.QtGui import QBrush, QFont, QFontMetrics, QGuiApplication, QPainter, QResizeEvent
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
@@ -27,6 +27,7 @@ from pt2_viewer.app.panels import fixed_font, link_color, make_table, muted_colo
 from pt2_viewer.app.panels.panel import Panel
 from pt2_viewer.app.qt import child_items, top_level_items
 from pt2_viewer.core.graph.details import (
+    CopyLink,
     DetailRow,
     Link,
     NodeDetails,
@@ -194,6 +195,9 @@ class DetailsPanel(Panel):
             self.subgraph_requested.emit(link.hop, link.subgraph)
         elif isinstance(link, SourceLink):
             self.source_requested.emit(link.file, link.line)
+        elif isinstance(link, CopyLink):
+            QGuiApplication.clipboard().setText(link.text)
+            item.setText(2, f"copied, {len(link.text):,} characters")
 
 
 class SpanDelegate(QStyledItemDelegate):
@@ -236,4 +240,6 @@ def _link_hint(link: Link) -> str:
         return f"Click to select {link.node}"
     if isinstance(link, SubgraphLink):
         return f"Click to open {link.subgraph}"
+    if isinstance(link, CopyLink):
+        return f"Click to copy all {len(link.text):,} characters"
     return f"Click to open {link.file} at line {link.line}"

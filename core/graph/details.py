@@ -58,7 +58,15 @@ class SourceLink:
     line: int
 
 
-Link = NodeLink | SubgraphLink | SourceLink
+@dataclass(frozen=True)
+class CopyLink:
+    """Copy `text` to the clipboard: the whole of a value the row shows cut (a hostile file's 50 MB target), so the
+    value stays to be had on demand while no label, index or row holds it."""
+
+    text: str
+
+
+Link = NodeLink | SubgraphLink | SourceLink | CopyLink
 
 
 @dataclass(frozen=True)
@@ -145,7 +153,10 @@ def value_description(meta: TensorMeta) -> str:
 def _operator(node: Node, kind: str) -> DetailSection:
     rows = [DetailRow("op", node.op.value)]
     if node.op is NodeOp.CALL_FUNCTION:
-        rows.append(DetailRow("target", node.target))
+        if node.full_target is None:
+            rows.append(DetailRow("target", node.target))
+        else:
+            rows.append(DetailRow("target", node.target, CopyLink(node.full_target), note="click to copy all of it"))
         if node.namespace:
             rows.append(DetailRow("namespace", node.namespace))
         rows.append(DetailRow("operator", node.op_name))

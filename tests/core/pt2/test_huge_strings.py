@@ -60,3 +60,32 @@ def test_memory_stays_near_the_files_size(command: str, huge: Path, pt2_path: Ca
     assert chars < 100_000  # the summary names the op in a few hundred characters, not 50 MB
     if command == "render":
         assert (tmp_path / "huge_target.svg").stat().st_size < 1_000_000
+
+
+
+def test_details_shows_the_capped_target_and_copies_the_whole_one_on_demand(huge: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QGuiApplication
+
+    from pt2_viewer.app.panels.details import DetailsPanel
+    from pt2_viewer.core.graph.details import CopyLink, node_details
+    from pt2_viewer.core.graph.index import GraphIndex
+    from pt2_viewer.core.graph.program_context import ProgramContext
+
+    archive = read_archive(huge)
+    program = archive.program()
+    graph, index = program.graph, GraphIndex(program.graph)
+    (node,) = [n for n in graph.nodes if n.op is NodeOp.CALL_FUNCTION and "pt2v_huge" in n.target]
+    rows = [r for s in node_details(program, graph, node.name, index).sections for r in s.rows]
+    (target,) = [r for r in rows if r.label == "target"]
+    assert len(target.text) < MAX_TARGET_CHARS + 40 and isinstance(target.link, CopyLink)
+    assert target.link.text == node.whole_target
+
+    panel = DetailsPanel()
+    qtbot.addWidget(panel)
+    panel.set_context(ProgramContext(program, graph, index, archive))
+    panel.show_node(node.name)
+    (item,) = [i for top in ("Operator",) for i in panel.row_items(top) if i.text(0) == "target"]
+    assert len(item.text(1)) < MAX_TARGET_CHARS + 40
+    panel.tree.itemClicked.emit(item, 1)
+    assert QGuiApplication.clipboard().text() == node.whole_target
+    assert item.text(2).startswith("copied")
