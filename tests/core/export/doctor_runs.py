@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import run_job
+from tests.programs import build_lock
 
 REPO = Path(__file__).resolve().parents[3]
 SCRIPTS = REPO / "tests" / "scripts" / "doctor"
@@ -39,14 +40,15 @@ def diagnosed(name: str, source: Path | None = None, beside: tuple[Path, ...] = 
     text = src.read_text(encoding="utf-8")
     folder = CACHE / _key(text + "".join(p.read_text(encoding="utf-8") for p in beside)) / name
     script, report = folder / "src" / src.name, folder / "out" / "report.json"
-    if not report.exists():
-        shutil.rmtree(folder, ignore_errors=True)
-        script.parent.mkdir(parents=True)
-        script.write_text(text, encoding="utf-8")
-        for other in beside:
-            shutil.copy(other, script.parent / other.name)
-        export(script, folder / "out.tmp", diagnose=True)
-        (folder / "out.tmp").rename(folder / "out")
+    with build_lock(folder):  # another run (make fixtures, a second session) diagnosing it waits, then reads it
+        if not report.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            script.parent.mkdir(parents=True)
+            script.write_text(text, encoding="utf-8")
+            for other in beside:
+                shutil.copy(other, script.parent / other.name)
+            export(script, folder / "out.tmp", diagnose=True)
+            (folder / "out.tmp").rename(folder / "out")
     return script, json.loads(report.read_text(encoding="utf-8"))
 
 
