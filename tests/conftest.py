@@ -2,9 +2,9 @@
 tests never touch (or depend on) the user's own files.
 
 Two things outlive a run, on purpose (tests/README.md):
-- Graphviz layouts go to `.cache/test-layouts/` (`PT2V_CACHE_DIR`), a cache kept between runs: a program laid out
-  once is not laid out again. The tests of the layout cache itself use their own folders (tmp_path); a test that needs
-  a cold cache asks for `cold_layout_cache`.
+- Graphviz layouts go to `.cache/test-layouts/` (`$PT2V_CACHE_DIR/layout` links there; the viewer's other caches
+  start empty), a cache kept between runs: a program laid out once is not laid out again. The tests of the layout
+  cache itself use their own folders (tmp_path); a test that needs a cold cache asks for `cold_layout_cache`.
 - The fixtures (`make fixtures`, scripts/build_fixtures.py) and torch's stored answers, under `.cache/`.
 
 Tiers: `pytest_collection_modifyitems` marks each test by what it and the fixtures it uses reach, so `make test-fast`
@@ -31,8 +31,12 @@ os.environ["XDG_CACHE_HOME"] = os.path.join(_home, "cache")
 os.environ["XDG_DATA_HOME"] = os.path.join(_home, "data")
 os.environ["XDG_RUNTIME_DIR"] = os.path.join(_home, "runtime")
 os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+# The viewer's caches (`$PT2V_CACHE_DIR`) start empty, but for layouts: `layout/` links to a folder kept between runs.
 LAYOUT_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "test-layouts"
-os.environ["PT2V_CACHE_DIR"] = str(LAYOUT_CACHE)  # layouts survive between runs (core/layout/cache.py)
+LAYOUT_CACHE.mkdir(parents=True, exist_ok=True)
+os.makedirs(os.path.join(_home, "pt2v-cache"))
+os.symlink(LAYOUT_CACHE, os.path.join(_home, "pt2v-cache", "layout"))
+os.environ["PT2V_CACHE_DIR"] = os.path.join(_home, "pt2v-cache")  # core/layout/cache.py: $PT2V_CACHE_DIR/layout
 
 from tests.programs import ExportFailed, code_names, pt2_path  # noqa: E402,F401  (pt2_path: the shared fixture)
 
@@ -88,6 +92,7 @@ def zoo_program() -> Callable[[str], Path]:
 # --------------------------------------------------------------------------------------------------------------------
 # Tiers.
 
+TESTS = Path(__file__).resolve().parent
 TIER_FIXTURES = {  # a test using one of these fixtures (directly or through another fixture) is in that tier
     "window": {"window", "qtbot"},
     "ssh": {"ssh_server", "use_ssh_server"},
@@ -101,6 +106,7 @@ TIER_ENTRY_POINTS = {  # a test, or a fixture it uses, whose code (or a helper o
                ("subprocess", ("run", "Popen", "check_output", "check_call")),
                ("tests.core.export.doctor_runs", ("diagnosed", "export"))],
     "zoo": [("tests.zoo.cache", ("zoo_path",)),
+            ("tests.deploy_programs", ("lowered", "lowered_or_skip", "source_path")),
             ("tests.zoo.pipeline", ("pte_path", "aoti_path", "small_pte", "small_pt2", "source_pt2")),
             ("tests.aoti_package", ("package_path",))],
 }
@@ -150,7 +156,8 @@ def _own_functions(item: pytest.Item) -> list[object]:
     for name in getattr(item, "fixturenames", ()):
         for definition in (info.name2fixturedefs.get(name, ()) if info else ()):
             func = getattr(definition, "func", None)
-            if str(getattr(func, "__module__", "")).startswith(("tests", "conftest")):
+            code = getattr(func, "__code__", None)
+            if code is not None and Path(code.co_filename).resolve().is_relative_to(TESTS):
                 functions.append(func)
     return [f for f in functions if f is not None]
 
