@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixture_root import FIXTURE_ROOT
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 BUILD = """
@@ -49,7 +51,7 @@ def _built(script: str, names: tuple[str, ...]) -> list[Path]:
     """The files `script` writes (its arguments, in order), cached under the script's hash: built in a child process
     first if any is missing; RuntimeError with torch's message if they cannot be built."""
     digest = hashlib.sha256(script.encode()).hexdigest()[:12]
-    directory = REPO_ROOT / ".cache" / "test-programs" / importlib.metadata.version("torch") / f"aoti-{digest}"
+    directory = FIXTURE_ROOT / "test-programs" / importlib.metadata.version("torch") / f"aoti-{digest}"
     paths = [directory / name for name in names]
     if all(p.exists() for p in paths):
         return paths

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.fixture_root import FIXTURE_ROOT
+
 _home = tempfile.mkdtemp(prefix="pt2v-test-home-")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["XDG_CONFIG_HOME"] = os.path.join(_home, "config")
@@ -32,7 +34,7 @@ os.environ["XDG_DATA_HOME"] = os.path.join(_home, "data")
 os.environ["XDG_RUNTIME_DIR"] = os.path.join(_home, "runtime")
 os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
 # The viewer's caches (`$PT2V_CACHE_DIR`) start empty, but for layouts: `layout/` links to a folder kept between runs.
-LAYOUT_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "test-layouts"
+LAYOUT_CACHE = FIXTURE_ROOT / "test-layouts"  # tests/fixture_root.py: kept per user, outside the checkout
 LAYOUT_CACHE.mkdir(parents=True, exist_ok=True)
 os.makedirs(os.path.join(_home, "pt2v-cache"))
 os.symlink(LAYOUT_CACHE, os.path.join(_home, "pt2v-cache", "layout"))

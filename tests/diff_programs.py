@@ -19,11 +19,12 @@ import pytest
 import torch
 from torch.export import Dim, ExportedProgram
 
-from tests.programs import REPO_ROOT, ExportFailed, cached_file, save_programs
+from tests.fixture_root import FIXTURE_ROOT
+from tests.programs import ExportFailed, cached_file, save_programs
 from tests.zoo.torchvision_shim import import_torchvision
 from tests.zoo.torchvision_shim import install as install_torchvision_shim
 
-CACHE = REPO_ROOT / ".cache" / "diff-programs"
+CACHE = FIXTURE_ROOT / "diff-programs"
 
 
 def _resnet(change: Callable[[torch.nn.Module], object] | None = None, dtype: torch.dtype = torch.float32,

@@ -37,8 +37,10 @@ import torch
 from torch._higher_order_ops.map import map as hop_map
 from torch.export import Dim, ExportedProgram
 
+from tests.fixture_root import FIXTURE_ROOT
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CACHE_ROOT = REPO_ROOT / ".cache" / "test-programs"
+CACHE_ROOT = FIXTURE_ROOT / "test-programs"
 # The torch.export tutorial, the map of what users meet; it lies in shared/ beside the checkout (also in CI).
 SEED_TUTORIAL = REPO_ROOT.parent / "shared" / "seed" / "torch_export_tutorial.py"
 

@@ -34,6 +34,8 @@ from torch.export import ExportedProgram
 from torch.export.pt2_archive._package import load_pt2
 from torch.utils._sympy.numbers import int_oo
 
+from tests.fixture_root import FIXTURE_ROOT
+
 
 @dataclass(frozen=True, order=True)
 class EdgeKey:
@@ -45,7 +47,7 @@ class EdgeKey:
 
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-STORED_UNDER = REPO_ROOT / ".cache"  # answers are stored only for fixtures in the cache, not for a test's own files
+STORED_UNDER = FIXTURE_ROOT  # answers are stored only for fixtures in the cache, not for a test's own files
 
 
 def load_programs(path: str | Path) -> dict[str, ExportedProgram]:

@@ -16,11 +16,12 @@ from pathlib import Path
 
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import run_job
+from tests.fixture_root import FIXTURE_ROOT
 from tests.programs import build_lock
 
 REPO = Path(__file__).resolve().parents[3]
 SCRIPTS = REPO / "tests" / "scripts" / "doctor"
-CACHE = REPO / ".cache" / "doctor-runs"
+CACHE = FIXTURE_ROOT / "doctor-runs"
 ENV = {"OMP_NUM_THREADS": "1"}
 
 

@@ -19,6 +19,7 @@ import pytest
 from pt2_viewer.core.graph.readable import readable_code
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.pt2.reader import read_archive
+from tests.fixture_root import FIXTURE_ROOT
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 MODEL_LINES = {"lin_bn": "y = self.bn(self.lin(x))", "cond": "z = torch.cond(y.sum() > 0, true_fn, false_fn, (y,))",
@@ -77,7 +78,7 @@ def panels_program() -> PanelsProgram:
     import importlib.metadata
 
     digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
-    directory = REPO_ROOT / ".cache" / "test-programs" / importlib.metadata.version("torch") / f"panels-{digest}"
+    directory = FIXTURE_ROOT / "test-programs" / importlib.metadata.version("torch") / f"panels-{digest}"
     if not (directory / "panels.pt2").exists():
         export_panels_program(directory)
     return PanelsProgram(directory / "panels.pt2", (directory / "panels.readable.txt").read_text())
