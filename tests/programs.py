@@ -441,7 +441,10 @@ def _reached_sources(obj: object, namespace: dict[str, object], seen: set[int]) 
         return []
     seen.add(id(obj))
     try:
-        out = [inspect.getsource(obj)]  # type: ignore[arg-type]
+        # with the line it starts at: an export records its stack traces' line numbers, so a builder that moved down
+        # the file (a line added above it) is a new fixture, else Details would read another line of the file
+        lines, start = inspect.getsourcelines(obj)  # type: ignore[arg-type]
+        out = [f"{start}:" + "".join(lines)]
     except (OSError, TypeError):
         out = [repr(obj)]
     codes: list[types.CodeType] = []

@@ -66,7 +66,8 @@ def test_a_branch_on_tensor_data_becomes_torch_cond_then_a_named_check(tmp_path)
 def test_unknown_symbols_are_said_not_pasted(tmp_path):
     s = script(tmp_path, "def f(x):\n    return g(x) + 1\n")
     found = code_fixes.data_dependent(s, 2, "u7 > 3", "True", {})
-    assert not found.fixes and "no variable of the script holds u7" in found.reason
+    assert not found.fixes and "a value read from tensor data that no variable of the script holds" in found.reason
+    assert "u7" not in found.reason  # said in the user's words, never torch's symbol (issue 30 §2)
 
 
 def test_strict_false_is_set_on_the_users_call(tmp_path):
