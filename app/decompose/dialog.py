@@ -13,7 +13,6 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QButtonGroup,
     QDialog,
     QFileDialog,
     QFormLayout,
@@ -22,7 +21,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
-    QRadioButton,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +28,7 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
+from pt2_viewer.app.widgets.common import radio_column
 from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.schemas.base import SchemaError
@@ -68,14 +67,7 @@ class DecomposeDialog(QDialog):
         self.out_dir: Path | None = None  # the running job's temporary folder; the compare tab owns it after
         self.log: list[str] = []
 
-        self.target_buttons = QButtonGroup(self)
-        targets = QVBoxLayout()
-        for i, (key, text) in enumerate(TARGETS):
-            b = QRadioButton(text)
-            b.setProperty("target", key)
-            self.target_buttons.addButton(b, i)
-            targets.addWidget(b)
-        self.target_buttons.button(1).setChecked(True)
+        self.target_buttons, targets = radio_column(self, TARGETS, "target", checked=1)
         self.table_edit = QLineEdit(placeholderText="a .py file defining decomp_table (or a function returning it)")
         self.table_browse = QPushButton("Browse…")
         self.table_name = QLineEdit(placeholderText="optional: the table's name when the file has several")

@@ -13,13 +13,11 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QButtonGroup,
     QDialog,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
-    QRadioButton,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -30,6 +28,7 @@ from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import FailureBox
 from pt2_viewer.app.panels import make_table
+from pt2_viewer.app.widgets.common import radio_column
 from pt2_viewer.core.deploy.delegation import delegation_overlay, on_pte_graph, reason_rows, summary
 from pt2_viewer.core.graph.overlays import run_time_overlay
 from pt2_viewer.core.jobs.client import JobOutcome
@@ -70,14 +69,7 @@ class LowerDialog(QDialog):
         self.lowered_result: LowerResult | None = None
         self.log: list[str] = []
 
-        self.backend_buttons = QButtonGroup(self)
-        backends = QVBoxLayout()
-        for i, (key, text) in enumerate(BACKENDS):
-            b = QRadioButton(text)
-            b.setProperty("backend", key)
-            self.backend_buttons.addButton(b, i)
-            backends.addWidget(b)
-        self.backend_buttons.button(0).setChecked(True)
+        self.backend_buttons, backends = radio_column(self, BACKENDS, "backend", checked=0)
         self.stage = QLabel("")
         self.stage.setWordWrap(True)
         self.progress = QProgressBar()

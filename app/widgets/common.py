@@ -1,8 +1,10 @@
 """Small widget helpers shared by the views."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QSplitter, QTabWidget, QWidget
+from PySide6.QtWidgets import QButtonGroup, QRadioButton, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 SETTINGS = ("pt2-viewer", "PT2 Viewer")  # the app's QSettings (organization, application)
 
@@ -44,3 +46,18 @@ def fit_tabs(tabs: QTabWidget) -> None:
     bar.setExpanding(False)
     for i in range(tabs.count()):
         tabs.setTabToolTip(i, tabs.tabToolTip(i) or tabs.tabText(i))
+
+
+def radio_column(parent: QWidget, choices: Sequence[tuple[str, str]], key: str, checked: int
+                 ) -> tuple[QButtonGroup, QVBoxLayout]:
+    """A job dialog's one-of choice: a radio button per (value, text) in a column, the value kept as the button's
+    `key` property, the `checked`-th chosen."""
+    group = QButtonGroup(parent)
+    column = QVBoxLayout()
+    for i, (value, text) in enumerate(choices):
+        button = QRadioButton(text)
+        button.setProperty(key, value)
+        group.addButton(button, i)
+        column.addWidget(button)
+    group.button(checked).setChecked(True)
+    return group, column
