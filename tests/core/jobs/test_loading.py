@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pt2_viewer.core.jobs.client import run_job
 from pt2_viewer.core.jobs.errors import JobFailure
 from pt2_viewer.core.jobs.loading import load_program
 from pt2_viewer.core.jobs.spec import JobSpec
@@ -162,8 +163,7 @@ def test_the_second_zoo_runs_decomposes_and_compares_with_no_flag(program_id: st
     assert sum(line.startswith("imported transformers.modeling_outputs (transformers ") for line in result["log"]) == 1
 
     # decompose and numerics reuse the worker's loaded program, so they import nothing more (`imports` lists what a
-    # job imported). That each of them imports and reports the module in a fresh process is proved once, for every
-    # job kind, by the command-line test above; that this program's module is allowed, by the first job here.
+    # job imported); the first job here shows this program's module is allowed.
     out = tmp_path / "core.pt2"
     decomposed = results["decompose"]
     assert decomposed["ok"], decomposed.get("error")
@@ -171,3 +171,9 @@ def test_the_second_zoo_runs_decomposes_and_compares_with_no_flag(program_id: st
     numerics = results["numerics"]
     assert numerics["ok"], numerics.get("error")
     assert numerics["per_node"], "numerics compared no node"
+    # each job kind, alone in a fresh worker as the command line starts it, imports the module itself and says so
+    for job, request in (("decompose", {"program": path, "to": "core", "output": str(tmp_path / "fresh.pt2")}),
+                         ("numerics", {"program": path, "candidate": "core"})):
+        _, fresh = run_job(job, request, tmp_path / f"fresh-{job}", timeout_s=600)
+        assert fresh.result is not None and fresh.result["ok"], (job, fresh.message)
+        assert fresh.result["imports"] == expected, (job, fresh.result.get("imports"))
