@@ -9,11 +9,9 @@ file and press Decompose again.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QDialog,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -27,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
-from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
+from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, JobDialog, confirm_code, file_row
 from pt2_viewer.app.widgets.common import radio_column
 from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.jobs.client import JobOutcome
@@ -42,7 +40,7 @@ TARGETS = (("functional", "Functional ATen (empty table: no in-place ops, nothin
            ("core", "Core ATen (torch.export.default_decompositions)"),
            ("table", "Custom table from a Python file"))
 
-class DecomposeDialog(QDialog):
+class DecomposeDialog(JobDialog):
     """Emits `decomposed(Decomposition, Archive)` when the job succeeded and its `.pt2` was read (the job's folder is
     the comparison's from then on); `failed(message)` when it did not (the message also stays on show)."""
 
@@ -173,17 +171,6 @@ class DecomposeDialog(QDialog):
         self.cancel_button.setText("Cancel")
         self.log = []
         self.driver.start("decompose", request.to_json(), out_dir)
-
-    def cancel_or_close(self) -> None:
-        if self.driver.running:
-            self.driver.cancel()
-        else:
-            self.reject()
-
-    def _event(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "progress":
-            self.progress.setValue(int(float(event.get("fraction", 0.0)) * 100))
-            self.stage.setText(str(event.get("message", "")))
 
     def _finished(self, outcome: JobOutcome) -> None:
         self.cancel_button.setText("Close")

@@ -3,9 +3,21 @@ the confirmation asked before a job runs a Python file of the user's (a table, a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.platform.trust_dialog import confirm_run
 from pt2_viewer.core.platform.trust import TrustStore
 
@@ -57,3 +69,24 @@ class FailureBox(QWidget):
         text = "\n".join(part for part in (detail, "\n".join(log[-200:])) if part)
         self.detail.setPlainText(text)
         self.detail.setVisible(bool(text))
+
+
+class JobDialog(QDialog):
+    """What the job dialogs (Decompose…, Lower to ExecuTorch…) share: one button that cancels the running job or
+    closes, and the worker's progress events shown on a bar and a stage line. Subclasses make `driver`, `progress`
+    and `stage`, and connect `driver.event` to `_event`."""
+
+    driver: WorkerDriver
+    progress: QProgressBar
+    stage: QLabel
+
+    def cancel_or_close(self) -> None:
+        if self.driver.running:
+            self.driver.cancel()
+        else:
+            self.reject()
+
+    def _event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "progress":
+            self.progress.setValue(int(float(event.get("fraction", 0.0)) * 100))
+            self.stage.setText(str(event.get("message", "")))

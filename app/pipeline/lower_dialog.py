@@ -13,7 +13,6 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QDialog,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -26,7 +25,7 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
-from pt2_viewer.app.jobs.job_widgets import FailureBox
+from pt2_viewer.app.jobs.job_widgets import FailureBox, JobDialog
 from pt2_viewer.app.panels import make_table
 from pt2_viewer.app.widgets.common import radio_column
 from pt2_viewer.core.deploy.delegation import delegation_overlay, on_pte_graph, reason_rows, summary
@@ -46,7 +45,7 @@ BACKENDS = (("xnnpack", "XNNPACK where its partitioner takes an op, portable ker
 NODES_ROLE = Qt.ItemDataRole.UserRole
 
 
-class LowerDialog(QDialog):
+class LowerDialog(JobDialog):
     """Emits `lowered(result, archive)` when the job succeeded and its `.pte` was read (the job's folder is the
     comparison's from then on), `failed(message)` when it did not."""
 
@@ -133,17 +132,6 @@ class LowerDialog(QDialog):
         self.close_button.setText("Cancel")
         self.log = []
         self.driver.start("lower", request.to_json(), self.out_dir)
-
-    def cancel_or_close(self) -> None:
-        if self.driver.running:
-            self.driver.cancel()
-        else:
-            self.reject()
-
-    def _event(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "progress":
-            self.progress.setValue(int(float(event.get("fraction", 0.0)) * 100))
-            self.stage.setText(str(event.get("message", "")))
 
     def attach(self, source: DocumentWidget, pte: DocumentWidget) -> None:
         """The comparison's two graphs: where the per-op error and time overlays are painted."""
