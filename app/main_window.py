@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app import theme
+from pt2_viewer.app.deploy.aoti_tab import AotiTab
+from pt2_viewer.app.deploy.pte_panel import pte_panels
 from pt2_viewer.app.document.overlay_menu import fill_overlay_menu
 from pt2_viewer.app.document.tab import DocumentTab, TextTab
 from pt2_viewer.app.document.widget import DocumentWidget, show_weights_as_nodes, weights_as_nodes_wanted
@@ -28,8 +30,6 @@ from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
 from pt2_viewer.app.graph.shortcuts_dialog import show_shortcuts
 from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
-from pt2_viewer.app.pipeline.aoti_tab import AotiTab
-from pt2_viewer.app.pipeline.pte_panel import pipeline_panels
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
 from pt2_viewer.app.qt import application
 from pt2_viewer.app.start_page import StartPage
@@ -300,7 +300,7 @@ class MainWindow(QMainWindow):
 
     def _model_built(self, path: str, model: DocumentModel) -> None:
         doc = DocumentWidget(model, self.layouts, interactive=self.interactive,
-                             extra_panels=pipeline_panels(model.archive))
+                             extra_panels=pte_panels(model.archive))
         doc.layout_failed.connect(lambda msg: self.warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
         doc.numerics_panel.compare_requested.connect(
@@ -414,7 +414,7 @@ class MainWindow(QMainWindow):
         self.comparisons.compare_dialog()
 
     def lower_dialog(self) -> object:
-        """Program > Lower to ExecuTorch… (app/pipeline/lower_dialog.py): the .pte opens beside its source."""
+        """Program > Lower to ExecuTorch… (app/deploy/lower_dialog.py): the .pte opens beside its source."""
         return self.comparisons.lower_dialog()
 
     def compare_with(self, doc: DocumentWidget, archive: Archive, program: Program) -> None:

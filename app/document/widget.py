@@ -54,7 +54,7 @@ from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.graph.overlays import Overlay
 from pt2_viewer.core.layout.driver import LayoutRounds
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest
-from pt2_viewer.core.numerics.session import OVERLAY_NAME as NUMERICS_OVERLAY
+from pt2_viewer.core.numerics.readout import OVERLAY_NAME as NUMERICS_OVERLAY
 from pt2_viewer.core.run.readout import CudaStatus
 from pt2_viewer.core.util.words import plural
 

@@ -7,7 +7,7 @@ click one to show it in the graph), a "Go to first divergence" button, and the e
 overlay (`overlay_changed`). For a decomposition, "Compare at first divergence" asks for the compare view opened on it
 (`compare_requested(Decomposition, node)`; the job saved the candidate and its node mapping in its own folder, which
 the Decomposition says the comparison must leave alone). What the numbers mean is
-decided in core/numerics/session.py; this panel lays them out and drives the job (app/jobs/driver.py), never blocking.
+decided in core/numerics/readout.py; this panel lays them out and drives the job (app/jobs/driver.py), never blocking.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from pt2_viewer.core.jobs.import_policy import import_lines
 from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.model.program import NodeOp, Program
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
-from pt2_viewer.core.numerics.session import (
+from pt2_viewer.core.numerics.readout import (
     CANDIDATE_CHOICES,
     ErrorRow,
     NumericsOptions,

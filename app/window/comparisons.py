@@ -64,7 +64,7 @@ class Comparisons:
         doc = self.window.current_document()
         if doc is None:
             return None
-        from pt2_viewer.app.pipeline.lower_dialog import LowerDialog  # deferred: Qt view (test_lazy_imports)
+        from pt2_viewer.app.deploy.lower_dialog import LowerDialog  # deferred: Qt view (test_lazy_imports)
 
         dialog = LowerDialog(doc, interactive=self.window.interactive, parent=self.parent)
         dialog.lowered.connect(lambda result, archive: self.open_lowered(doc, result, archive, dialog.attach))

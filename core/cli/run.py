@@ -20,7 +20,7 @@ from pt2_viewer.core.cli.jobs import (
     table,
     trust_fields,
 )
-from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
+from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.run import Inputs, RunRequest, RunResult
 from pt2_viewer.core.run.dispatch import run_job_for
 from pt2_viewer.core.run.readout import dtype_text
@@ -70,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
     job = run_job_for(args.file, args.compiled)
     if job != "run_program":  # an ExecuTorch .pte or AOTInductor code (core/run/pte_job.py, aoti_job.py)
         fields = {k: v for k, v in request.to_json().items() if k not in ("version",)}
-        request = PipelineRunRequest.from_json({**fields, "source": str(args.source) if args.source else None,
+        request = ArtifactRunRequest.from_json({**fields, "source": str(args.source) if args.source else None,
                                                 "etrecord": str(args.etrecord) if args.etrecord else None})
     return run_job_command(job, request, args, readable, RunResult)
 

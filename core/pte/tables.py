@@ -1,4 +1,4 @@
-"""The rows the ExecuTorch panel shows (app/pipeline/pte_panel.py): memory plan, delegates, constants and
+"""The rows the ExecuTorch panel shows (app/deploy/pte_panel.py): memory plan, delegates, constants and
 segments of one method, as plain text, each row naming the graph node it leads to."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """An overlay for the report's graph: the numerics error overlay (a `pt2-viewer numerics --json` result) or the
-user's own `{node_name: value}` JSON, both as the window paints them (core/numerics/session.py,
+user's own `{node_name: value}` JSON, both as the window paints them (core/numerics/readout.py,
 core/graph/overlays.py), turned into the page's data."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pt2_viewer.core.graph.overlays import Overlay, OverlayFileError, overlay_fr
 from pt2_viewer.core.jobs.schemas.base import SchemaError
 from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
 from pt2_viewer.core.model.program import Program
-from pt2_viewer.core.numerics.session import error_overlay, summary_text
+from pt2_viewer.core.numerics.readout import error_overlay, summary_text
 
 
 def read_overlay(path: str | Path, program: Program) -> Overlay:

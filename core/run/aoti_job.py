@@ -23,7 +23,7 @@ from typing import Any
 from pt2_viewer.core.jobs.archive_check import ArchiveCheck
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import Trusting, require_native, trust_options
-from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
+from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.run import Hot, KernelTime, RunResult
 from pt2_viewer.core.jobs.typed_job import TypedJob, reporting
 from pt2_viewer.core.pt2.aoti import AotiModel, aoti_models
@@ -38,13 +38,13 @@ from pt2_viewer.core.run.job import HOTTEST, cuda_status, progress
 INT_HIGH = 10  # generated integers lie in [0, 10), as the run job makes them
 
 
-def run(request: PipelineRunRequest, out: Path, emit: Emit) -> RunResult:
+def run(request: ArtifactRunRequest, out: Path, emit: Emit) -> RunResult:
     cuda_ok, why = cuda_status()
     return reporting(_run, request, out, emit, RunResult(ok=False, cuda_available=cuda_ok,
                                                          cuda_unavailable_reason=why))
 
 
-run_job = TypedJob(run, PipelineRunRequest)  # the worker's entry (core/jobs/typed_job.py)
+run_job = TypedJob(run, ArtifactRunRequest)  # the worker's entry (core/jobs/typed_job.py)
 
 
 def load_package(path: Path, request: dict[str, Any] | Trusting, model: str | None = None, device: str = "cpu"
@@ -100,7 +100,7 @@ def package_device(device: str, model: AotiModel | None, report: RunResult) -> s
     return device
 
 
-def wrapper_inputs(model: AotiModel, request: PipelineRunRequest, device: str
+def wrapper_inputs(model: AotiModel, request: ArtifactRunRequest, device: str
                    ) -> tuple[list[Any], dict[str, int], str]:
     """Tensors made from the wrapper's input checks: seeded normal floats, integers in [0, 10), dynamic dims the
     size asked for (`dims`) or the smallest of their range from 2."""
@@ -161,7 +161,7 @@ class PackageInputs:
     note: str | None = None
 
 
-def package_inputs(request: PipelineRunRequest, report: RunResult, path: Path, model: AotiModel | None = None,
+def package_inputs(request: ArtifactRunRequest, report: RunResult, path: Path, model: AotiModel | None = None,
                    device: str = "cpu") -> PackageInputs:
     """The inputs to run: the source's, the package's own program's (`path`), or made from its wrapper."""
     given = source_inputs(request, report)
@@ -195,7 +195,7 @@ def working_dir(path: Path) -> Iterator[None]:
         os.chdir(before)
 
 
-def _run(request: PipelineRunRequest, out: Path, emit: Emit, report: RunResult) -> None:
+def _run(request: ArtifactRunRequest, out: Path, emit: Emit, report: RunResult) -> None:
     import torch
     import torch.utils._pytree as pytree
 

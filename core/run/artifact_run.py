@@ -9,7 +9,7 @@ from typing import Any
 
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import load_program, trust_options
-from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
+from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.run import Inputs, RunResult
 from pt2_viewer.core.run.fresh_inputs import copied
 from pt2_viewer.core.run.inputs import generate_inputs
@@ -20,7 +20,7 @@ from pt2_viewer.core.run.timing import measure
 Emit = Callable[[dict[str, Any]], None]
 
 
-def source_inputs(request: PipelineRunRequest, report: RunResult, source: str | None = None
+def source_inputs(request: ArtifactRunRequest, report: RunResult, source: str | None = None
                   ) -> tuple[tuple[Any, ...], dict[str, Any], str] | None:
     """The inputs of the source program (`source`, else the request's): its saved sample, or generated from its
     signature; None when no source is named."""
@@ -36,7 +36,7 @@ def source_inputs(request: PipelineRunRequest, report: RunResult, source: str | 
     return made.args, made.kwargs, "generated"
 
 
-def timed_run(call: Callable[[], Any], request: PipelineRunRequest, emit: Emit, what: str, report: RunResult,
+def timed_run(call: Callable[[], Any], request: ArtifactRunRequest, emit: Emit, what: str, report: RunResult,
               device: str = "cpu") -> Any:
     """Run `call` with warm-up and timed runs (on CUDA, each synchronized); the outputs' summaries and the latency go
     into `report`."""
@@ -60,14 +60,14 @@ def input_report(flat: list[Any], source: str, preview: int) -> Inputs:
     return Inputs(source=source, values=[summarise(f"input_{i}", v, preview) for i, v in enumerate(flat)])
 
 
-def device_cpu(request: PipelineRunRequest, what: str) -> str:
+def device_cpu(request: ArtifactRunRequest, what: str) -> str:
     device = request.device
     if device != "cpu":
         raise JobFailure("request", f"{what} runs on CPU here; '{device}' was asked for.", "Use --device cpu.")
     return device
 
 
-def path_of(request: PipelineRunRequest, what: str) -> Path:
+def path_of(request: ArtifactRunRequest, what: str) -> Path:
     if not request.program:
         raise JobFailure("request", f"The request names no {what}.", f"Pass the {what}'s path as 'program'.")
     return Path(request.program)

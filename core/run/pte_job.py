@@ -17,7 +17,7 @@ from typing import Any
 from pt2_viewer.core.deploy.node_times import pte_node_times
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.loading import load_program, trust_options
-from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
+from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.jobs.typed_job import TypedJob, reporting
 from pt2_viewer.core.pte.errors import PteError
@@ -30,13 +30,13 @@ INSTALL_HINT = ("pip install executorch (a release that reads this file's schema
                 f"{SCHEMA_SOURCE}, and was tested with executorch 1.5.1)")
 
 
-def run(request: PipelineRunRequest, out: Path, emit: Emit) -> RunResult:
+def run(request: ArtifactRunRequest, out: Path, emit: Emit) -> RunResult:
     cuda_ok, why = cuda_status()
     return reporting(_run, request, out, emit, RunResult(ok=False, cuda_available=cuda_ok,
                                                          cuda_unavailable_reason=why))
 
 
-run_job = TypedJob(run, PipelineRunRequest)  # the worker's entry (core/jobs/typed_job.py)
+run_job = TypedJob(run, ArtifactRunRequest)  # the worker's entry (core/jobs/typed_job.py)
 
 
 def runtime() -> Any:
@@ -97,7 +97,7 @@ def load_method(path: Path, method: str, log: list[str]) -> Any:
                          "the usual causes; " + INSTALL_HINT) from e
 
 
-def _node_times(path: Path, method: str, flat: list[Any], request: PipelineRunRequest, out: Path, emit: Emit,
+def _node_times(path: Path, method: str, flat: list[Any], request: ArtifactRunRequest, out: Path, emit: Emit,
                 report: RunResult) -> None:
     """Each instruction's and delegate call's time from ETDump (core/deploy/node_times.py); by the source's nodes too
     when the request names the source and an ETRecord."""
@@ -114,7 +114,7 @@ def _node_times(path: Path, method: str, flat: list[Any], request: PipelineRunRe
     report.source_node_times = timed.source_node_times
 
 
-def _run(request: PipelineRunRequest, out: Path, emit: Emit, report: RunResult) -> None:
+def _run(request: ArtifactRunRequest, out: Path, emit: Emit, report: RunResult) -> None:
     import torch.utils._pytree as pytree
 
     path = path_of(request, ".pte")

@@ -193,7 +193,7 @@ def test_aoti_package_opens_as_a_tab_that_keeps_the_contract(qtbot, window: Main
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:
         window.open_path(str(aoti_package))
     assert blocker.args[0] is None  # no graph to draw
-    tab = window.current_tab()  # the package's own tab (app/pipeline/aoti_tab.py), through the one contract
+    tab = window.current_tab()  # the package's own tab (app/deploy/aoti_tab.py), through the one contract
     assert isinstance(tab, DocumentTab) and not isinstance(tab, DocumentWidget)
     assert window.stack.currentWidget() is window.tabs and tab.source_file() == str(aoti_package)
     assert window.tabs.tabText(1) == aoti_package.name and window.shown_file() == str(aoti_package)

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.base import Schema
 from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest, DecomposeResult
 from pt2_viewer.core.jobs.schemas.export import ExportDone, ExportRequest
 from pt2_viewer.core.jobs.schemas.lower import LowerRequest, LowerResult
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
-from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunRequest, RunResult
 
 
@@ -24,8 +24,8 @@ JOB_SCHEMAS: dict[str, JobSchema] = {
     "decompose": JobSchema(DecomposeRequest, DecomposeResult),
     "run_program": JobSchema(RunRequest, RunResult),
     "numerics": JobSchema(NumericsRequest, NumericsResult),
-    "run_pte": JobSchema(PipelineRunRequest, RunResult),
-    "run_aoti": JobSchema(PipelineRunRequest, RunResult),
+    "run_pte": JobSchema(ArtifactRunRequest, RunResult),
+    "run_aoti": JobSchema(ArtifactRunRequest, RunResult),
     "lower": JobSchema(LowerRequest, LowerResult),
 }
 

@@ -19,7 +19,7 @@ from pt2_viewer.core.compare.session import LEFT, RIGHT
 from pt2_viewer.core.jobs.schemas.failure import Failure
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
 from pt2_viewer.core.numerics.job import run
-from pt2_viewer.core.numerics.session import OVERLAY_NAME
+from pt2_viewer.core.numerics.readout import OVERLAY_NAME
 from tests.core.numerics.programs import numerics_programs  # noqa: F401  (a fixture)
 from tests.issue30_programs import transformer_names
 from tests.programs import REPO_ROOT

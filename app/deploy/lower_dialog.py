@@ -31,13 +31,13 @@ from pt2_viewer.app.widgets.common import radio_column
 from pt2_viewer.core.deploy.delegation import delegation_overlay, on_pte_graph, reason_rows, summary
 from pt2_viewer.core.graph.overlays import run_time_overlay
 from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError
 from pt2_viewer.core.jobs.schemas.lower import LowerRequest, LowerResult
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
-from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.model.program import Archive
-from pt2_viewer.core.numerics.session import error_overlay, summary_text
+from pt2_viewer.core.numerics.readout import error_overlay, summary_text
 from pt2_viewer.core.platform import temp_dirs
 
 BACKENDS = (("xnnpack", "XNNPACK where its partitioner takes an op, portable kernels elsewhere"),
@@ -147,7 +147,7 @@ class LowerDialog(JobDialog):
 
     def time_ops(self) -> None:
         if self.lowered_result is not None:
-            self._follow_up("run_pte", PipelineRunRequest(
+            self._follow_up("run_pte", ArtifactRunRequest(
                 program=self.lowered_result.pte, source=self.program_path, node_times=True, warmup=1, runs=3,
                 etrecord=self.lowered_result.etrecord))
 

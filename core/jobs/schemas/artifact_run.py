@@ -10,8 +10,8 @@ from pt2_viewer.core.jobs.schemas.run import RunRequest
 
 
 @dataclass
-class PipelineRunRequest(RunRequest):
-    KIND = "pipeline run request"
+class ArtifactRunRequest(RunRequest):
+    KIND = "artifact run request"
 
     source: str | None = local_path()  # the source .pt2: its sample (or generated) inputs are the ones run
     method: str | None = None  # a .pte's method (default: its first, "forward")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pt2_viewer.app.deploy.aoti_tab import AotiTab
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
-from pt2_viewer.app.pipeline.aoti_tab import AotiTab
 from tests.programs import ExportFailed
 
 TIMEOUT = 120_000
@@ -149,7 +149,7 @@ def test_kernel_times_are_painted_on_the_program(qtbot, window: MainWindow) -> N
     if folder:
         window.grab().save(str(Path(folder) / "aoti_kernel_times.png"))
     # each kernel's error on the same graph: the program against its own compiled code (Numerics, What it became)
-    from pt2_viewer.core.numerics.session import OVERLAY_NAME
+    from pt2_viewer.core.numerics.readout import OVERLAY_NAME
 
     doc = tab.program
     doc.panels.setCurrentWidget(doc.numerics_panel)

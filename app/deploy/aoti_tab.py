@@ -27,15 +27,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pt2_viewer.app.deploy.code_view import CodeView
 from pt2_viewer.app.document.tab import DocumentTab
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import make_table
-from pt2_viewer.app.pipeline.code_view import CodeView
 from pt2_viewer.app.platform.trust_dialog import confirm_native
 from pt2_viewer.app.qt import top_level_items
 from pt2_viewer.core.jobs.client import JobOutcome
-from pt2_viewer.core.jobs.schemas.pipeline import PipelineRunRequest
+from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunResult
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.platform import temp_dirs
@@ -241,7 +241,7 @@ class AotiTab(DocumentTab):
             self.result.setText("The compiled code was not run: loading it runs it, with your permissions.")
             self.ran.emit(None)
             return False
-        request = PipelineRunRequest(program=self.path, device=self.device, allow_native=True,
+        request = ArtifactRunRequest(program=self.path, device=self.device, allow_native=True,
                                      node_times=self.time_kernels.isChecked(),
                                      source=self.source.text().strip() or None)
         self.result.setText("Running the compiled code in the worker…")

@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from pt2_viewer.app.compare.view import CompareView
+from pt2_viewer.app.deploy.lower_dialog import LowerDialog
 from pt2_viewer.app.main_window import MainWindow
-from pt2_viewer.app.pipeline.lower_dialog import LowerDialog
 from pt2_viewer.core.compare.session import LEFT, RIGHT
 from pt2_viewer.core.deploy.delegation import OVERLAY
 from pt2_viewer.core.graph.ids import node_of

@@ -6,9 +6,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
+from pt2_viewer.app.deploy.memory_picture import MemoryPicture
 from pt2_viewer.app.panels import fixed_font, make_table
 from pt2_viewer.app.panels.panel import Panel
-from pt2_viewer.app.pipeline.memory_picture import MemoryPicture
 from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.pte.tables import Row, data_rows, delegate_rows, memory_rows, method_facts
@@ -110,7 +110,7 @@ class PtePanel(Panel):
             self.node_requested.emit(node)
 
 
-def pipeline_panels(archive: Archive) -> dict[str, Panel]:
+def pte_panels(archive: Archive) -> dict[str, Panel]:
     """The panels a kind of file adds beside its graph (DocumentWidget's `extra_panels`): a `.pte`'s ExecuTorch
     panel."""
     return {"ExecuTorch": PtePanel()} if archive.executorch is not None else {}
