@@ -24,6 +24,9 @@ SHAPES = frozenset(
 )
 
 
+UNKNOWN_END = "?"  # in a request's shape, an edge end that names no node of the request (never a position)
+
+
 class LayoutError(Exception):
     """A layout could not be produced (bad request, Graphviz failure, the layout process died)."""
 
@@ -128,6 +131,17 @@ class LayoutRequest(_JsonRecord):
             "edges": [[e.src, e.dst] for e in self.edges],
         }
 
+    def shape(self) -> dict[str, Any]:
+        """`content()` with each node id replaced by its position ("0", "1", ...; an edge's unknown end by "?"): all
+        that decides the drawing, since dot sees synthetic names anyway. Groups of one shape (a model's repeated
+        layers) share it, so they are laid out once and cached once; `LayoutResult.named_for` maps the answer back."""
+        index = {n.id: str(i) for i, n in enumerate(self.nodes)}
+        return {
+            "rankdir": self.rankdir,
+            "nodes": [[str(i), n.width, n.height, n.shape] for i, n in enumerate(self.nodes)],
+            "edges": [[index.get(e.src, UNKNOWN_END), index.get(e.dst, UNKNOWN_END)] for e in self.edges],
+        }
+
     def to_json_obj(self) -> dict[str, Any]:
         return {**self.content(), "key_hint": self.key_hint}
 
@@ -167,6 +181,27 @@ class LayoutResult(_JsonRecord):
     width: float
     height: float
     seconds: float
+
+    def named_for(self, request: LayoutRequest) -> LayoutResult:
+        """This result of `request`'s shape (nodes named by position) in `request`'s own ids. Edge points are shared,
+        not copied: results are read, never changed in place."""
+        pos = self.positions
+        positions = {n.id: pos[str(i)] for i, n in enumerate(request.nodes)}
+        edges = [EdgeRoute(e.src, e.dst, r.points, r.head) for e, r in zip(request.edges, self.edges, strict=True)]
+        return LayoutResult(positions, edges, self.width, self.height, self.seconds)
+
+    def shaped(self, request: LayoutRequest) -> LayoutResult:
+        """This result of `request` with its nodes named by position, as `request.shape()` names them."""
+        index = {n.id: str(i) for i, n in enumerate(request.nodes)}
+        positions = {index[k]: xy for k, xy in self.positions.items()}
+        edges = [EdgeRoute(index.get(r.src, UNKNOWN_END), index.get(r.dst, UNKNOWN_END), r.points, r.head)
+                 for r in self.edges]
+        return LayoutResult(positions, edges, self.width, self.height, self.seconds)
+
+    def fits(self, nodes: int, edges: int) -> bool:
+        """Whether this is a result named by position for a shape of `nodes` nodes and `edges` edges."""
+        return len(self.edges) == edges and len(self.positions) == nodes and all(
+            str(i) in self.positions for i in range(nodes))
 
     def to_json_obj(self) -> dict[str, Any]:
         return {

@@ -12,12 +12,13 @@ to the child, decoding replies); the caller's thread only queues work and collec
     for ticket, outcome in service.poll(): ...    # outcome: list[LayoutResult] or LayoutError
     results = service.wait(ticket, timeout=30)    # or block, for headless use and tests
 
-Tickets run one at a time, in submission order. Requests found in the disk cache never reach a child (a reopen
-starts no process at all). A ticket's missing requests are split by size among up to `processes` children (one per
-core by default, `PT2V_LAYOUT_PROCESSES` to change it), each fed by a thread here that only waits on its pipe; a
-small ticket uses one child, so a second child starts only when there is enough work to share. cancel() drops a
-queued ticket, or kills every child busy with that ticket; a child that dies (killed, crashed) fails its ticket with
-a LayoutError and the next ticket starts a fresh child.
+Tickets run one at a time, in submission order. A ticket's requests of one shape (node sizes and edges, whatever
+the ids: a model's repeated layers) are laid out once and answered together; shapes found in the disk cache never
+reach a child (a reopen starts no process at all). The shapes left are split by size among up to `processes`
+children (one per core by default, `PT2V_LAYOUT_PROCESSES` to change it), each fed by a thread here that only waits
+on its pipe; a small ticket uses one child, so a second child starts only when there is enough work to share.
+cancel() drops a queued ticket, or kills every child busy with that ticket; a child that dies (killed, crashed) fails
+its ticket with a LayoutError and the next ticket starts a fresh child.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from pt2_viewer.core.layout.cache import LayoutCache
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult, dumps
@@ -85,7 +87,11 @@ class LayoutService:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
-        self.child_starts = 0  # how many child processes were started (tests and benchmarks read it)
+        # What the service did, for tests and benchmarks: child processes started; requests asked for; of those,
+        # answered by another request of the same shape in their ticket (reused), shapes found in the disk cache
+        # (cache_hits) and shapes Graphviz laid out (laid_out): asked = reused + cache_hits + laid_out.
+        self.child_starts = 0
+        self.asked = self.reused = self.cache_hits = self.laid_out = 0
 
     @property
     def processes(self) -> int:
@@ -239,14 +245,33 @@ class LayoutService:
         self._stop_children()
 
     def _serve(self, ticket: _Ticket) -> list[LayoutResult]:
-        results: list[LayoutResult | None] = [None] * len(ticket.requests)
+        """Answer a ticket: each shape once (`LayoutRequest.shape`: a model's repeated layers are one shape), from the
+        cache or from the children, named back for every request of that shape."""
+        requests = ticket.requests
+        shapes: dict[str, tuple[dict[str, Any], list[int]]] = {}  # shape's JSON -> (shape, its requests), in order
+        for i, request in enumerate(requests):
+            shape = request.shape()
+            shapes.setdefault(dumps(shape), (shape, []))[1].append(i)
+        shaped: dict[str, LayoutResult] = {}
         if self.cache is not None:
-            results = [self.cache.get(request) for request in ticket.requests]
-        missing = [i for i, result in enumerate(results) if result is None]
+            for text, (shape, _members) in shapes.items():
+                hit = self.cache.get_shaped(self.cache.shape_key(text), len(shape["nodes"]), len(shape["edges"]))
+                if hit is not None:
+                    shaped[text] = hit
+        missing = [text for text in shapes if text not in shaped]
+        self.asked += len(requests)
+        self.reused += len(requests) - len(shapes)
+        self.cache_hits += len(shaped)
         if missing:
-            computed = self._ask_children(ticket, [ticket.requests[i] for i in missing])
-            for i, result in zip(missing, computed):
-                results[i] = result
+            hints = [requests[shapes[text][1][0]].key_hint for text in missing]  # names the shape in errors
+            to_send = [LayoutRequest.from_json_obj({**shapes[text][0], "key_hint": hint})
+                       for text, hint in zip(missing, hints)]
+            shaped.update(zip(missing, self._ask_children(ticket, to_send), strict=True))
+            self.laid_out += len(missing)
+        results: list[LayoutResult | None] = [None] * len(requests)
+        for text, (_shape, members) in shapes.items():
+            for i in members:
+                results[i] = shaped[text].named_for(requests[i])
         return results  # type: ignore[return-value]  # every slot is filled now
 
     def _ask_children(self, ticket: _Ticket, requests: list[LayoutRequest]) -> list[LayoutResult]:
