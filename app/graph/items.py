@@ -1,11 +1,15 @@
-"""The graph's scene items: one light item per node, group and hub reference, and the edges batched per tile.
+"""The graph's scene items: one light item per node, group and hub reference (the edges, batched per tile, are
+app/graph/edge_layer.py's).
 
 Following Qt's 40,000-chip example: detail by zoom level (a plain box when zoomed out, text when close), looks
-computed once per item, no per-item caches rebuilt on zoom. `GraphView` (view.py) places them from a `SceneLayout`.
+computed once per item, when first needed (a node's on its first detailed paint or hover: Expand all builds 10k
+items, and draws a few hundred), no per-item caches rebuilt on zoom. `GraphView` (view.py) places them from a
+`SceneLayout`.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -13,7 +17,6 @@ from PySide6.QtGui import (
     QFont,
     QFontMetricsF,
     QPainter,
-    QPainterPath,
     QPen,
 )
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
@@ -21,8 +24,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 from pt2_viewer.app import theme
 from pt2_viewer.core.graph import framing
 from pt2_viewer.core.graph.document import Look
-from pt2_viewer.core.graph.drawing import NODE_H, PROXY_H, EdgeLine, GroupBox, NodeBox, SceneLayout
-from pt2_viewer.core.graph.edge_labels import label_adds_information
+from pt2_viewer.core.graph.drawing import NODE_H, PROXY_H, GroupBox, NodeBox
 from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.graph.summary import group_count_text, group_count_tip
 
@@ -79,7 +81,14 @@ def _fitted_font(text: str, w: float, h: float) -> QFont:
 
 
 class NodeItem(QGraphicsItem):
-    """One node: colours, fonts and elided text are computed once here, so paint() only draws."""
+    """One node. Built light: a box in place, nothing more. Its looks (colours, fonts, elided texts, tooltip) are
+    computed once, on first use (`dress`: its first detailed paint, a hover, an overlay), so an expanded 10k-node
+    graph does not compute ten thousand looks for the few hundred items on screen; paint() then only draws."""
+
+    _dressed = False
+    # what `dress` sets: reading one of these on an item not dressed yet dresses it (__getattr__)
+    DRESS = frozenset({"kind_fill", "text_color", "head", "top", "bottom", "stripe", "subtitle", "title_text",
+                       "overview_font", "tip", "fill", "overview_fill", "pen", "detail_text", "overview_text"})
 
     def __init__(self, box: NodeBox, look: Look) -> None:
         super().__init__()
@@ -88,9 +97,28 @@ class NodeItem(QGraphicsItem):
         self.look = look
         self.title = box.title or look.title  # a leaf module's box is titled with the module (`conv1: Conv2d`)
         self.rect = QRectF(0, 0, box.w, box.h)
+        self.bounds = QRectF(-2, -2, box.w + 4, box.h + 4)
         self.state = HighlightState.NONE
+        self.kind_overview = _overview_color(look.kind)  # all a zoomed-out paint needs
+        self.setPos(box.x, box.y)
+        self.setZValue(2)
+        self.overlay_fill: QColor | None = None  # an overlay's colour for this node (None: no overlay shown)
+        self.overlay_stripe = False  # the kind colour as a stripe at the left, under an overlay
+        self.heat: float | None = None  # the node's level (0..1) in a scale overlay (a run's time), else None
+
+    def __getattr__(self, name: str) -> object:  # only for attributes not set yet
+        if name in self.DRESS and not self._dressed:
+            self.dress()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def dress(self) -> None:
+        """Compute the looks paint() and the tooltip use (once)."""
+        if self._dressed:
+            return
+        self._dressed = True
+        box, look = self.box, self.look
         self.kind_fill = theme.kind_color(look.kind)
-        self.kind_overview = theme.kind_overview_color(look.kind)
         self.text_color = theme.text_color()
         head = min(box.h, NODE_H)  # the op's own lines; weight rows (their own items) fill the rest
         self.head = QRectF(0, 0, box.w, head)
@@ -102,14 +130,13 @@ class NodeItem(QGraphicsItem):
         self.title_text = QFontMetricsF(_TITLE_FONT).elidedText(self.title, Qt.TextElideMode.ElideRight,
                                                                 self.top.width())
         self.overview_font = _fitted_font(self.title, box.w - 8, head)
-        self.setPos(box.x, box.y)
-        self.setZValue(2)
         self.tip = f"{box.node}\n{look.subtitle}" + (f"\n{look.title} in {box.module}" if box.module else "")
         self.setToolTip(self.tip)
-        self.overlay_fill: QColor | None = None  # an overlay's colour for this node (None: no overlay shown)
-        self.overlay_stripe = False  # the kind colour as a stripe at the left, under an overlay
-        self.heat: float | None = None  # the node's level (0..1) in a scale overlay (a run's time), else None
         self._set_fills()
+
+    def toolTip(self) -> str:  # noqa: N802 (Qt's name): a Python caller reads the tooltip of a dressed item
+        self.dress()
+        return super().toolTip()
 
     @property
     def heat_fill(self) -> QColor | None:
@@ -136,14 +163,14 @@ class NodeItem(QGraphicsItem):
         self.update()
 
     def boundingRect(self) -> QRectF:
-        return self.rect.adjusted(-2, -2, 2, 2)
+        return self.bounds
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(p.worldTransform())
         border = _STATE_PENS.get(self.state)
         if lod < DETAIL_LOD:
-            if border is not None and lod < OVERVIEW_LOD:
-                p.fillRect(self.rect, border.color())
+            if lod < OVERVIEW_LOD:  # a plain box: no looks needed (the minimap, a 10k-node graph zoomed out)
+                p.fillRect(self.rect, border.color() if border is not None else self.overlay_fill or self.kind_overview)
                 return
             p.fillRect(self.rect, self.overview_fill)
             if border is not None:
@@ -177,9 +204,17 @@ class WeightRowItem(NodeItem):
     """A parameter, buffer or constant drawn as a row of the op that uses it: a badge for its signature kind (P, B,
     C), its name and its type. It is still that node's item: selecting, highlighting and overlays reach it."""
 
+    DRESS = NodeItem.DRESS | {"badge", "badge_rect", "label", "type_text", "text_rect"}
+
     def __init__(self, box: NodeBox, look: Look) -> None:
         super().__init__(box, look)
         self.setZValue(3)
+
+    def dress(self) -> None:
+        if self._dressed:
+            return
+        super().dress()
+        box, look = self.box, self.look
         self.badge = _ROW_BADGE.get(look.kind, "?")
         self.badge_rect = QRectF(2, 2, 14, box.h - 4)
         text_rect = QRectF(20, 0, box.w - 24, box.h)
@@ -202,7 +237,8 @@ class WeightRowItem(NodeItem):
         lod = option.levelOfDetailFromTransform(p.worldTransform())
         border = _STATE_PENS.get(self.state)
         if lod < DETAIL_LOD:
-            p.fillRect(self.rect.adjusted(0, 3, 0, -3), border.color() if border is not None else self.overview_fill)
+            fill = self.overlay_fill or self.kind_overview  # the overview fill, without dressing the item
+            p.fillRect(self.rect.adjusted(0, 3, 0, -3), border.color() if border is not None else fill)
             return
         p.setPen(border or Qt.PenStyle.NoPen)
         p.setBrush(self.fill)
@@ -218,6 +254,22 @@ class WeightRowItem(NodeItem):
 
     def label_px(self, lod: float) -> float:
         return font_px(_ROW_FONT) * lod if lod >= DETAIL_LOD else 0.0
+
+
+_MEMO: dict[tuple[object, ...], object] = {}
+_T = TypeVar("_T")
+
+
+def _memo(key: tuple[object, ...], make: Callable[[], _T]) -> _T:
+    """`make()`, computed once per key and palette (light or dark) and shared by every item: never changed in place."""
+    full = (*key, theme.is_dark())
+    if full not in _MEMO:
+        _MEMO[full] = make()
+    return _MEMO[full]  # type: ignore[return-value]  # stored by this function for this key
+
+
+def _overview_color(kind: str) -> QColor:
+    return _memo(("overview", kind), lambda: theme.kind_overview_color(kind))
 
 
 def node_item(box: NodeBox, look: Look) -> NodeItem:
@@ -364,11 +416,12 @@ class ProxyItem(QGraphicsItem):
         self.hub = hub
         self.state = HighlightState.NONE
         self.text = f"↳ {hub}"
-        self.rect = QRectF(0, 0, QFontMetricsF(_PROXY_FONT).horizontalAdvance(self.text) + 8, PROXY_H)
-        self.color = theme.graph_color("proxy")
-        self.back = theme.graph_color("proxy_back")
-        self.faded = theme.graph_color("proxy_faded")
-        self.text_color = theme.text_color()
+        # a hub has hundreds of references: its width and the palette's colours are computed once, and shared
+        width = _memo(("proxy width", self.text), lambda: QFontMetricsF(_PROXY_FONT).horizontalAdvance(self.text))
+        self.rect = QRectF(0, 0, width + 8, PROXY_H)
+        self.color, self.back, self.faded, self.text_color = _memo(("proxy colours",), lambda: (
+            theme.graph_color("proxy"), theme.graph_color("proxy_back"), theme.graph_color("proxy_faded"),
+            theme.text_color()))
         self.setPos(x, y)
         self.setZValue(3)
         self.setToolTip(f"Uses hub '{hub}' (many consumers: drawn as a reference). Click to select it.")
@@ -390,121 +443,6 @@ class ProxyItem(QGraphicsItem):
         p.setFont(_PROXY_FONT)
         p.setPen(self.text_color)
         p.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, self.text)
-
-
-def _edge_path(e: EdgeLine) -> QPainterPath:
-    """Graphviz's own spline when the edge was laid out with both ends, else a vertical S-curve."""
-    pts = e.route
-    if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
-        path = QPainterPath(QPointF(*pts[0]))
-        for i in range(1, len(pts) - 1, 3):
-            path.cubicTo(QPointF(*pts[i]), QPointF(*pts[i + 1]), QPointF(*pts[i + 2]))
-        return path
-    return _curve(e.p0, e.p1)
-
-
-def _curve(p0: tuple[float, float], p1: tuple[float, float]) -> QPainterPath:
-    path = QPainterPath(QPointF(*p0))
-    dy = max(20.0, abs(p1[1] - p0[1]) * 0.5)
-    path.cubicTo(QPointF(p0[0], p0[1] + dy), QPointF(p1[0], p1[1] - dy), QPointF(*p1))
-    return path
-
-
-TILE = 800.0  # edges are batched into one path per tile of the scene; paint() draws only exposed tiles
-
-
-class EdgeLayer(QGraphicsItem):
-    """Every edge, batched: one path (and one arrowhead path) per scene tile, so painting costs the same whether the
-    view shows ten edges or ten thousand; highlighted edges in a separate path on top.
-
-    Labels: an edge is labelled only where the label adds information (core/graph/edge_labels.py) or the view is
-    zoomed in close, and never on top of another label: each paint places labels one by one and skips any that would
-    overlap one already placed."""
-
-    def __init__(self, layout: SceneLayout, label_of: Callable[[EdgeLine], str],
-                 subtitles: dict[str, str] | None = None) -> None:
-        super().__init__()
-        self.layout = layout
-        self.label_of = label_of
-        self.subtitles = subtitles or {}  # node -> the type printed on it
-        self.labels: dict[int, tuple[str, bool]] = {}  # edge index -> (label, adds information), on first draw
-        self.drawn_labels: list[tuple[QRectF, str, EdgeLine]] = []  # the last paint's labels (scene rects)
-        tiles: dict[tuple[int, int], tuple[QPainterPath, QPainterPath]] = {}
-        for e in layout.edges:
-            key = (int(min(e.p0[0], e.p1[0]) // TILE), int(min(e.p0[1], e.p1[1]) // TILE))
-            path, arrows = tiles.setdefault(key, (QPainterPath(), QPainterPath()))
-            path.addPath(_edge_path(e))
-            x, y = e.p1
-            arrows.moveTo(x - 4, y - 7)
-            arrows.lineTo(x, y)
-            arrows.lineTo(x + 4, y - 7)
-        self.tiles = [(path.boundingRect().adjusted(-2, -2, 2, 2), path, arrows) for path, arrows in tiles.values()]
-        self.hot = QPainterPath()
-        bounds = QRectF()
-        for rect, _, _ in self.tiles:
-            bounds = bounds.united(rect)
-        self.bounds = bounds.adjusted(-60, -20, 60, 20)
-        self.color = theme.graph_color("edge")
-        self.label_color = theme.graph_color("edge_label")
-        self.label_back = theme.graph_color("edge_label_back")
-        self.metrics = QFontMetricsF(_SUB_FONT)
-        self.setZValue(0)
-        # Without this flag Qt reports the whole bounding rect as exposed, and every tile and label would be drawn.
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)
-
-    def set_hot(self, pairs: set[tuple[str, str]]) -> None:
-        self.hot = QPainterPath()
-        for e in self.layout.edges:
-            if (e.src, e.dst) in pairs:
-                self.hot.addPath(_edge_path(e))
-        self.update()
-
-    def boundingRect(self) -> QRectF:
-        return self.bounds
-
-    def label(self, i: int, e: EdgeLine) -> tuple[str, bool]:
-        known = self.labels.get(i)
-        if known is None:
-            text = self.label_of(e)
-            known = self.labels[i] = (text, label_adds_information(text, self.subtitles.get(e.src)))
-        return known
-
-    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        lod = option.levelOfDetailFromTransform(p.worldTransform())
-        exposed = option.exposedRect
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        p.setPen(QPen(self.color, 1.2 if lod >= DETAIL_LOD else 0))
-        for rect, path, arrows in self.tiles:
-            if rect.intersects(exposed):
-                p.drawPath(path)
-                if lod >= DETAIL_LOD:
-                    p.drawPath(arrows)
-        if not self.hot.isEmpty():
-            p.setPen(QPen(theme.HIGHLIGHT, 2.5))
-            p.drawPath(self.hot)
-        self.drawn_labels = []
-        if lod >= LABEL_LOD:
-            self._paint_labels(p, exposed, every=lod >= ALL_LABELS_LOD)
-
-    def _paint_labels(self, p: QPainter, exposed: QRectF, every: bool) -> None:
-        p.setFont(_SUB_FONT)
-        h = self.metrics.height()
-        placed: list[QRectF] = []
-        for i, e in enumerate(self.layout.edges):
-            mid = QPointF((e.p0[0] + e.p1[0]) / 2 + 4, (e.p0[1] + e.p1[1]) / 2)
-            if not exposed.contains(mid):
-                continue
-            text, informative = self.label(i, e)
-            if not text or not (informative or every):
-                continue
-            rect = QRectF(mid.x(), mid.y() - h / 2, self.metrics.horizontalAdvance(text) + 4, h)
-            if any(rect.intersects(r) for r in placed):
-                continue
-            placed.append(rect)
-            p.fillRect(rect, self.label_back)
-            p.setPen(self.label_color)
-            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
-            self.drawn_labels.append((rect, text, e))
 
 
 def set_gaps(boxes: list[GroupBox], items: dict[str, GroupItem]) -> None:

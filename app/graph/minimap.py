@@ -80,7 +80,7 @@ class MiniMap(QWidget):
         QSettings("pt2-viewer", "PT2 Viewer").setValue(cls.SETTING, wanted)
 
     def graph_fits(self) -> bool:
-        drawing = self.main.scene().itemsBoundingRect()
+        drawing = self.main.drawing
         if drawing.isEmpty():
             return True
         shown = self.main.mapToScene(self.main.viewport().rect()).boundingRect()

@@ -19,8 +19,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
 from pt2_viewer.app import theme
+from pt2_viewer.app.graph.edge_layer import EdgeLayer
 from pt2_viewer.app.graph.group_titles import GroupTitles
-from pt2_viewer.app.graph.items import EdgeLayer, GroupItem, NodeItem, ProxyItem, node_item, readable_scale, set_gaps
+from pt2_viewer.app.graph.items import GroupItem, NodeItem, ProxyItem, node_item, readable_scale, set_gaps
 from pt2_viewer.core.graph import framing
 from pt2_viewer.core.graph.document import Look
 from pt2_viewer.core.graph.drawing import EdgeLine, SceneLayout
@@ -65,6 +66,7 @@ class GraphView(QGraphicsView):
         self.proxies: list[ProxyItem] = []
         self.edges: EdgeLayer | None = None
         self.layout: SceneLayout | None = None
+        self.drawing = QRectF()  # the scene's items' bounding rect, as of the last show_layout
         self.overlay: Overlay | None = None  # painted over node colours, kept across re-layouts (set_overlay)
         self.painted = 0  # frames painted since the last scene; tests and --screenshot wait on it
         self.start_inset = 0  # pixels at the viewport's left that an overlay covers (the minimap): show_start avoids
@@ -103,8 +105,8 @@ class GraphView(QGraphicsView):
             proxy = ProxyItem(px.hub, px.x, px.y)
             scene.addItem(proxy)
             self.proxies.append(proxy)
-        rect = scene.itemsBoundingRect().adjusted(-40, -40, 40, 40)
-        scene.setSceneRect(rect)
+        self.drawing = scene.itemsBoundingRect()  # once per layout: the minimap asks on every resize and scroll
+        scene.setSceneRect(self.drawing.adjusted(-40, -40, 40, 40))
         self.setSceneRect(QRectF())  # this view scrolls over the scene's rect again (show_start may widen it)
         self.painted = 0
         if keep_view:
@@ -356,10 +358,15 @@ class GraphView(QGraphicsView):
         return item.toolTip()
 
     def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
-        if event.type() == QEvent.Type.ToolTip and self.describe is not None:
+        if event.type() == QEvent.Type.ToolTip and self.describe is None:
+            item = self._item_at(event.pos())  # type: ignore[attr-defined]
+            if isinstance(item, NodeItem):
+                item.dress()  # the scene shows the item's own tooltip, set when its looks are first needed
+        elif event.type() == QEvent.Type.ToolTip:
             pos = event.pos()  # type: ignore[attr-defined]
             item = self._item_at(pos)
             if isinstance(item, NodeItem):
+                item.dress()  # its tooltip is set when its looks are first needed
                 QToolTip.showText(event.globalPos(), self.tooltip_text(item), self.viewport())  # type: ignore[attr-defined]
                 return True
         return super().viewportEvent(event)
