@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app import theme
-from pt2_viewer.app.deploy.aoti_tab import AotiTab
 from pt2_viewer.app.deploy.pte_panel import pte_panels
 from pt2_viewer.app.document.overlay_menu import fill_overlay_menu
 from pt2_viewer.app.document.tab import DocumentTab, TextTab
@@ -43,8 +42,9 @@ from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.pt2.info import aoti_text
 
-if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the script, compare and decompose views
+if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the script, compare, decompose, AOTI views
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
+    from pt2_viewer.app.deploy.aoti_tab import AotiTab
     from pt2_viewer.app.export.script_document import ScriptDocument
 
 OPENABLE = (".pt2", ".pte", ".py")
@@ -272,7 +272,7 @@ class MainWindow(QMainWindow):
     def _archive_loaded(self, path: str, archive: Archive) -> None:
         self.recent_files.remember(path)
         if not archive.programs:
-            tab: DocumentTab = (AotiTab(path, archive, interactive=self.interactive, trust=self.trust_store)
+            tab: DocumentTab = (aoti_tab()(path, archive, interactive=self.interactive, trust=self.trust_store)
                                 if archive.aoti is not None else TextTab(path, aoti_text(archive)))
             self._own_pending_copy(path, tab)
             self.add_tab(tab, Path(path).name, path)
@@ -303,13 +303,13 @@ class MainWindow(QMainWindow):
                              extra_panels=pte_panels(model.archive))
         doc.layout_failed.connect(lambda msg: self.warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
-        doc.numerics_panel.compare_requested.connect(
+        doc.compare_requested.connect(
             lambda decomposition, node, d=doc: self.comparisons.numerics_compare(d, decomposition, node))
         several = len(model.archive.programs) > 1
         title = Path(path).name + (f" [{model.program.name}]" if several else "")
         # an AOTInductor package that holds its program too: the compiled models' tab, the graph beside them
-        tab: DocumentTab = (AotiTab(path, model.archive, program=doc, interactive=self.interactive,
-                                    trust=self.trust_store) if model.archive.aoti is not None else doc)
+        tab: DocumentTab = (aoti_tab()(path, model.archive, program=doc, interactive=self.interactive,
+                                      trust=self.trust_store) if model.archive.aoti is not None else doc)
         copy = self._own_pending_copy(path, tab)
         self.add_tab(tab, title, path if not copy else f"{path}\n(a copy kept while this tab is open; "
                      "File > Save Program As… to keep it)")
@@ -452,3 +452,9 @@ def _focus_find(doc: DocumentWidget) -> None:
     doc.find.setVisible(True)
     doc.find.setFocus()
     doc.find.selectAll()
+
+
+def aoti_tab() -> type[AotiTab]:
+    """The AOTInductor package's tab, imported when a package is opened (it brings the job driver and pygments)."""
+    from pt2_viewer.app.deploy.aoti_tab import AotiTab
+    return AotiTab

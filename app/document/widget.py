@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import time
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.document.find_bar import FindBar
+from pt2_viewer.app.document.job_tabs import JobTabs
 from pt2_viewer.app.document.tab import DocumentTab
 from pt2_viewer.app.document.tools import GraphTools
 from pt2_viewer.app.graph.breadcrumb import Breadcrumb
@@ -36,7 +38,6 @@ from pt2_viewer.app.graph.context_menu import MenuActions, item_menu
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
 from pt2_viewer.app.graph.view import GraphView
-from pt2_viewer.app.numerics.panel import NumericsPanel
 from pt2_viewer.app.panels.code import CodePanel
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.panels.panel import Panel
@@ -44,9 +45,7 @@ from pt2_viewer.app.panels.signature import SignaturePanel
 from pt2_viewer.app.panels.summary import SummaryPanel
 from pt2_viewer.app.panels.symbols import SymbolsPanel
 from pt2_viewer.app.qt import tool_button
-from pt2_viewer.app.run.panel import CudaProbe, RunPanel
 from pt2_viewer.app.widgets.common import splitter
-from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.core.graph.details import node_tooltip
 from pt2_viewer.core.graph.document import DocumentChange, DocumentEvent, DocumentModel, Expansion
 from pt2_viewer.core.graph.framing import Settle, below, below_text
@@ -54,9 +53,11 @@ from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.graph.overlays import Overlay
 from pt2_viewer.core.layout.driver import LayoutRounds
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest
-from pt2_viewer.core.numerics.readout import OVERLAY_NAME as NUMERICS_OVERLAY
-from pt2_viewer.core.run.readout import CudaStatus
 from pt2_viewer.core.util.words import plural
+
+if TYPE_CHECKING:  # built when their tab is first shown (app/document/job_tabs.py)
+    from pt2_viewer.app.numerics.panel import NumericsPanel
+    from pt2_viewer.app.run.panel import RunPanel
 
 PROGRESS_AFTER_MS = 500
 WEIGHTS_SETTING = "view/weights_as_nodes"  # View > Show Weights as Nodes, remembered
@@ -68,6 +69,7 @@ class DocumentWidget(DocumentTab):
 
     graph_ready = Signal()
     layout_failed = Signal(str)
+    compare_requested = Signal(object, str)  # the Numerics tab's Compare at first divergence (NumericsPanel's)
     # The Find box and the depth spin box. Their names are QWidget's find (a static lookup by window id) and depth (the
     # paint device's colour depth), which nothing here calls; renaming them would change every caller.
     find: QLineEdit  # type: ignore[assignment]
@@ -143,10 +145,8 @@ class DocumentWidget(DocumentTab):
         self.panel_widgets.update(extra_panels or {})  # what a kind of file adds (an ExecuTorch .pte's panel)
         for title, panel in self.panel_widgets.items():
             self.panels.addTab(panel, title)
-        self.run_panel = RunPanel(model.archive.path, model.program, interactive=interactive)
-        self.panels.addTab(self.run_panel, "Run")
-        self.numerics_panel = NumericsPanel(model.archive.path, model.program, interactive=interactive)
-        self.panels.addTab(self.numerics_panel, "Numerics")
+        self.job_tabs = JobTabs(self.panels, model.archive.path, model.program, interactive, self.tools,
+                                self.reveal, self.compare_requested.emit)  # Run and Numerics, built when first shown
         # wide enough for every tab's title whole (a script's tab is narrow: "De…, Sig…, Sy…" said nothing)
         tab_bar = self.panels.tabBar()
         self.panels.setMinimumWidth(sum(tab_bar.tabSizeHint(i).width() for i in range(tab_bar.count())) + 8)
@@ -173,12 +173,8 @@ class DocumentWidget(DocumentTab):
             panel.node_requested.connect(self.reveal)
             panel.nodes_highlighted.connect(self.mark)
             panel.subgraph_requested.connect(self.enter_subgraph)
-            panel.source_requested.connect(lambda f, line: open_source(f, line, self))
+            panel.source_requested.connect(self._open_source)
         self._wire_tools()
-        self.run_panel.node_requested.connect(self.reveal)
-        self.numerics_panel.node_requested.connect(self.reveal)
-        self.numerics_panel.overlay_changed.connect(lambda o: self.tools.add_overlay(o) if o is not None
-                                                    else self.tools.remove_overlay(NUMERICS_OVERLAY))
         self._stale_panels: set[str] = set()
         self.subgraph_menu: QMenu | None = None
         self.menu: QMenu | None = None  # the last right-click menu (kept while shown, and for tests)
@@ -200,11 +196,6 @@ class DocumentWidget(DocumentTab):
         view.scene_shown.connect(self._place_minimap)
         view.context_requested.connect(self._context_menu)
         view.describe = self.describe
-        self.run_panel.heat_changed.connect(tools.show_run_time)
-        self.run_panel.nodes_requested.connect(lambda nodes, at: tools.go_through(nodes, "hottest nodes", at))
-        self.numerics_panel.nodes_requested.connect(lambda nodes, at: tools.go_through(nodes, "nodes by error", at))
-        self.numerics_panel.cuda_asked.connect(self._ask_cuda)
-        CudaProbe.shared().known.connect(self._cuda_known)
         for panel in self.panel_widgets.values():
             panel.nodes_highlighted.connect(tools.go_through_marked)
 
@@ -238,13 +229,19 @@ class DocumentWidget(DocumentTab):
         self.panels.setVisible(True)
         self.panels.setCurrentWidget(self.panel_widgets["Code"])
 
-    def _ask_cuda(self) -> None:  # CUDA for the Numerics tab, as Run asks it
-        status = CudaProbe.shared().ask()
-        if status is not None:
-            self._cuda_known(status)
+    @property
+    def run_panel(self) -> RunPanel:
+        """The Run tab's panel, built now if its tab was never shown."""
+        return self.job_tabs.run_panel
 
-    def _cuda_known(self, status: CudaStatus) -> None:
-        self.numerics_panel.set_cuda(status.available, status.reason)
+    @property
+    def numerics_panel(self) -> NumericsPanel:
+        """The Numerics tab's panel, built now if its tab was never shown."""
+        return self.job_tabs.numerics_panel
+
+    def _open_source(self, file: str, line: int) -> None:
+        from pt2_viewer.app.widgets.source_view import open_source  # pygments: only once source is shown
+        open_source(file, line, self)
 
     def _place_minimap(self) -> None:
         self.minimap.beside_another, self.minimap.in_comparison = _beside_other_graphs(self)
@@ -405,7 +402,7 @@ class DocumentWidget(DocumentTab):
         for title, panel in self.panel_widgets.items():
             if title not in self._stale_panels:
                 panel.show_node(node)
-        if node is not None and self.panels.currentWidget() not in (self.run_panel, self.numerics_panel):
+        if node is not None and not self.job_tabs.is_panel(self.panels.currentWidget()):
             # a list of results being walked (nodes by error, hottest nodes) stays in front; else Details shows it
             self.panels.setCurrentWidget(self.panel_widgets.get("Details", self.panels.currentWidget()))
 

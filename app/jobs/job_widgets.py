@@ -3,7 +3,7 @@ the confirmation asked before a job runs a Python file of the user's (a table, a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
     QDialog,
@@ -17,9 +17,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.platform.trust_dialog import confirm_run
 from pt2_viewer.core.platform.trust import TrustStore
+
+if TYPE_CHECKING:  # a type only: the window's File > Preferences needs this module, not the job driver
+    from pt2_viewer.app.jobs.driver import WorkerDriver
 
 PY_FILTER = "Python files (*.py);;All files (*)"
 

@@ -6,6 +6,8 @@ colouring every line would stall the window.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
@@ -13,9 +15,11 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 from pt2_viewer.app import theme
 from pt2_viewer.app.panels import fixed_font
 from pt2_viewer.app.panels.panel import Panel
-from pt2_viewer.app.widgets.python_highlighter import PythonHighlighter
 from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.graph.readable import ReadableCode, readable_code
+
+if TYPE_CHECKING:  # pygments is imported when the Code tab is first filled, not when a program opens
+    from pt2_viewer.app.widgets.python_highlighter import PythonHighlighter
 
 HIGHLIGHT_MAX_LINES = 20000
 
@@ -47,6 +51,7 @@ class CodePanel(Panel):
             self.highlighter = None
         self.editor.setPlainText(self.code.text)
         if self.code.text.count("\n") < HIGHLIGHT_MAX_LINES:
+            from pt2_viewer.app.widgets.python_highlighter import PythonHighlighter
             self.highlighter = PythonHighlighter(self.editor.document())
         self._following = False
         self.show_node(self.node if self.node in self.code.line_of_node else None)

@@ -1,6 +1,8 @@
 """Opening one .pt2 imports only what its first view needs: a fresh process that opens a program offscreen has not
 imported the script, compare or decompose views (they load when first used), nor torch, nor the .pte reader's
-flatbuffers runtime (which imports numpy)."""
+flatbuffers runtime (which imports numpy); nor the Run and Numerics tabs' panels and the job driver under them (built
+when their tab is first shown, app/document/job_tabs.py), the AOTInductor package's tab, or pygments (the Code tab
+colours its Python when first shown)."""
 from __future__ import annotations
 
 import json
@@ -12,6 +14,8 @@ from tests.programs import REPO_ROOT
 
 NOT_NEEDED = ("pt2_viewer.app.export.script_document", "pt2_viewer.app.compare.view",
               "pt2_viewer.app.decompose.dialog", "torch", "flatbuffers", "numpy")
+FIRST_SHOWN = ("pt2_viewer.app.run.panel", "pt2_viewer.app.numerics.panel", "pt2_viewer.app.jobs.driver",
+               "pt2_viewer.app.deploy.aoti_tab", "pygments")
 
 OPEN_ONE = """
 import json, sys
@@ -30,7 +34,7 @@ print(json.dumps({"shown": not isinstance(shown[0], str), "modules": sorted(sys.
 """
 
 
-def test_opening_a_program_imports_no_script_compare_or_decompose_view() -> None:
+def test_opening_a_program_imports_no_script_compare_or_decompose_view_nor_a_tab_not_shown() -> None:
     example = REPO_ROOT / "resources" / "examples" / "example.pt2"
     run = subprocess.run([sys.executable, "-c", OPEN_ONE, str(example)], capture_output=True, text=True,
                          timeout=300, cwd=REPO_ROOT, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
@@ -39,3 +43,4 @@ def test_opening_a_program_imports_no_script_compare_or_decompose_view() -> None
     assert report["shown"]
     assert "pt2_viewer.app.document.widget" in report["modules"]  # the first view itself was built
     assert [m for m in NOT_NEEDED if m in report["modules"]] == []
+    assert [m for m in FIRST_SHOWN if m in report["modules"]] == []

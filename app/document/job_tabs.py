@@ -1,0 +1,78 @@
+"""A document's Run and Numerics tabs: built when first shown or asked for (app/document/lazy_tabs.py), and then
+connected to the graph's tools.
+
+Their modules (the job driver, the worker client, the run and numerics schemas) are imported here, when a tab is
+built, not when a program opens: `tests/app/test_lazy_imports.py` checks that a first view imports none of them.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+from PySide6.QtWidgets import QTabWidget, QWidget
+
+from pt2_viewer.app.document.lazy_tabs import LazyTabs
+from pt2_viewer.app.document.tools import GraphTools
+from pt2_viewer.core.model.program import Program
+
+if TYPE_CHECKING:
+    from pt2_viewer.app.numerics.panel import NumericsPanel
+    from pt2_viewer.app.run.panel import RunPanel
+    from pt2_viewer.core.run.readout import CudaStatus
+
+RUN, NUMERICS = "Run", "Numerics"
+
+
+class JobTabs(LazyTabs):
+    """The Run and Numerics tabs of one program, as placeholders until first shown. `reveal(node)` shows a node the
+    panels name; `compare(decomposition, node)` is Numerics' "Compare at first divergence"."""
+
+    def __init__(self, tabs: QTabWidget, path: str, program: Program, interactive: bool, tools: GraphTools,
+                 reveal: Callable[[str], None], compare: Callable[[object, str], None]) -> None:
+        super().__init__(tabs)
+        self.path, self.program, self.interactive = path, program, interactive
+        self.tools, self.reveal, self.compare = tools, reveal, compare
+        self.add(RUN, self._build_run)
+        self.add(NUMERICS, self._build_numerics)
+
+    @property
+    def run_panel(self) -> RunPanel:
+        return cast("RunPanel", self.get(RUN))
+
+    @property
+    def numerics_panel(self) -> NumericsPanel:
+        return cast("NumericsPanel", self.get(NUMERICS))
+
+    def _build_run(self) -> QWidget:
+        from pt2_viewer.app.run.panel import RunPanel
+
+        panel, tools = RunPanel(self.path, self.program, interactive=self.interactive), self.tools
+        panel.node_requested.connect(self.reveal)
+        panel.heat_changed.connect(tools.show_run_time)
+        panel.nodes_requested.connect(lambda nodes, at: tools.go_through(nodes, "hottest nodes", at))
+        return panel
+
+    def _build_numerics(self) -> QWidget:
+        from pt2_viewer.app.numerics.panel import NumericsPanel
+        from pt2_viewer.app.run.panel import CudaProbe
+        from pt2_viewer.core.numerics.readout import OVERLAY_NAME
+
+        panel, tools = NumericsPanel(self.path, self.program, interactive=self.interactive), self.tools
+        panel.node_requested.connect(self.reveal)
+        panel.overlay_changed.connect(
+            lambda o: tools.add_overlay(o) if o is not None else tools.remove_overlay(OVERLAY_NAME))
+        panel.nodes_requested.connect(lambda nodes, at: tools.go_through(nodes, "nodes by error", at))
+        panel.compare_requested.connect(self.compare)
+        panel.cuda_asked.connect(self._ask_cuda)  # first shown: CUDA for the Numerics tab, as Run asks it
+        CudaProbe.shared().known.connect(self._cuda_known)
+        return panel
+
+    def _ask_cuda(self) -> None:
+        from pt2_viewer.app.run.panel import CudaProbe
+
+        status = CudaProbe.shared().ask()
+        if status is not None:
+            self._cuda_known(status)
+
+    def _cuda_known(self, status: CudaStatus) -> None:
+        self.numerics_panel.set_cuda(status.available, status.reason)
