@@ -47,7 +47,7 @@ from pt2_viewer.app.panels.symbols import SymbolsPanel
 from pt2_viewer.app.qt import tool_button
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.core.graph.details import node_tooltip
-from pt2_viewer.core.graph.document import DocumentChange, DocumentEvent, DocumentModel, Expansion
+from pt2_viewer.core.graph.document import DocumentChange, DocumentEvent, DocumentModel, Expansion, ExpansionCause
 from pt2_viewer.core.graph.framing import Settle, below, below_text
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.graph.overlays import Overlay
@@ -84,6 +84,7 @@ class DocumentWidget(DocumentTab):
         # Layout rounds through the layout child; each next round in a later turn of the event loop.
         self.rounds = LayoutRounds(layouts.submit, layouts.cancel, lambda step: QTimer.singleShot(0, self, step))
         self._started = 0.0
+        self._expanded = (0, 0.0)  # groups an Expand all (or a depth) opened, and when: the status line says so
         self._keep_view = False
         self.ready = False
         self.failure: str | None = None
@@ -257,6 +258,7 @@ class DocumentWidget(DocumentTab):
     def relayout(self) -> None:
         """Send whatever layouts the current expansion still needs (superseding any under way); draw when none is
         missing."""
+        self.model.level.scene.lay_out_first(self.view.groups_in_view())  # the groups on screen go first
         self.rounds.run(self.model.level.scene, on_ready=self._draw, on_failed=self._layout_failed,
                         on_round=self._laying_out)
 
@@ -321,9 +323,12 @@ class DocumentWidget(DocumentTab):
         self.ready = True
         elapsed = time.perf_counter() - self._started if self._started else 0.0
         boxes = sum(1 for n in layout.nodes if n.kind == "node")  # weight rows are inside their ops' boxes
-        self.status.emit(f"{plural(boxes, 'node')} and {plural(len(layout.groups), 'group')} shown"
+        opened, since = self._expanded
+        self.status.emit(f"Expanded {plural(opened, 'group')}, laid out in {time.perf_counter() - since:.1f} s"
+                         if opened else f"{plural(boxes, 'node')} and {plural(len(layout.groups), 'group')} shown"
                          + (f" (laid out in {elapsed:.2f} s)" if elapsed else ""))
         self._started = 0.0
+        self._expanded = (0, 0.0)
         if fitting:
             self._frame_fit()
         self.graph_ready.emit()
@@ -458,6 +463,8 @@ class DocumentWidget(DocumentTab):
     def _expansion_changed(self, expansion: Expansion) -> None:
         """Groups opened or closed: lay out what the new expansion needs. Fit and the first view stepping up keep
         stepping; any other change (the model ended that) keeps the view or not as its cause says."""
+        opened = sum(1 for _path, now in expansion.groups if now) if expansion.cause is ExpansionCause.OVERVIEW else 0
+        self._expanded = (opened, time.perf_counter())  # Expand all (or a depth) says how long it took (_draw)
         if expansion.stepping:
             self._keep_view = False
             self.relayout()

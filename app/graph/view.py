@@ -115,6 +115,11 @@ class GraphView(QGraphicsView):
             self.show_start()
         self.scene_shown.emit()
 
+    def groups_in_view(self) -> list[str]:
+        """The module groups whose box or frame shows in the viewport now."""
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        return [path for path, item in self.groups.items() if item.sceneBoundingRect().intersects(shown)]
+
     def set_states(self, nodes: dict[str, HighlightState], groups: dict[str, HighlightState],
                    hot_edges: set[tuple[str, str]],
                    hub: str | None = None) -> None:

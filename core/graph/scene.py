@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from pt2_viewer.core.graph.chunks import chunk_large_groups
 from pt2_viewer.core.graph.drawing import (
     CHAR_W,
     FRAME_HEADER,
@@ -51,8 +52,6 @@ from pt2_viewer.core.layout.records import LayoutEdge, LayoutNode, LayoutRequest
 from pt2_viewer.core.layout.trivial import trivial_layout
 from pt2_viewer.core.model.program import Graph, NodeOp
 
-MAX_DIRECT_ITEMS = 300  # a group with more direct nodes is split into chunks of consecutive nodes
-CHUNK = 200
 START_ITEMS = 12  # the first view frames at most this many items: the inputs and what they feed
 MAX_PROXIES = 2  # hub references drawn beside one node
 
@@ -69,7 +68,7 @@ class SceneModel:
         self.graph = graph
         self.index = index or GraphIndex(graph)
         self.root = self.index.modules
-        _chunk_large_groups(self.root, self.index)
+        chunk_large_groups(self.root, self.index)
         every = self.root.walk()
         self._every = every
         self.groups: dict[str, ModuleGroup] = {g.path: g for g in every}
@@ -103,6 +102,7 @@ class SceneModel:
         # group's request again, and most are unchanged since the round before (_request_of)
         self._requests: dict[str, tuple[int, list[tuple[bool, LayoutResult | None]], LayoutRequest | None, str]] = {}
         self.first_depths: list[int] = []  # the first view's candidate depths, deepest first (expand_initial)
+        self.in_view: frozenset[str] = frozenset()  # groups on screen: theirs are the first requests (lay_out_first)
         self.expand_initial()
 
     def _derive(self) -> None:
@@ -290,9 +290,24 @@ class SceneModel:
         out.reverse()
         return out
 
+    def lay_out_first(self, groups: Iterable[str]) -> None:
+        """The groups on screen (the view's, before an expansion): requests of groups inside them come first in
+        `pending_requests`, and so in the layout queue."""
+        self.in_view = frozenset(groups)
+
+    def _on_screen(self, path: str) -> bool:
+        """Whether the group `path` is one of `in_view` or inside one."""
+        g: ModuleGroup | None = self.groups.get(path)
+        while g is not None:
+            if g.path in self.in_view:
+                return True
+            g = g.parent
+        return False
+
     def pending_requests(self) -> dict[str, LayoutRequest]:
-        """Requests that can be sent now (their expanded children are laid out) and are missing or stale. Requests
-        of one item are answered here at once (no Graphviz needed), so a chain of such groups costs no round trip."""
+        """Requests that can be sent now (their expanded children are laid out) and are missing or stale, those of
+        the groups on screen first (`lay_out_first`). Requests of one item are answered here at once (no Graphviz
+        needed), so a chain of such groups costs no round trip."""
         out: dict[str, LayoutRequest] = {}
         for g in self._open_groups():
             req, key = self._request_of(g)
@@ -306,6 +321,9 @@ class SceneModel:
             else:
                 self.layouts[g.path] = done
                 self._layout_keys[g.path] = key
+        if self.in_view:
+            first = {path: req for path, req in out.items() if self._on_screen(path)}
+            out = first | {path: req for path, req in out.items() if path not in first}
         return out
 
     def set_layouts(self, results: dict[str, tuple[LayoutRequest, LayoutResult]]) -> None:
@@ -507,27 +525,6 @@ def _counts(groups: list[ModuleGroup], which: Callable[[str], bool] | None = Non
         own = len(g.nodes) if which is None else sum(1 for n in g.nodes if which(n))
         counts[g.path] = own + sum(counts[c.path] for c in g.children)
     return counts
-
-
-def _chunk_large_groups(root: ModuleGroup, index: GraphIndex) -> None:
-    """Split groups with too many direct nodes into chunks of consecutive nodes, so no single layout is huge."""
-    for g in root.walk():
-        if len(g.nodes) <= MAX_DIRECT_ITEMS:
-            continue
-        keep: list[str] = []
-        rest: list[str] = []
-        for name in g.nodes:
-            node = index.graph.node_by_name[name]
-            (keep if node.op in (NodeOp.PLACEHOLDER, NodeOp.OUTPUT) and len(keep) < 60 else rest).append(name)
-        chunks = []
-        for i in range(0, len(rest), CHUNK):
-            part = rest[i:i + CHUNK]
-            chunk = ModuleGroup(f"{g.path}#{i // CHUNK}" if g.path else f"#{i // CHUNK}",
-                                f"nodes {i + 1}-{i + len(part)}", parent=g, depth=g.depth + 1)
-            chunk.nodes = part
-            chunks.append(chunk)
-        g.nodes = keep
-        g.children.extend(chunks)
 
 
 # What callers imported from here before the drawing's data and the framing had modules of their own.
