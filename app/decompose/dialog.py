@@ -170,7 +170,7 @@ class DecomposeDialog(JobDialog):
         self.start_button.setEnabled(False)
         self.cancel_button.setText("Cancel")
         self.log = []
-        self.driver.start("decompose", request.to_json(), out_dir)
+        self.driver.start("decompose", request, out_dir)
 
     def _finished(self, outcome: JobOutcome) -> None:
         self.cancel_button.setText("Close")

@@ -246,7 +246,7 @@ class AotiTab(DocumentTab):
                                      source=self.source.text().strip() or None)
         self.result.setText("Running the compiled code in the worker…")
         self.run_button.setEnabled(False)
-        self.driver.start("run_aoti", request.to_json(), temp_dirs.new_dir("run"))
+        self.driver.start("run_aoti", request, temp_dirs.new_dir("run"))
         return True
 
     def _finished(self, outcome: JobOutcome) -> None:

@@ -131,7 +131,7 @@ class LowerDialog(JobDialog):
         self.start_button.setEnabled(False)
         self.close_button.setText("Cancel")
         self.log = []
-        self.driver.start("lower", request.to_json(), self.out_dir)
+        self.driver.start("lower", request, self.out_dir)
 
     def attach(self, source: DocumentWidget, pte: DocumentWidget) -> None:
         """The comparison's two graphs: where the per-op error and time overlays are painted."""
@@ -158,7 +158,7 @@ class LowerDialog(JobDialog):
         self.progress.setValue(0)
         self.progress.setVisible(True)
         self.failure.clear()
-        self.driver.start(job, request.to_json(), temp_dirs.new_dir(job))
+        self.driver.start(job, request, temp_dirs.new_dir(job))
 
     def _painted(self, job: str, result: dict[str, Any]) -> None:
         """Paint a follow-up's per-op figures on both graphs."""

@@ -24,6 +24,7 @@ from pt2_viewer.core.export.fixes.apply import PatchError, Written, apply_to_fil
 from pt2_viewer.core.export.report import REPORT_FILE, ExportReport, read_report
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import JobOutcome
+from pt2_viewer.core.jobs.schemas.export import ExportRequest
 from pt2_viewer.core.util.words import plural
 
 JOB = "export_script"
@@ -69,7 +70,7 @@ class DiagnosePanel(QWidget):
         self._out = out
         self.status.setText(f"Diagnosing {script.name}: running it with torch's draft export beside each call…")
         self.browser.clear()
-        self.driver.start(JOB, {"script": str(script), "diagnose": True}, out, memory_limit_mb=memory_limit_mb,
+        self.driver.start(JOB, ExportRequest(script=str(script), diagnose=True), out, memory_limit_mb=memory_limit_mb,
                           timeout_s=timeout_s)
 
     def cancel(self) -> None:

@@ -24,6 +24,7 @@ delivering (a user clicking Cancel cannot, but code reacting to an event can), i
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,9 @@ from pt2_viewer.core.jobs.python_env import choose_worker
 from pt2_viewer.core.jobs.remote.any_worker import worker_job
 from pt2_viewer.core.jobs.remote.content import FolderTooBig, allow_folder
 from pt2_viewer.core.jobs.remote.target import is_remote
+from pt2_viewer.core.jobs.schemas.base import Schema
 from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.run import ProgramRequest
 from pt2_viewer.core.jobs.spec import JobSpec
 from pt2_viewer.core.jobs.warm import WarmPool
 from pt2_viewer.core.platform.trust import TrustStore
@@ -85,7 +88,7 @@ class WorkerDriver(QObject):
         self._timer.timeout.connect(self._poll)
         self._polling = False
         self._cancel_requested = False
-        self._started: tuple[str, dict[str, Any], str | Path, dict[str, Any]] | None = None
+        self._started: tuple[str, Schema, str | Path, dict[str, Any]] | None = None
         app = QCoreApplication.instance()
         if app is not None:  # the window quitting ends the job's whole process tree, whoever forgot to cancel
             app.aboutToQuit.connect(self.cancel)
@@ -99,14 +102,15 @@ class WorkerDriver(QObject):
         if self.warm and not is_remote(choose_worker().path):  # a worker over SSH has no warm worker (yet)
             warm_pool().prewarm(self.warm)
 
-    def start(self, job: str, request: dict[str, Any], out_dir: str | Path, **options: Any) -> Job:
-        """Start a job (`options` are JobSpec's: timeout_s, memory_limit_mb, env ...). Never blocks."""
+    def start(self, job: str, request: Schema, out_dir: str | Path, **options: Any) -> Job:
+        """Start a job on its typed request (core/jobs/schemas/; `options` are JobSpec's: timeout_s, memory_limit_mb,
+        env ...). Never blocks."""
         if self.running:
             raise RuntimeError("a job is already running; cancel it or wait for `finished` first")
         self._cancel_requested = False
-        self._started = (job, request, out_dir, options)
         spec = JobSpec(job, request, out_dir, on_event=self.event.emit, on_output=self.output.emit,
                        on_finished=self._on_finished, **options)
+        self._started = (job, spec.request, out_dir, options)  # the request as the job has it (typed)
         self.job = (warm_pool().job(spec) if self.warm and not is_remote(choose_worker().path)
                     else worker_job(spec))  # local, or over SSH
         self.job.start()  # a start failure calls on_finished at once
@@ -193,9 +197,9 @@ class WorkerDriver(QObject):
         if failure is None or failure.kind != "untrusted" or self._started is None:
             return False
         job, request, out_dir, options = self._started
-        program = request.get("program")
-        if request.get("trust") or not isinstance(program, str):
+        if not isinstance(request, ProgramRequest) or request.trust or request.program is None:
             return False
+        program = request.program
         parent = self.parent()
         widget = parent if isinstance(parent, QWidget) else None
         store = getattr(parent, "trust", None)
@@ -204,15 +208,15 @@ class WorkerDriver(QObject):
         if modules and len(modules) == len(items) and not store.is_trusted(program):
             # only installed modules to import: asked per module and worker Python, not for the whole file
             python = str(options.get("python") or choose_worker().path)
-            asked = sorted(set(request.get("allow_imports") or []) | set(modules))
-            if set(modules) <= set(request.get("allow_imports") or []) or not confirm_imports(
+            asked = sorted(set(request.allow_imports) | set(modules))
+            if set(modules) <= set(request.allow_imports) or not confirm_imports(
                     widget, program, python, modules, items, store, interactive=self._interactive(widget)):
                 return False
-            self.start(job, {**request, "allow_imports": asked}, out_dir, **options)
+            self.start(job, replace(request, allow_imports=asked), out_dir, **options)
             return True
         if not confirm_program(widget, program, store, items, interactive=self._interactive(widget)):
             return False
-        self.start(job, {**request, "trust": True}, out_dir, **options)
+        self.start(job, replace(request, trust=True), out_dir, **options)
         return True
 
     @staticmethod

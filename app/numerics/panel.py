@@ -242,7 +242,7 @@ class NumericsPanel(QScrollArea):
         self.progress.setVisible(True)
         self._set_running(True)
         self.log = []
-        self.driver.start("numerics", build_request(self.program_path, self.program.name, options).to_json(),
+        self.driver.start("numerics", build_request(self.program_path, self.program.name, options),
                           temp_dirs.new_dir("numerics"))
 
     def cancel(self) -> None:

@@ -337,7 +337,7 @@ class RunPanel(QScrollArea):
         self.progress.setVisible(True)
         self._set_running(True)
         self.log = []
-        self.driver.start(run_job_for(self.program_path), request.to_json(), temp_dirs.new_dir("run"))  # .pte: run_pte
+        self.driver.start(run_job_for(self.program_path), request, temp_dirs.new_dir("run"))  # .pte: run_pte
 
     def cancel(self) -> None:
         self.driver.cancel()

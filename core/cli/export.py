@@ -89,7 +89,7 @@ def _load_spec(value: str | None) -> dict[str, Any] | None:
 def main(args: argparse.Namespace) -> int:
     """Run the script in the job's own folder; DIR receives the programs and report.json, never the job's
     request.json, result.json or the doctor's scratch folders."""
-    request = build_request(args).to_json()
+    request = build_request(args)
     out = Path(args.out).expanduser().resolve()
     with job_folder("export") as job_dir:
         try:
@@ -98,7 +98,7 @@ def main(args: argparse.Namespace) -> int:
             deliver(job_dir, out)
 
 
-def _export(args: argparse.Namespace, request: dict[str, Any], job_dir: Path, out: Path) -> int:
+def _export(args: argparse.Namespace, request: ExportRequest, job_dir: Path, out: Path) -> int:
 
     def echo(stream: str, line: str) -> None:
         if not args.quiet:

@@ -23,15 +23,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pt2_viewer.core.cli import exit_status
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, JobOutcome
-from pt2_viewer.core.jobs.errors import Failure, failed_result
 from pt2_viewer.core.jobs.remote.any_worker import worker_job
-from pt2_viewer.core.jobs.schemas.base import Schema
+from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError
+from pt2_viewer.core.jobs.schemas.failure import Failure, JobResult
 from pt2_viewer.core.jobs.spec import JobSpec
+from pt2_viewer.core.jobs.typed_job import failed
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.util.files import write_atomically
 
@@ -95,10 +96,14 @@ def signals_interrupt() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def run_in_worker(job: str, request: Schema, out: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """Run `job` (its request: a dataclass of core/jobs/schemas/) in the worker to its end and return its
-    result.json; a worker that could not finish (or Ctrl+C) gives a failed result saying why, never a traceback.
-    Progress events go to stderr unless -q or --json, the worker's own output (torch's warnings) unless -q."""
+R = TypeVar("R", bound=JobResult)
+
+
+def run_in_worker(job: str, request: Schema, out: Path, args: argparse.Namespace, result_type: type[R]) -> R:
+    """Run `job` (its request: a dataclass of core/jobs/schemas/) in the worker to its end and return its result,
+    read through `result_type`; a worker that could not finish (or Ctrl+C) gives a failed result saying why, never a
+    traceback. Progress events go to stderr unless -q or --json, the worker's own output (torch's warnings) unless
+    -q."""
 
     quiet = bool(getattr(args, "quiet", False))
     progress = stderr_progress(quiet or bool(getattr(args, "json", False)))
@@ -107,7 +112,7 @@ def run_in_worker(job: str, request: Schema, out: Path, args: argparse.Namespace
         if not quiet:
             print(line, file=sys.stderr, flush=True)
 
-    spec = JobSpec(job, request.to_json(), out, timeout_s=getattr(args, "timeout", None),
+    spec = JobSpec(job, request, out, timeout_s=getattr(args, "timeout", None),
                    memory_limit_mb=getattr(args, "max_memory_mb", None), on_event=progress, on_output=echo)
     worker = worker_job(spec, getattr(args, "worker", None))
     try:
@@ -115,25 +120,31 @@ def run_in_worker(job: str, request: Schema, out: Path, args: argparse.Namespace
             outcome = worker.wait()
     except KeyboardInterrupt:
         worker.cancel()
-        return failed_result(Failure(protocol.CANCELLED, "Cancelled: the worker and everything it started were "
-                                     "stopped."))
+        return failed(result_type, Failure(protocol.CANCELLED, "Cancelled: the worker and everything it started "
+                                           "were stopped."))
     finally:
         worker.cancel()  # whatever ends this command ends the worker's process tree (a no-op once it has ended)
-    return outcome_result(outcome)
+    return outcome_result(outcome, result_type)
 
 
-def outcome_result(outcome: JobOutcome) -> dict[str, Any]:
-    """The job's result, or for a worker that did not finish, a failed result in the same shape."""
+def outcome_result(outcome: JobOutcome, result_type: type[R]) -> R:
+    """The job's result.json read through `result_type`, or for a worker that did not finish, a failed result of
+    that type."""
     if outcome.status == protocol.OK and outcome.result is not None:
-        return outcome.result
+        try:
+            return result_type.from_json(outcome.result)
+        except SchemaError as e:  # the worker writes through the same schema: a bug
+            return failed(result_type, Failure("internal", f"The job's result is malformed: {e}",
+                                               "Please report it with the file that caused it."))
     if outcome.status == protocol.FAILED and outcome.error is not None:  # the job raised: a bug, or torch failing
-        return failed_result(Failure("internal", f"The job failed unexpectedly: {outcome.error}",
-                                     "Please report it with the file that caused it.", outcome.error_traceback or ""))
+        return failed(result_type, Failure("internal", f"The job failed unexpectedly: {outcome.error}",
+                                           "Please report it with the file that caused it.",
+                                           outcome.error_traceback or ""))
     hints = {protocol.TIMED_OUT: "Raise the limit with --timeout (0: none), or give the job less work.",
              protocol.OUT_OF_MEMORY: "Raise the limit with --max-memory-mb, or give the job less work.",
              protocol.CRASHED: "The log above has what the worker printed before it ended."}
     status = outcome.status if outcome.status != protocol.OK else protocol.FAILED
-    return failed_result(Failure(status, outcome.message, hints.get(status, ""), outcome.error_traceback or ""))
+    return failed(result_type, Failure(status, outcome.message, hints.get(status, ""), outcome.error_traceback or ""))
 
 
 def stderr_progress(quiet: bool) -> Callable[[dict[str, Any]], None]:
@@ -144,14 +155,13 @@ def stderr_progress(quiet: bool) -> Callable[[dict[str, Any]], None]:
     return emit
 
 
-def report_failure(result: dict[str, Any]) -> int:
+def report_failure(failure: Failure | None) -> int:
     """Print a failed job's error to stderr; the exit status by the rule of core/cli/exit_status.py: 1 for the
     file's or program's failure, 2 for a bad request or a worker that did not finish, 130 when cancelled."""
-    error = result.get("error") or {}
-    print(f"error: {_printable(str(error.get('message', 'the job failed')))}", file=sys.stderr)
-    if error.get("hint"):
-        print(f"  {_printable(str(error['hint']))}", file=sys.stderr)
-    return exit_status.for_failure_kind(str(error.get("kind", "")))
+    print(f"error: {_printable(failure.message if failure is not None else 'the job failed')}", file=sys.stderr)
+    if failure is not None and failure.hint:
+        print(f"  {_printable(failure.hint)}", file=sys.stderr)
+    return exit_status.for_failure_kind(failure.kind if failure is not None else "")
 
 
 def _printable(text: str) -> str:
@@ -159,16 +169,15 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() or c == "\n" else "?" for c in text)
 
 
-def finish(result: dict[str, Any], as_json: bool, readable: Callable[[Any], str],
-           result_type: type[Schema] | None = None) -> int:
+def finish(result: R, as_json: bool, readable: Callable[[R], str]) -> int:
     """Print the result (one JSON object as result.json holds it, or `readable(result)`) and the failure if any;
-    return the exit status. With `result_type`, `readable` gets the result read through it (a typed job's)."""
-    if as_json:
-        print(json.dumps({k: v for k, v in result.items() if k != "log"}, indent=1))
-    if not result["ok"]:
-        return report_failure(result)
+    return the exit status."""
+    if as_json:  # its JSON, written here where it leaves for the terminal: result.json's keys in order, but `log`
+        print(json.dumps({k: v for k, v in result.to_json().items() if k != "log"}, indent=1))
+    if not result.ok:
+        return report_failure(result.error)
     if not as_json:
-        print(readable(result_type.from_json(result) if result_type is not None else result))
+        print(readable(result))
     return 0
 
 
@@ -197,13 +206,13 @@ def deliver(job_dir: Path, destination: Path) -> list[str]:
     return chosen
 
 
-def run_job_command(job: str, request: Schema, args: argparse.Namespace, readable: Callable[[Any], str],
-                    result_type: type[Schema] | None = None) -> int:
-    """Run `job` in the worker, in a folder of its own, print its result and return the exit status (`result_type`:
-    `finish`'s)."""
+def run_job_command(job: str, request: Schema, args: argparse.Namespace, readable: Callable[[R], str],
+                    result_type: type[R]) -> int:
+    """Run `job` in the worker, in a folder of its own, print its result (read through `result_type`) and return the
+    exit status."""
     with job_folder(job) as out:
-        result = run_in_worker(job, request, out, args)
-    return finish(result, bool(getattr(args, "json", False)), readable, result_type)
+        result = run_in_worker(job, request, out, args, result_type)
+    return finish(result, bool(getattr(args, "json", False)), readable)
 
 
 def table(rows: list[list[str]], header: list[str]) -> str:

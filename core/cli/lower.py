@@ -11,19 +11,18 @@ import argparse
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from pt2_viewer.core.cli.jobs import (
     add_program_arguments,
     add_worker_arguments,
-    report_failure,
+    finish,
     run_in_worker,
     table,
     trust_fields,
 )
 from pt2_viewer.core.deploy.delegation import reason_rows
 from pt2_viewer.core.jobs.schemas.lower import BACKENDS, LowerRequest, LowerResult
-
-JSON_KEYS = ("pte", "etrecord", "backend", "delegated", "not_delegated")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -43,16 +42,17 @@ def main(args: argparse.Namespace) -> int:
                            program_name=args.program, preload=str(args.preload) if args.preload else None,
                            **trust_fields(args))
     with tempfile.TemporaryDirectory(prefix="pt2v-lower-") as work:
-        result = run_in_worker("lower", request, Path(work), args)
-    if args.json and result.get("ok"):
-        print(json.dumps({k: result.get(k) for k in JSON_KEYS}, indent=1))
-    if not result.get("ok"):
-        if args.json:
-            print(json.dumps({k: v for k, v in result.items() if k != "log"}, indent=1))
-        return report_failure(result)
-    if not args.json:
-        print(readable(LowerResult.from_json(result)))
-    return 0
+        result = run_in_worker("lower", request, Path(work), args, LowerResult)
+    if args.json and result.ok:
+        print(json.dumps(delivered(result), indent=1))
+        return 0
+    return finish(result, args.json, readable)
+
+
+def delivered(result: LowerResult) -> dict[str, Any]:
+    """What `--json` prints of a lowering that worked: exactly these keys, in this order (docs/jobs.md, "lower")."""
+    return {"pte": result.pte, "etrecord": result.etrecord, "backend": result.backend, "delegated": result.delegated,
+            "not_delegated": None if result.not_delegated is None else [r.to_json() for r in result.not_delegated]}
 
 
 def readable(result: LowerResult) -> str:

@@ -90,7 +90,7 @@ def _export_script(script: Path, args: argparse.Namespace) -> Path | int:
     an exit code."""
 
     out = temp_dirs.new_dir("report")
-    request = ExportRequest(script=str(script.resolve()), diagnose=bool(args.diagnose)).to_json()
+    request = ExportRequest(script=str(script.resolve()), diagnose=bool(args.diagnose))
     job = worker_job(JobSpec("export_script", request, out, timeout_s=args.timeout), args.worker)
     try:
         outcome = job.wait()

@@ -29,6 +29,8 @@ from pt2_viewer.core.export.report import (
     ScriptError,
     read_report,
 )
+from pt2_viewer.core.jobs.schemas.export import ExportRequest
+from pt2_viewer.core.jobs.schemas.export import Rerun as RerunRequest
 from pt2_viewer.core.model.expr import torch_range_text
 from pt2_viewer.core.model.program import InputKind, Program
 from pt2_viewer.core.util.words import plural
@@ -141,12 +143,10 @@ class ScriptSession:
         self.runs = 0
 
     # -- a run -------------------------------------------------------------------------------------------------
-    def request(self, rerun: Rerun | None = None) -> dict[str, Any]:
+    def request(self, rerun: Rerun | None = None) -> ExportRequest:
         """The export_script request for a run of this script (optionally re-running one call)."""
-        req: dict[str, Any] = {"script": str(self.script)}
-        if rerun is not None:
-            req["rerun"] = rerun.to_json()
-        return req
+        asked = None if rerun is None else RerunRequest(rerun.call, rerun.strict, rerun.dynamic_shapes)
+        return ExportRequest(script=str(self.script), rerun=asked)
 
     def begin(self, out_dir: str | Path, rerun: Rerun | None = None) -> None:
         """A new run starts: the previous run's calls are replaced by what this one reports."""

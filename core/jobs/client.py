@@ -28,6 +28,7 @@ from pt2_viewer.core.jobs import process_tree, protocol
 from pt2_viewer.core.jobs.outcome import JobOutcome as JobOutcome  # where the jobs' users read it
 from pt2_viewer.core.jobs.protocol import describe_exit, write_json_atomic
 from pt2_viewer.core.jobs.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
+from pt2_viewer.core.jobs.schemas.base import Schema
 from pt2_viewer.core.jobs.spec import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S  # where the command lines read it
 from pt2_viewer.core.jobs.spec import JobSpec
 
@@ -202,7 +203,7 @@ class WorkerJob:
             raise RuntimeError("a WorkerJob can be started only once; make a new one to run again")
         self._started_at = time.monotonic()
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.out_dir / protocol.REQUEST_FILE, self.request)
+        write_json_atomic(self.out_dir / protocol.REQUEST_FILE, self.request.to_json())  # the worker reads it
         read_fd, write_fd = os.pipe()
         env = dict(os.environ)
         env.update(self.extra_env)
@@ -370,7 +371,7 @@ class WorkerJob:
             self.on_finished(self.outcome)
 
 
-def run_job(job: str, request: dict[str, Any], out_dir: str | os.PathLike[str], **options: Any) -> tuple[
+def run_job(job: str, request: Schema, out_dir: str | os.PathLike[str], **options: Any) -> tuple[
         WorkerJob, JobOutcome]:
     """Run a job to the end in this thread (command lines, tests); returns the job (events, output) and outcome.
     `options` are JobSpec's."""

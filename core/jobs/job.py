@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pt2_viewer.core.jobs.client import EventCallback, JobOutcome, OutputCallback
+from pt2_viewer.core.jobs.schemas.base import Schema
 
 
 class Job(Protocol):
     job: str  # the job's name (core/worker/__main__.py JOBS)
-    request: dict[str, Any]
+    request: Schema  # the job's typed request (core/jobs/spec.py)
     out_dir: Path  # where request.json and result.json are
     outcome: JobOutcome | None  # set once it ended
     events: list[dict[str, Any]]

@@ -70,15 +70,11 @@ class Trusting(Protocol):
     allow_native: bool
 
 
-def trust_options(request: dict[str, Any] | Trusting) -> dict[str, Any]:
-    """A job request's three kinds of trust, as `load_program`'s keyword arguments."""
-    if not isinstance(request, dict):
-        return {"trusted": request.trust, "allow_imports": list(request.allow_imports),
-                "allow_native": request.allow_native or request.trust}
-    allowed = request.get("allow_imports")
-    return {"trusted": request.get("trust") is True,
-            "allow_imports": [m for m in allowed if isinstance(m, str)] if isinstance(allowed, list) else [],
-            "allow_native": request.get("allow_native") is True or request.get("trust") is True}
+def trust_options(request: Trusting) -> dict[str, Any]:
+    """A job request's three kinds of trust, as `load_program`'s keyword arguments (`--trust` allows native code
+    too)."""
+    return {"trusted": request.trust, "allow_imports": list(request.allow_imports),
+            "allow_native": request.allow_native or request.trust}
 
 
 def require_native(scan: ArchiveCheck, allow_native: bool) -> None:

@@ -42,7 +42,7 @@ class JobOutcome:
         failure = Failure.of_result(self.result or {})
         if failure is None:
             return None
-        log = (self.result or {}).get("log")
+        log = (self.result or {}).get("log")  # result.json as it came: any job's, whatever its schema
         lines = [str(x) for x in log] if isinstance(log, list) else []
         return failure.text(), "\n".join(p for p in (failure.detail, *lines) if p)
 

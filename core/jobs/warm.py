@@ -52,6 +52,7 @@ from pt2_viewer.core.jobs.client import (
 )
 from pt2_viewer.core.jobs.protocol import describe_exit, write_json_atomic
 from pt2_viewer.core.jobs.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
+from pt2_viewer.core.jobs.schemas.run import ProgramRequest
 from pt2_viewer.core.jobs.schemas.warm import WarmJobLine
 from pt2_viewer.core.jobs.spec import JobSpec
 
@@ -262,7 +263,7 @@ class WarmJob:
         if self.timeout_s is not None:
             self._deadline = self._started_at + self.timeout_s
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.out_dir / protocol.REQUEST_FILE, self.request)
+        write_json_atomic(self.out_dir / protocol.REQUEST_FILE, self.request.to_json())  # the worker reads it
         if not self.worker.alive:
             self._finish(protocol.START_FAILED, self.worker.start_error or describe_exit(self.worker.returncode()))
             return
@@ -377,13 +378,12 @@ class WarmPool:
 
     # -- jobs ------------------------------------------------------------------------------------------------------
     def key(self, spec: JobSpec) -> WarmKey | None:
-        program = spec.request.get("program")
-        if not self.enabled or spec.job in NOT_WARM or not isinstance(program, str) or not program:
+        request = spec.request  # a job on a program (ProgramRequest): its worker is that program's
+        if not self.enabled or spec.job in NOT_WARM or not isinstance(request, ProgramRequest) or not request.program:
             return None
-        preload = spec.request.get("preload")
-        return WarmKey(program=str(Path(program).resolve()),
+        return WarmKey(program=str(Path(request.program).resolve()),
                        python=spec.python or choose_worker_python().path,
-                       preload=str(preload) if preload else None,
+                       preload=request.preload or None,
                        memory_limit_mb=spec.memory_limit_mb,
                        env=tuple(sorted((str(k), str(v)) for k, v in spec.env.items())), cwd=spec.cwd)
 
@@ -400,7 +400,7 @@ class WarmPool:
         """Start the program's worker now (it imports torch while the user chooses what to do); `options` are
         JobSpec's."""
         self.reap()
-        key = self.key(JobSpec("prewarm", {"program": program}, "", **options))
+        key = self.key(JobSpec("prewarm", ProgramRequest(program=program), "", **options))
         return self._worker(key) if key is not None else None
 
     def _worker(self, key: WarmKey) -> WarmWorker | None:

@@ -47,7 +47,7 @@ def run(request: ArtifactRunRequest, out: Path, emit: Emit) -> RunResult:
 run_job = TypedJob(run, ArtifactRunRequest)  # the worker's entry (core/jobs/typed_job.py)
 
 
-def load_package(path: Path, request: dict[str, Any] | Trusting, model: str | None = None, device: str = "cpu"
+def load_package(path: Path, request: Trusting, model: str | None = None, device: str = "cpu"
                  ) -> Any:
     """The package's runner on `device`, after the native-code consent; a failure that says what is missing
     otherwise."""

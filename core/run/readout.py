@@ -276,4 +276,4 @@ def cuda_status_of(result: RunResult | None) -> CudaStatus | None:
 
 
 # A request the run job rejects at once (it names no program), after saying whether torch sees CUDA.
-CUDA_PROBE_REQUEST: dict[str, Any] = {}
+CUDA_PROBE_REQUEST = RunRequest()

@@ -133,7 +133,7 @@ class RemoteJob:
             self._finish(protocol.START_FAILED, self.problem)
             return
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.out_dir / protocol.REQUEST_FILE, self.request)
+        write_json_atomic(self.out_dir / protocol.REQUEST_FILE, self.request.to_json())  # as a local job's has it
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         self._thread = threading.Thread(target=self._session, name=f"remote-job-{self.id}", daemon=True)
@@ -284,7 +284,7 @@ class RemoteJob:
             if size > 64 * 1024 * 1024:
                 self._progress("hash", f"Hashing {path.name} ({size / 2**20:,.0f} MB), once per version of the file")
 
-        job_plan = plan(self.job, self.request, self.out_dir,
+        job_plan = plan(self.job, self.request.to_json(), self.out_dir,
                         int(folder_cap) * 2**20 if folder_cap.isdigit() else None, hashing)
         self._check_cancel()
         for _attempt in range(3):  # run at once; copy what the server says it lacks, and run again

@@ -61,7 +61,9 @@ class Plan:
 
 def plan(job: str, request: dict[str, Any], out_dir: Path, cap_bytes: int | None = None,
          on_hash: Callable[[Path, int], None] | None = None) -> Plan:
-    """Rewrite `request` for the server and list the files it needs there (hashing them, from the cache when known)."""
+    """Rewrite `request` for the server and list the files it needs there (hashing them, from the cache when known).
+    `request` is the job's request as JSON, the form it crosses to the server in: the local paths its schema marks
+    (`path_fields`) are read and rewritten here, at that boundary, by key."""
     inputs, outputs = path_fields(job)
     remote = dict(request)
     result = Plan(remote)

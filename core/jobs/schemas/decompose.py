@@ -9,23 +9,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from pt2_viewer.core.jobs.schemas.base import Schema, items, local_path, optional
-from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.failure import JobResult
+from pt2_viewer.core.jobs.schemas.run import ProgramRequest
 
 
 @dataclass
-class DecomposeRequest(Schema):
+class DecomposeRequest(ProgramRequest):
     KIND = "decompose request"
     VERSIONED = True
 
-    program: str | None = local_path()  # the .pt2 to decompose
     to: str = local_path(default="core")  # "functional", "core", "table", or a .py path (a table file)
     table: str | None = local_path()  # the table .py file, when `to` is "table"
     table_name: str | None = None  # which table of that file, if it holds several
-    program_name: str | None = None  # which program of the archive (default: "model")
-    preload: str | None = local_path()  # a .py file to import first (a custom op's definition)
-    trust: bool = False  # the user trusts the file to run the code it holds (core/jobs/archive_check.py)
-    allow_imports: list[str] = items()  # installed modules the user allows beyond the default libraries
-    allow_native: bool = False  # an AOTInductor package's compiled code may be loaded
     output: str | None = local_path()  # where to write the decomposed .pt2; default OUT/decomposed.pt2
 
 
@@ -45,14 +40,12 @@ class OpChange(Schema):
 
 
 @dataclass
-class DecomposeResult(Schema):
+class DecomposeResult(JobResult):
     """What the job returns. A failed job has `ok` false, `error`, and what it learned before failing."""
 
     KIND = "decompose result"
     VERSIONED = True
 
-    ok: bool
-    error: Failure | None = optional()
     program: str | None = local_path(omit_none=True)
     program_name: str | None = optional()
     target: str | None = optional()  # "functional", "core" or "table"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError, items
+from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError, items, optional
 
 
 @dataclass
@@ -31,14 +31,30 @@ class Failure(Schema):
 
     @classmethod
     def of_result(cls, result: Mapping[str, Any] | None) -> Failure | None:
-        """The failure a job's result reports (`ok` false), or None when the job did its work. An `error` that does
-        not read as one is still a failure, said in general words."""
-        if result is None or result.get("ok") is True:
+        """The failure a job's result.json reports (`ok` false), or None when the job did its work: the JSON read at
+        the process boundary (a `JobOutcome`'s `result`) through `JobResult`. An `error` that does not read as one
+        is still a failure, said in general words."""
+        if result is None:
             return None
         try:
-            return cls.from_json(result.get("error") or {}, "the job's error")
+            head = JobResult.from_json(result, "the job's result")
         except SchemaError:
-            return cls("unknown", "The job failed.", "Its result gives no readable reason; the log may say more.")
+            head = JobResult(ok=False)
+        if head.ok:
+            return None
+        return head.error or cls("unknown", "The job failed.",
+                                 "Its result gives no readable reason; the log may say more.")
 
 
-__all__ = ["Failure"]
+@dataclass
+class JobResult(Schema):
+    """What every job's result says first: whether the job did its work (`ok`) and, if not, why (`error`). Each
+    job's result schema (decompose, run, numerics, lower) adds what the job learned."""
+
+    KIND = "job result"
+
+    ok: bool
+    error: Failure | None = optional()
+
+
+__all__ = ["Failure", "JobResult"]

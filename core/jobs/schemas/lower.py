@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pt2_viewer.core.jobs.schemas.base import Schema, items, local_path, optional
-from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.failure import JobResult
 from pt2_viewer.core.jobs.schemas.run import ProgramRequest
 
 BACKENDS = ("portable", "xnnpack")
@@ -35,12 +35,10 @@ class NotDelegated(Schema):
 
 
 @dataclass
-class LowerResult(Schema):
+class LowerResult(JobResult):
     KIND = "lower result"
     VERSIONED = True
 
-    ok: bool
-    error: Failure | None = optional()
     pte: str | None = local_path(omit_none=True)
     etrecord: str | None = local_path(omit_none=True)
     backend: str | None = optional()

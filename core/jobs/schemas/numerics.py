@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pt2_viewer.core.jobs.schemas.base import Number, Schema, items, local_path, optional
-from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.failure import JobResult
 from pt2_viewer.core.jobs.schemas.run import ProgramRequest
 
 
@@ -87,12 +87,10 @@ class NumericsInputs(Schema):
 
 
 @dataclass
-class NumericsResult(Schema):
+class NumericsResult(JobResult):
     KIND = "numerics result"
     VERSIONED = True
 
-    ok: bool
-    error: Failure | None = optional()
     cuda_available: bool | None = optional()
     cuda_unavailable_reason: str | None = optional()
     program: str | None = local_path(omit_none=True)

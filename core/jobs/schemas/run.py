@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pt2_viewer.core.jobs.schemas.base import Number, Schema, items, local_path, optional
-from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.failure import JobResult
 
 
 @dataclass
@@ -108,12 +108,10 @@ class KernelTime(Schema):
 
 
 @dataclass
-class RunResult(Schema):
+class RunResult(JobResult):
     KIND = "run result"
     VERSIONED = True
 
-    ok: bool
-    error: Failure | None = optional()
     cuda_available: bool | None = optional()  # always there from the job: the GUI disables CUDA and says why
     cuda_unavailable_reason: str | None = optional()
     program: str | None = local_path(omit_none=True)

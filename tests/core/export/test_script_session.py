@@ -124,7 +124,7 @@ def test_the_fixed_spec_exports_in_a_rerun(convention, tmp_path: Path) -> None:
     again = session.rerun_entry()
     assert again is not None and again.ok and again.pt2 is not None
     assert again.spec == fixed
-    assert session.request(rerun)["rerun"] == {"call": "convention", "strict": False, "dynamic_shapes": fixed}
+    assert session.request(rerun).to_json()["rerun"] == {"call": "convention", "strict": False, "dynamic_shapes": fixed}
 
 
 def test_a_crash_keeps_the_log_and_says_what_happened(tmp_path: Path) -> None:

@@ -556,23 +556,29 @@ def test_a_file_changed_in_place_while_it_loads_is_refused(pt2_path, tmp_path, m
 def test_native_code_needs_its_own_consent(pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
     from pt2_viewer.core.jobs.errors import JobFailure
     from pt2_viewer.core.jobs.loading import require_native, trust_options
+    from pt2_viewer.core.jobs.schemas.run import RunRequest
 
     check = check_archive(make("aoti_part", pt2_path, tmp_path, payload))
     assert not check.needs_trust  # its programs load without it: the AOTInductor part is never loaded for them
     with pytest.raises(JobFailure) as refused:
-        require_native(check, allow_native=trust_options({"allow_imports": ["x"]})["allow_native"])
+        require_native(check, allow_native=trust_options(RunRequest(allow_imports=["x"]))["allow_native"])
     assert refused.value.failure.kind == "untrusted_native" and "--allow-native" in refused.value.failure.hint
-    require_native(check, allow_native=trust_options({"allow_native": True})["allow_native"])
-    require_native(check, allow_native=trust_options({"trust": True})["allow_native"])  # --trust: all of them
+    require_native(check, allow_native=trust_options(RunRequest(allow_native=True))["allow_native"])
+    require_native(check, allow_native=trust_options(RunRequest(trust=True))["allow_native"])  # --trust: all of them
     assert not payload.marker.exists()
 
 
 def test_trust_options_read_the_three_kinds_from_a_request() -> None:
     from pt2_viewer.core.jobs.loading import trust_options
+    from pt2_viewer.core.jobs.schemas.base import SchemaError
+    from pt2_viewer.core.jobs.schemas.run import RunRequest
 
-    assert trust_options({}) == {"trusted": False, "allow_imports": [], "allow_native": False}
-    assert trust_options({"trust": "yes", "allow_imports": ["a", 3], "allow_native": 1}) == {
-        "trusted": False, "allow_imports": ["a"], "allow_native": False}
+    assert trust_options(RunRequest.from_json({})) == {"trusted": False, "allow_imports": [], "allow_native": False}
+    # only `true` is trust: a request that says it otherwise does not read (the worker's `request` failure)
+    for bad, field in (({"trust": "yes"}, "trust"), ({"allow_imports": ["a", 3]}, "allow_imports"),
+                       ({"allow_native": 1}, "allow_native")):
+        with pytest.raises(SchemaError, match=field):
+            RunRequest.from_json(bad)
 
 
 def test_an_enum_module_only_in_the_working_directory_is_never_imported(pt2_path, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from pt2_viewer.core.jobs.errors import JobFailure
-from pt2_viewer.core.jobs.schemas.run import RunResult
+from pt2_viewer.core.jobs.schemas.run import RunRequest, RunResult
 from pt2_viewer.core.pt2.aoti import aoti_models
 from pt2_viewer.core.pt2.aoti_inputs import choose_sizes
 from pt2_viewer.core.pt2.reader import read_archive
@@ -122,8 +122,8 @@ def test_the_device_is_a_parameter(traced: tuple[Path, Path], monkeypatch: pytes
     assert aoti_job.package_device("cuda:1", cuda_model, replace(report, cuda_available=True)) == "cuda:1"
     seen: list[int] = []
     monkeypatch.setattr(torch._inductor, "aoti_load_package", lambda path, **kw: seen.append(kw["device_index"]))
-    aoti_job.load_package(package, {"allow_native": True}, device="cuda:1")
-    aoti_job.load_package(package, {"allow_native": True})
+    aoti_job.load_package(package, RunRequest(allow_native=True), device="cuda:1")
+    aoti_job.load_package(package, RunRequest(allow_native=True))
     assert seen == [1, -1]
     with pytest.raises(ValueError, match="not a dynamic dim"):
         choose_sizes(model.input_specs, {"nope": 3})
