@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QObject, QProcess, QProcessEnvironment, QSettings, Qt, Signal
@@ -42,7 +43,6 @@ from pt2_viewer.app.jobs.job_widgets import file_row
 from pt2_viewer.app.widgets.editor_choice import EditorSection
 from pt2_viewer.core.jobs import python_env
 from pt2_viewer.core.jobs.python_env import PythonProbe
-from pt2_viewer.core.jobs.remote import job as remote_job
 from pt2_viewer.core.jobs.remote.probe import RemoteProbe, parse_remote_probe, probe_argv
 from pt2_viewer.core.jobs.remote.ssh import SshCommand, failure
 from pt2_viewer.core.jobs.remote.target import DEFAULT_SCRATCH, RemoteWorker, WorkerUrlError, parse_worker_url
@@ -56,7 +56,13 @@ SSH_PYTHON_KEY = "worker/ssh_python"
 SSH_SCRATCH_KEY = "worker/ssh_scratch"
 CACHE_CAP_KEY = "worker/cache_cap_gb"
 LOCAL, SSH = "local", "ssh"
-DEFAULT_CACHE_CAP_GB = remote_job.DEFAULT_CACHE_CAP_MB // 1024
+REMOTE_JOB = "pt2_viewer.core.jobs.remote.job"  # the worker client and its schemas: imported when first needed
+
+
+def default_cache_cap_gb() -> int:
+    from pt2_viewer.core.jobs.remote import job as remote_job
+
+    return remote_job.DEFAULT_CACHE_CAP_MB // 1024
 
 
 def settings() -> QSettings:
@@ -89,7 +95,12 @@ def saved_remote(store: QSettings | None = None) -> RemoteWorker | None:
 def apply_saved_choice(store: QSettings | None = None) -> str | None:
     """Tell core which worker the user chose (at start-up and after OK); returns it (None: the default)."""
     store = store or settings()
-    remote_job.set_cache_cap_mb(_int(store.value(CACHE_CAP_KEY, DEFAULT_CACHE_CAP_GB), DEFAULT_CACHE_CAP_GB) * 1024)
+    # A cap never saved is the remote job's own default: a window starting up need not import it to say so.
+    if store.contains(CACHE_CAP_KEY) or REMOTE_JOB in sys.modules:
+        from pt2_viewer.core.jobs.remote import job as remote_job
+
+        default = default_cache_cap_gb()
+        remote_job.set_cache_cap_mb(_int(store.value(CACHE_CAP_KEY, default), default) * 1024)
     remote = saved_remote(store)
     if remote is not None:
         python_env.set_preferred(remote.url, remote.scratch)
@@ -255,7 +266,7 @@ class RemoteSection(QGroupBox):
         form.addRow("Python there", self.python)
         form.addRow("Scratch folder there", self.scratch)
         self.cap = QSpinBox(minimum=1, maximum=100_000, suffix=" GB")
-        self.cap.setValue(_int(store.value(CACHE_CAP_KEY, DEFAULT_CACHE_CAP_GB), DEFAULT_CACHE_CAP_GB))
+        self.cap.setValue(_int(store.value(CACHE_CAP_KEY, default_cache_cap_gb()), default_cache_cap_gb()))
         self.cap.setToolTip("Programs and scripts copied to the server are kept there, oldest first out past this")
         self.empty_button = QPushButton("Empty the server's cache")
         row = QWidget()

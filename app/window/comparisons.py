@@ -13,17 +13,16 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
-from pt2_viewer.core.compare.decomposition import Decomposition
-from pt2_viewer.core.compare.session import LEFT, RIGHT, LinkedDocumentModel
-from pt2_viewer.core.deploy.delegation import delegation_overlay, lowered_session
-from pt2_viewer.core.diff.chain import Chain, read_pipeline
-from pt2_viewer.core.jobs.schemas.lower import LowerResult
 from pt2_viewer.core.model.program import Archive, Program
 
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the compare and decompose views
     from pt2_viewer.app.compare.view import ComparePlan, CompareView
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
     from pt2_viewer.app.document.tab import DocumentTab
+    from pt2_viewer.core.compare.decomposition import Decomposition
+    from pt2_viewer.core.jobs.schemas.lower import LowerResult
+# The comparison models, the diff and the delegation overlay are imported where used too: the window's start-up
+# needs none of them (test_lazy_imports).
 
 
 class Window(Protocol):
@@ -75,6 +74,8 @@ class Comparisons:
                      attach: Callable[[DocumentWidget, DocumentWidget], None] | None = None) -> None:
         """A .pte beside its source, linked through the ETRecord's debug handles, the source painted by delegation."""
         from pt2_viewer.app.compare.view import ComparePlan  # deferred: Qt view (test_lazy_imports)
+        from pt2_viewer.core.compare.session import LEFT, RIGHT, LinkedDocumentModel
+        from pt2_viewer.core.deploy.delegation import delegation_overlay, lowered_session
 
         source = doc.model.archive
         session = lowered_session(doc.model.program, pte.program(), dict(result.source_to_pte or {}),
@@ -123,6 +124,7 @@ class Comparisons:
                    source_to_pte: dict[str, list[str]] | None = None) -> None:
         """Source | core ATen | `.pte` in a new tab, each adjacent pair diffed, selection synced through the chain."""
         from pt2_viewer.app.compare.chain import ChainView  # deferred: Qt view (test_lazy_imports)
+        from pt2_viewer.core.diff.chain import Chain, read_pipeline
 
         archive, program = doc.model.archive, doc.model.program
 
@@ -142,6 +144,7 @@ class Comparisons:
         """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence. The
         candidate stays in the Numerics job's folder, which closing the comparison leaves alone (the decomposition
         says whose it is)."""
+        from pt2_viewer.core.compare.session import LEFT
 
         def select(view: CompareView) -> None:
             view.left.reveal(node)

@@ -1,8 +1,9 @@
 """Opening one .pt2 imports only what its first view needs: a fresh process that opens a program offscreen has not
 imported the script, compare or decompose views (they load when first used), nor torch, nor the .pte reader's
 flatbuffers runtime (which imports numpy); nor the Run and Numerics tabs' panels and the job driver under them (built
-when their tab is first shown, app/document/job_tabs.py), the AOTInductor package's tab, or pygments (the Code tab
-colours its Python when first shown)."""
+when their tab is first shown, app/document/job_tabs.py) and the worker client (File > Preferences imports it only
+for a saved cap), the AOTInductor package's tab, pygments (the Code tab colours its Python when first shown), or the
+comparison models and diffs (a comparison imports them)."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,8 @@ from tests.programs import REPO_ROOT
 NOT_NEEDED = ("pt2_viewer.app.export.script_document", "pt2_viewer.app.compare.view",
               "pt2_viewer.app.decompose.dialog", "torch", "flatbuffers", "numpy")
 FIRST_SHOWN = ("pt2_viewer.app.run.panel", "pt2_viewer.app.numerics.panel", "pt2_viewer.app.jobs.driver",
-               "pt2_viewer.app.deploy.aoti_tab", "pygments")
+               "pt2_viewer.core.jobs.client", "pt2_viewer.app.deploy.aoti_tab", "pygments",
+               "pt2_viewer.core.compare.session", "pt2_viewer.core.diff.chain", "pt2_viewer.core.deploy.delegation")
 
 OPEN_ONE = """
 import json, sys
