@@ -18,17 +18,22 @@ check: setup
 fixtures: setup
 	$(PY) scripts/build_fixtures.py
 
+# pytest runs on every core (pytest-xdist): a test file stays on one process (--dist loadfile), so a module's fixtures
+# are built once. TEST_PROCESSES=0 runs in this process alone (a debugger, -x, --pdb).
+TEST_PROCESSES ?= auto
+PYTEST := QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(if $(filter 0,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
+
 # Everything, as CI runs it (.ci/run). pytest prints the 25 slowest tests and fails a test past its timeout
 # (pyproject.toml); its exit status is kept in .cache/pytest-exit-status for .ci/run to explain.
 test: check fixtures
-	@rm -f .cache/pytest-exit-status; QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q; status=$$?; \
+	@rm -f .cache/pytest-exit-status; $(PYTEST); status=$$?; \
 	echo $$status > .cache/pytest-exit-status; exit $$status
 
 # The five-minute loop: leaves out what starts workers, the zoo, the sshd and the slow tests (tiers marked by
 # tests/conftest.py from what each test uses); needs only the test programs' fixtures.
 test-fast: setup
 	$(PY) scripts/build_fixtures.py --only programs
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow and not zoo and not ssh and not worker"
+	$(PYTEST) -m "not slow and not zoo and not ssh and not worker"
 
 bench: setup
 	for b in bench/bench_*.py; do $(PY) $$b || exit 1; done

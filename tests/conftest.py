@@ -173,3 +173,56 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                   if any(_names_one_of(f, entry_points, set()) for f in functions)}
         for tier in sorted(tiers):
             item.add_marker(getattr(pytest.mark, tier))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# A test that starts a torch worker is in the `worker` tier. What a test reaches through the window (opening a script
+# exports it in a worker) cannot be read from its code, so the tier is also checked as the test runs: every test that
+# starts a worker process (core/jobs/client.py `start_worker_process`, the one place one is started) without the
+# `worker` mark is listed at the end of the run, and in a run that leaves the tier out (`make test-fast`) it fails,
+# naming the mark to add (`@pytest.mark.worker`, or `pytestmark` for its module).
+
+UNMARKED_WORKER_TESTS: list[str] = []
+
+
+def _excludes_workers(config: pytest.Config) -> bool:
+    return "not worker" in " ".join(str(config.getoption("markexpr") or "").split())
+
+
+@pytest.fixture(autouse=True)
+def _worker_tier_check(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    if request.node.get_closest_marker("worker") is not None:
+        yield
+        return
+    from pt2_viewer.core.jobs import client, warm
+
+    started: list[list[str]] = []
+    real = client.start_worker_process
+
+    def start_worker_process(command: list[str], **kwargs: object):  # type: ignore[no-untyped-def]
+        started.append(command)
+        return real(command, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(client, "start_worker_process", start_worker_process)
+    monkeypatch.setattr(warm, "start_worker_process", start_worker_process)
+    yield
+    if started:
+        request.node.user_properties.append(("unmarked_worker", len(started)))  # read by the run's controller
+        if _excludes_workers(request.config):
+            pytest.fail(f"this test started {len(started)} worker process(es) but is not marked `worker`, so a run "
+                        "that leaves that tier out (make test-fast) still pays for them: add @pytest.mark.worker "
+                        "to it (or to its module's pytestmark)", pytrace=False)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collects the unmarked tests where the summary is written (with pytest-xdist, the controller)."""
+    if report.when == "teardown" and any(name == "unmarked_worker" for name, _ in report.user_properties):
+        UNMARKED_WORKER_TESTS.append(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+    if UNMARKED_WORKER_TESTS:
+        write = terminalreporter.write_line
+        write(f"{len(UNMARKED_WORKER_TESTS)} test(s) started a worker without the `worker` mark (add it):")
+        for nodeid in UNMARKED_WORKER_TESTS:
+            write(f"  {nodeid}")
