@@ -463,7 +463,9 @@ class DocumentWidget(DocumentTab):
     def _expansion_changed(self, expansion: Expansion) -> None:
         """Groups opened or closed: lay out what the new expansion needs. Fit and the first view stepping up keep
         stepping; any other change (the model ended that) keeps the view or not as its cause says."""
-        opened = sum(1 for _path, now in expansion.groups if now) if expansion.cause is ExpansionCause.OVERVIEW else 0
+        leaves = self.model.level.scene.leaves  # modules of one op: drawn as that op, not as a group that opens
+        opened = (sum(1 for path, now in expansion.groups if now and path not in leaves)
+                  if expansion.cause is ExpansionCause.OVERVIEW else 0)
         self._expanded = (opened, time.perf_counter())  # Expand all (or a depth) says how long it took (_draw)
         if expansion.stepping:
             self._keep_view = False

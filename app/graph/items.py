@@ -268,8 +268,16 @@ def _memo(key: tuple[object, ...], make: Callable[[], _T]) -> _T:
     return _MEMO[full]  # type: ignore[return-value]  # stored by this function for this key
 
 
+_OVERVIEW: dict[tuple[str, bool], QColor] = {}
+
+
 def _overview_color(kind: str) -> QColor:
-    return _memo(("overview", kind), lambda: theme.kind_overview_color(kind))
+    """`theme.kind_overview_color(kind)` once per kind and palette: asked for every node item built."""
+    key = (kind, theme.is_dark())
+    color = _OVERVIEW.get(key)
+    if color is None:
+        color = _OVERVIEW[key] = theme.kind_overview_color(kind)
+    return color
 
 
 def node_item(box: NodeBox, look: Look) -> NodeItem:

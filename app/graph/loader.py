@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import atexit
-import gc
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
@@ -13,21 +11,7 @@ from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
-
-
-@contextmanager
-def _no_gc_pauses() -> Iterator[None]:
-    """Reading a 10k-node program allocates about a million objects; Python's cyclic collector would walk them all,
-    again and again, holding the GIL for 100+ ms each time (visible as window stalls). The model holds no garbage
-    cycles worth collecting, so collection is paused while building it and the result is frozen out of later
-    collections."""
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
-
+from pt2_viewer.core.util.gc_pause import gc_paused
 
 # The parsed-program cache's entry of a program read from its JSON is written this long after the program is handed
 # to the window, or at exit if sooner: encoding 10k nodes (0.3 s of CPU, much of it holding the GIL) would otherwise
@@ -81,7 +65,7 @@ class ArchiveLoader(QObject):
 
     def _work(self, key: str, work: Callable[[], object], what: str) -> None:
         try:
-            with _no_gc_pauses():
+            with gc_paused(freeze=True):
                 result = work()
         except Exception as e:  # a bug here must not take the window down; say what happened
             self.failed.emit(key, f"Could not {what} '{key}': internal error {type(e).__name__}: {e}")
@@ -93,7 +77,7 @@ class ArchiveLoader(QObject):
 
     def _run(self, path: str) -> None:
         try:
-            with _no_gc_pauses():
+            with gc_paused(freeze=True):
                 archive, store = ParsedProgramCache().read_deferred(path)  # opened before: no JSON parsed
         except ArchiveError as e:
             self.failed.emit(path, str(e))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, QSettings, Qt, QTimer
 from PySide6.QtGui import (
+    QColor,
     QPainter,
     QPen,
     QPixmap,
@@ -33,6 +34,7 @@ class MiniMap(QWidget):
     an overview rather than a thin line. The scene is rendered into a pixmap once per layout: repainting every item
     of a 10k-node scene on each pan step of the main view would cost more than the main view itself."""
 
+    BOXES_ABOVE = 2000  # node items: above, the picture is painted from the items' boxes (_paint_boxes)
     SIZE = (160, 120)  # the largest it gets (a wide view); a narrower view gets a smaller one, SHARE of its width
     SHARE = 0.16
     MIN_W = 80
@@ -162,12 +164,42 @@ class MiniMap(QWidget):
         self.pixmap.setDevicePixelRatio(ratio)
         self.pixmap.fill(Qt.GlobalColor.transparent)
         painter = QPainter(self.pixmap)
-        with self.main.plain():  # the graph itself: marks and the selection are painted over it (paintEvent)
-            for i in range(self.columns):
-                scene.render(painter, QRectF(i * (self.column_w + self.GAP), 0, self.column_w, self.column_h),
-                             self._slice(i))
+        if len(self.main.nodes) > self.BOXES_ABOVE:
+            self._paint_boxes(painter, scale)
+        else:
+            with self.main.plain():  # the graph itself: marks and the selection are painted over it (paintEvent)
+                for i in range(self.columns):
+                    scene.render(painter, QRectF(i * (self.column_w + self.GAP), 0, self.column_w, self.column_h),
+                                 self._slice(i))
         painter.end()
         self.update_visibility()
+
+    def _paint_boxes(self, painter: QPainter, scale: float) -> None:
+        """The graph as its boxes in their overview colours (frames, collapsed groups, nodes; no edges), each drawn
+        in the columns its band falls in: what rendering the scene at this scale shows, without a Python paint()
+        call per item (a 10k-node graph: 0.05 s instead of 0.4 s)."""
+        band = self.source.height() / self.columns
+        top = self.source.y()
+        columns: list[list[tuple[QRectF, QColor]]] = [[] for _ in range(self.columns)]
+        groups = sorted(self.main.groups.values(), key=lambda g: g.zValue())  # frames under the boxes in them
+        boxes: list[tuple[QRectF, QColor]] = [
+            (g.sceneBoundingRect(), g.tint if g.box.expanded else g.overview_fill) for g in groups]
+        boxes += [(n.sceneBoundingRect(), n.overlay_fill or n.kind_overview) for n in self.main.nodes.values()]
+        for rect, color in boxes:
+            first = int((rect.top() - top) // band)
+            last = int((rect.bottom() - top) // band)
+            for i in range(max(first, 0), min(last, self.columns - 1) + 1):
+                columns[i].append((rect, color))
+        for i, column in enumerate(columns):
+            painter.save()
+            x = i * (self.column_w + self.GAP)
+            painter.setClipRect(QRectF(x, 0, self.column_w, self.column_h))
+            painter.translate(x, 0)
+            painter.scale(scale, scale)
+            painter.translate(-self.source.x(), -(top + i * band))
+            for rect, color in column:
+                painter.fillRect(rect, color)
+            painter.restore()
 
     def _slice(self, i: int) -> QRectF:
         """The part of the scene column `i` shows: the i-th of `columns` bands from the top."""

@@ -67,6 +67,7 @@ class GraphView(QGraphicsView):
         self.edges: EdgeLayer | None = None
         self.layout: SceneLayout | None = None
         self.drawing = QRectF()  # the scene's items' bounding rect, as of the last show_layout
+        self.selected: NodeItem | GroupItem | None = None  # the item set_states last made SELECTED
         self.overlay: Overlay | None = None  # painted over node colours, kept across re-layouts (set_overlay)
         self.painted = 0  # frames painted since the last scene; tests and --screenshot wait on it
         self.start_inset = 0  # pixels at the viewport's left that an overlay covers (the minimap): show_start avoids
@@ -83,6 +84,7 @@ class GraphView(QGraphicsView):
                     edge_label: Callable[[EdgeLine], str], keep_view: bool = False) -> None:
         scene = self.scene()
         center = self.mapToScene(self.viewport().rect().center())
+        self.selected = None
         scene.clear()
         self.nodes.clear()
         self.groups.clear()
@@ -123,13 +125,18 @@ class GraphView(QGraphicsView):
     def set_states(self, nodes: dict[str, HighlightState], groups: dict[str, HighlightState],
                    hot_edges: set[tuple[str, str]],
                    hub: str | None = None) -> None:
+        self.selected = None
         for name, item in self.nodes.items():
             s = nodes.get(name, HighlightState.NONE)
+            if s == HighlightState.SELECTED:
+                self.selected = item
             if item.state != s:
                 item.state = s
                 item.update()
         for path, group in self.groups.items():
             s = groups.get(path, HighlightState.NONE)
+            if s == HighlightState.SELECTED:
+                self.selected = group
             if group.state != s:
                 group.state = s
                 group.update()
@@ -251,11 +258,10 @@ class GraphView(QGraphicsView):
 
     def selected_rect(self) -> QRect | None:
         """Where the selected item is in the viewport (pixels); None without one."""
-        items: list[GroupItem | NodeItem] = [*self.nodes.values(), *self.groups.values()]
-        for item in items:
-            if item.state == HighlightState.SELECTED:
-                return self.mapFromScene(item.sceneBoundingRect()).boundingRect()
-        return None
+        item = self.selected  # the minimap asks on every scroll: no walk over ten thousand items
+        if item is None or item.state != HighlightState.SELECTED:
+            return None
+        return self.mapFromScene(item.sceneBoundingRect()).boundingRect()
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         delta = event.angleDelta().y()

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult
+from pt2_viewer.core.util.gc_pause import gc_paused
 
 
 class LayoutTarget(Protocol):
@@ -63,7 +64,13 @@ class LayoutRounds:
     def run(self, target: LayoutTarget, *, on_ready: Callable[[], None], on_failed: Callable[[BaseException], None],
             on_round: Callable[[dict[str, LayoutRequest]], None] = lambda _pending: None) -> None:
         """Send what `target` still needs, round after round; `on_round(pending)` before each round is sent,
-        `on_ready()` once nothing is missing (at once when nothing was)."""
+        `on_ready()` once nothing is missing (at once when nothing was). The cyclic GC waits while requests are
+        built, results handed back and `on_ready` draws (core/util/gc_pause.py)."""
+        with gc_paused(freeze=True):
+            self._run(target, on_ready, on_failed, on_round)
+
+    def _run(self, target: LayoutTarget, on_ready: Callable[[], None], on_failed: Callable[[BaseException], None],
+             on_round: Callable[[dict[str, LayoutRequest]], None]) -> None:
         self.stop()
         generation = self._generation
         try:
@@ -90,7 +97,8 @@ class LayoutRounds:
                 on_failed(outcome)
                 return
             try:
-                target.set_layouts({k: (r, res) for k, r, res in zip(keys, requests, outcome, strict=True)})
+                with gc_paused(freeze=True):
+                    target.set_layouts({k: (r, res) for k, r, res in zip(keys, requests, outcome, strict=True)})
             except Exception as e:
                 self._generation += 1
                 on_failed(e)

@@ -16,14 +16,18 @@ import pygraphviz
 from pt2_viewer.core.layout.records import EdgeRoute, LayoutError, LayoutRequest, LayoutResult, Point
 
 # Bump when the attributes below change, so that cached layouts made with the old ones are not reused.
-ENGINE_VERSION = 1
+ENGINE_VERSION = 2
 
 NODESEP_IN = 0.25  # horizontal gap between neighbours in a rank, inches
 RANKSEP_IN = 0.4  # vertical gap between ranks, inches
 # Above this many nodes dot's crossing minimisation and network simplex get capped: a 4k-node graph with skip
 # connections otherwise takes tens of seconds (see docs/layout.md for the measurements).
 LARGE_GRAPH_NODES = 1000
+# Above this many, network simplex is capped too (not crossing minimisation): the ROOT group of a 135-layer model
+# (207 nodes, most of them the layers' big boxes) takes dot 0.13 s instead of 0.31 s, the drawing as readable.
+MEDIUM_GRAPH_NODES = 150
 SMALL_GRAPH_LIMITS = {"mclimit": "1.0", "nslimit": "10", "nslimit1": "10"}
+MEDIUM_GRAPH_LIMITS = {"mclimit": "1.0", "nslimit": "1", "nslimit1": "1"}
 LARGE_GRAPH_LIMITS = {"mclimit": "0.1", "nslimit": "1", "nslimit1": "1", "remincross": "false"}
 
 
@@ -48,7 +52,9 @@ def layout(request: LayoutRequest) -> LayoutResult:
 
 def to_dot(request: LayoutRequest) -> str:
     """The request as DOT text: node i is `n{i}`, kept edge i carries `k=i` so it maps back to the request."""
-    limits = LARGE_GRAPH_LIMITS if len(request.nodes) > LARGE_GRAPH_NODES else SMALL_GRAPH_LIMITS
+    nodes = len(request.nodes)
+    limits = (LARGE_GRAPH_LIMITS if nodes > LARGE_GRAPH_NODES else MEDIUM_GRAPH_LIMITS if nodes > MEDIUM_GRAPH_NODES
+              else SMALL_GRAPH_LIMITS)
     graph_attrs = {"rankdir": request.rankdir, "nodesep": str(NODESEP_IN), "ranksep": str(RANKSEP_IN),
                    "splines": "spline", **limits}
     lines = [

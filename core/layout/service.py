@@ -36,6 +36,7 @@ from typing import Any
 from pt2_viewer.core.layout.cache import LayoutCache
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult, dumps
 from pt2_viewer.core.platform import install
+from pt2_viewer.core.util.gc_pause import gc_paused
 
 Outcome = list[LayoutResult] | LayoutError
 
@@ -226,7 +227,8 @@ class LayoutService:
                 ticket = self._queue.popleft()
                 self._current = ticket
             try:
-                outcome: Outcome | None = self._serve(ticket)
+                with gc_paused(freeze=True):  # a round of results decoded: many objects, no garbage cycles
+                    outcome: Outcome | None = self._serve(ticket)
             except _Cancelled:
                 outcome = None
             except LayoutError as exc:
