@@ -267,6 +267,7 @@ class MainWindow(QMainWindow):
         if p.suffix == ".py":
             self.open_script(p)
             return
+        self.layouts.service.prestart()  # the layout child starts on the other core while the program is read
         self.loader.load(str(p.resolve()) if p.exists() else str(p))
 
     def _archive_loaded(self, path: str, archive: Archive) -> None:

@@ -119,6 +119,23 @@ class LayoutService:
             self._cond.notify_all()
         return number
 
+    def prestart(self) -> threading.Thread:
+        """Start the first child now, in a thread (returned), so that the first layout does not wait for its Python
+        to start: a window calls this when it begins reading a program, and the child starts on the other core
+        meanwhile. Starts nothing when a child is running or the service is closed."""
+
+        def start() -> None:
+            with self._cond:
+                if not self._closed:
+                    try:
+                        self._running_child(0)
+                    except LayoutError:
+                        pass  # said, with its reason, when a layout needs the child
+
+        thread = threading.Thread(target=start, name="layout-prestart", daemon=True)
+        thread.start()
+        return thread
+
     def fileno(self) -> int:
         """A file descriptor that is readable while poll() has finished tickets to return (for QSocketNotifier)."""
         return self._wake_r
