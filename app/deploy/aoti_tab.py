@@ -50,7 +50,7 @@ PAGE_ROLE = Qt.ItemDataRole.UserRole
 
 class AotiTab(DocumentTab):
     """`program` is the graph of the archive's ExportedProgram, made by the window, when it holds one. `ran(result)`
-    when a run of the compiled code ends (the run job's result; None when it did not start)."""
+    when a run of the compiled code ends (its `RunResult`; None when it did not start)."""
 
     ran = Signal(object)
 
@@ -264,7 +264,7 @@ class AotiTab(DocumentTab):
             self.result.setText(f"<b>Ran</b> on {result.device} with {where}: {rows}. <b>Latency</b>: "
                                 f"{latency_text(result.latency)}" + self._kernel_text(result))
             self._show_kernel_times(result)
-        self.ran.emit(outcome.result)  # result.json as the job wrote it
+        self.ran.emit(result)  # the run's RunResult (None: it wrote none)
 
     def _kernel_text(self, result: RunResult) -> str:
         kernels = result.kernel_times

@@ -9,7 +9,6 @@ that tab saves them where the user wants.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -160,20 +159,22 @@ class LowerDialog(JobDialog):
         self.failure.clear()
         self.driver.start(job, request, temp_dirs.new_dir(job))
 
-    def _painted(self, job: str, result: dict[str, Any]) -> None:
+    def _painted(self, job: str, outcome: JobOutcome) -> None:
         """Paint a follow-up's per-op figures on both graphs."""
 
         assert self.sides is not None
         source, pte = self.sides
-        if job == "numerics":
-            numerics = NumericsResult.from_json(result)
+        numerics = outcome.result_as(NumericsResult) if job == "numerics" else None
+        run = outcome.result_as(RunResult) if job != "numerics" else None
+        if numerics is not None:
             pairs = [(source, error_overlay(numerics)), (pte, error_overlay(on_pte_graph(numerics)))]
             self.stage.setText(summary_text(numerics))
-        else:
-            run = RunResult.from_json(result)
+        elif run is not None:
             pairs = [(source, run_time_overlay(run.source_node_times or {})),
                      (pte, run_time_overlay(run.node_times or {}))]
             self.stage.setText(f"Timed {len(run.node_times or {})} instructions and delegate calls.")
+        else:
+            return
         for doc, overlay in pairs:
             if overlay is not None:
                 doc.tools.add_overlay(overlay)
@@ -185,8 +186,8 @@ class LowerDialog(JobDialog):
             failure = outcome.failure_text()
             if failure is not None:
                 self.failure.show_failure(*failure, self.log)
-            elif outcome.result is not None:
-                self._painted(job, outcome.result)
+            else:
+                self._painted(job, outcome)
             return
         self.close_button.setText("Close")
         self.start_button.setEnabled(True)
@@ -195,12 +196,12 @@ class LowerDialog(JobDialog):
         if failure is not None:
             self._fail(*failure)
             return
-        assert outcome.result is not None
         try:
-            result = LowerResult.from_json(outcome.result)
+            result = outcome.result_as(LowerResult)
         except SchemaError as e:
             self._fail(f"The worker's result cannot be read: {e}.", "")
             return
+        assert result is not None  # a job that ended well wrote its result (else failure_text says why)
         self.lowered_result = result
         self.show_result(result)
         loader = ArchiveLoader(self)

@@ -110,8 +110,8 @@ def test_the_compiled_code_runs_only_after_consent(qtbot, window: MainWindow,  #
     with qtbot.waitSignal(tab.ran, timeout=TIMEOUT) as done:
         assert tab.run() is True
     result = done.args[0]
-    assert result["ok"], result
-    assert result["inputs"]["source"] == "sample" and result["outputs"][0]["shape"] == [2, 4]
+    assert result.ok, result
+    assert result.inputs.source == "sample" and result.outputs[0]["shape"] == [2, 4]
     assert "Latency" in tab.result.text()
 
 
@@ -134,7 +134,7 @@ def test_kernel_times_are_painted_on_the_program(qtbot, window: MainWindow) -> N
     with qtbot.waitSignal(tab.ran, timeout=TIMEOUT) as done:
         assert tab.run() is True
     result = done.args[0]
-    assert result["ok"], result
+    assert result.ok, result
     assert "Kernels" in tab.result.text() and "painted on the graph" in tab.result.text()
     kernels = next(item for text, item in _pages(tab).items() if text.startswith("Kernels ("))
     tab.outline.setCurrentItem(kernels)
