@@ -8,7 +8,8 @@ Two measures, each in a fresh process with an empty layout cache in a temporary 
 - **service**: the layout rounds alone, as the window sends them (no Qt), through one child and through the pool.
 
 Prints figures; asserts nothing. `--profile FILE` writes a cProfile of the window's GUI process from the click to the
-paint. Usage: `.venv/bin/python bench/bench_expand_all.py [--layers 135] [--repeat 1] [--profile out.prof]`.
+paint; `--screenshot PREFIX` saves the window after it. Usage:
+`.venv/bin/python bench/bench_expand_all.py [--layers 135] [--repeat 1] [--profile out.prof] [--screenshot out]`.
 """
 from __future__ import annotations
 
@@ -49,41 +50,47 @@ def expand_all(path: Path, processes: int) -> tuple[float, int, int, int]:
 
 
 def _counters(service) -> tuple[int, ...]:  # type: ignore[no-untyped-def]
-    return service.asked, service.laid_out, service.reused, service.cache_hits
+    return tuple(getattr(service, name, 0) for name in ("asked", "laid_out", "reused", "cache_hits"))  # 0: none yet
 
 
-def window_child(path: str, profile: str) -> None:
+def window_child(path: str, profile: str, shot: str) -> None:
     """In a fresh process: open `path` in the window, click Expand all, print one JSON line of figures."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+    from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
     from pt2_viewer.app.main_window import MainWindow
+
+    class Stalls:
+        """How late a 5 ms timer on the GUI thread fires: its longest gap is the worst stall."""
+
+        def __init__(self) -> None:
+            self.gaps: list[float] = []
+            self.last = 0.0
+            self.timer = QTimer(interval=5)
+            self.timer.timeout.connect(self.beat)
+
+        def start(self) -> None:
+            self.last = time.perf_counter()
+            self.timer.start()
+
+        def beat(self) -> None:
+            now = time.perf_counter()
+            self.gaps.append((now - self.last) * 1000)
+            self.last = now
+
+        def stop(self) -> float:
+            self.timer.stop()
+            return max(self.gaps, default=0.0)
 
     app = QApplication([])
     window = MainWindow(interactive=False)
     window.resize(1400, 900)
     window.show()
-    clock = QElapsedTimer()
-    clock.start()
-    stalls: list[float] = []
-    last = [clock.elapsed()]
-
-    def beat() -> None:
-        now = clock.elapsed()
-        stalls.append(now - last[0])
-        last[0] = now
-
-    heartbeat = QTimer(interval=5)
-    heartbeat.timeout.connect(beat)
+    stalls = Stalls()
     result: dict[str, object] = {}
     statuses: list[str] = []
     profiler = None
-    if profile:
-        import cProfile
-
-        profiler = cProfile.Profile()
-
     gc_started = [0.0]
     gc_s = [0.0]
 
@@ -107,13 +114,21 @@ def window_child(path: str, profile: str) -> None:
             if doc.view.painted == 0:
                 QTimer.singleShot(1, painted)
                 return
-            heartbeat.stop()
+            elapsed = time.perf_counter() - start
+            worst = stalls.stop()
             gc.callbacks.remove(collected)
             if profiler is not None:
                 profiler.disable()
                 profiler.dump_stats(profile)
+            if shot:  # what Expand all shows, then the middle of the model (three layers) zoomed to fit
+                window.grab().save(f"{shot}-start.png")
+                middle = sorted(doc.view.groups.values(), key=lambda g: g.sceneBoundingRect().center().y())
+                doc.view.fitInView(middle[len(middle) // 2].sceneBoundingRect().adjusted(0, -1500, 0, 1500),
+                                   Qt.AspectRatioMode.KeepAspectRatio)
+                app.processEvents()
+                window.grab().save(f"{shot}-middle.png")
             after = _counters(service)
-            result.update(s=time.perf_counter() - start, max_stall_ms=max(stalls, default=0.0),
+            result.update(s=elapsed, max_stall_ms=worst,
                           nodes=len(doc.model.program.graph.nodes), items=len(doc.view.nodes) + len(doc.view.groups),
                           status=statuses[-1] if statuses else "", gc_s=gc_s[0],
                           counts=dict(zip(("asked", "laid_out", "reused", "cache_hits"),
@@ -121,8 +136,7 @@ def window_child(path: str, profile: str) -> None:
             app.quit()
 
         doc.graph_ready.connect(painted, type=Qt.ConnectionType.SingleShotConnection)
-        last[0] = clock.elapsed()
-        heartbeat.start()
+        stalls.start()
         if profiler is not None:
             profiler.enable()
         doc.expand_all()
@@ -135,12 +149,12 @@ def window_child(path: str, profile: str) -> None:
     print(json.dumps(result))
 
 
-def measure_window(path: Path, profile: str) -> dict[str, object]:
+def measure_window(path: Path, profile: str, shot: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "XDG_CACHE_HOME": home, "XDG_CONFIG_HOME": home, "QT_QPA_PLATFORM": "offscreen"}
         env.pop("PT2V_CACHE_DIR", None)
-        run = subprocess.run([sys.executable, __file__, "--child", str(path), profile], env=env, capture_output=True,
-                             text=True, timeout=1800)
+        run = subprocess.run([sys.executable, __file__, "--child", str(path), profile, shot], env=env,
+                             capture_output=True, text=True, timeout=1800)
     try:
         return json.loads(run.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
     except (IndexError, json.JSONDecodeError):
@@ -155,12 +169,14 @@ def main() -> int:
     ap.add_argument("--layers", type=int, default=135)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--profile", default="", help="write a cProfile of the window's click-to-paint to this file")
+    ap.add_argument("--screenshot", default="", help="save the window after Expand all as PREFIX-start.png, and "
+                    "zoomed on the middle of the model as PREFIX-middle.png")
     args = ap.parse_args()
     path = program_path(args.layers)
     pool = default_processes()
     print(f"Expand all, {args.layers} layers ({path.name}), cold layout cache; pool = {pool} children")
     for _ in range(args.repeat):
-        r = measure_window(path, args.profile)
+        r = measure_window(path, args.profile, args.screenshot)
         if "error" in r:
             print(f"  window: {r['error']}")
         else:
@@ -177,6 +193,6 @@ def main() -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        window_child(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "")
+        window_child(sys.argv[2], *(sys.argv[3:5] + ["", ""])[:2])
     else:
         raise SystemExit(main())
