@@ -121,6 +121,7 @@ def test_temporary_folders_of_dead_processes_are_swept_and_live_ones_kept(tmp_pa
     assert not kept.exists()
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_a_scripts_program_opened_in_a_new_tab_outlives_the_script_tab(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                        monkeypatch) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "1")

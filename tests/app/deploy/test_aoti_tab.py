@@ -115,6 +115,7 @@ def test_the_compiled_code_runs_only_after_consent(qtbot, window: MainWindow,  #
     assert "Latency" in tab.result.text()
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_kernel_times_are_painted_on_the_program(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """A package built with provenance and kernel profiling, holding its program: Run with "Time each kernel" fills
     the Kernels page and paints each kernel's time over the nodes torch's provenance names."""

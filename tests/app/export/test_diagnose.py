@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QUrl
 
 from pt2_viewer.app.export.script_document import ScriptDocument
@@ -15,6 +16,7 @@ from tests.core.export.test_doctor import script_text
 TIMEOUT = 240_000
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_diagnose_lists_every_problem_with_its_fix_and_line(qtbot, window: MainWindow, tmp_path: Path) -> None:
     script = tmp_path / "data_dependent.py"
     script.write_text(script_text(), encoding="utf-8")
@@ -63,6 +65,7 @@ def test_diagnose_lists_every_problem_with_its_fix_and_line(qtbot, window: MainW
     assert Path(opened.args[0]).name == draft and Path(opened.args[0]).is_file()
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_export_report_of_the_script_tab_writes_one_html_file(qtbot, window: MainWindow, tmp_path: Path) -> None:
     from pt2_viewer.app.export.report_export import ReportWriter, report_source
 
@@ -107,6 +110,7 @@ def test_the_apply_dialog_shows_the_whole_diff_and_what_it_narrows(qtbot) -> Non
     assert "reject inputs where m &lt;= 10" in dialog.text.text() and "m.py.orig" in dialog.text.text()
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_a_module_level_script_gets_its_fix_in_its_own_words(qtbot, window: MainWindow, tmp_path: Path) -> None:
     """The module-level convention (no export call in the script): the Problems tab says what the model requires in
     the user's names, the verified fix edits the script's own Dim line, and applied it makes the script export."""

@@ -71,6 +71,7 @@ def entries(doc: ScriptDocument) -> list:  # type: ignore[type-arg]
     return [e for i in range(doc.exports.count()) if (e := doc.exports.item(i).data(ENTRY_ROLE)) is not None]
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_exports_fill_in_order_and_a_program_opens_in_the_scripts_tab(qtbot, window: MainWindow,
                                                                        tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     seen: list[list[str]] = []
@@ -150,6 +151,7 @@ def _watch_list(window: MainWindow, seen: list[list[str]]) -> None:
                                  if e["type"] == "export_started" else None)
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_a_constraint_violation_fix_applies_and_re_exports(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     doc, shown = open_script(qtbot, window, CONVENTION)
     assert shown is None  # nothing exported: the list and the explanation are what there is to see
@@ -170,6 +172,7 @@ def test_a_constraint_violation_fix_applies_and_re_exports(qtbot, window: MainWi
     assert [s.name for s in doc.program_document.model.program.signature.inputs][-2:] == ["x", "y"]
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_cancel_stops_a_hanging_script_at_once_and_the_window_still_opens_files(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     window.open_path(str(SCRIPTS / "hang.py"))
     doc = window.tabs.currentWidget()
@@ -197,6 +200,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 @pytest.mark.parametrize("script, words, printed", [("segfault.py", "segmentation fault", "about to crash"),
                                                     ("os_exit.py", "exited with code 3", "leaving now")])
 def test_a_crashing_script_is_reported_in_words(qtbot, window: MainWindow, script: str, words: str,
@@ -209,6 +213,7 @@ def test_a_crashing_script_is_reported_in_words(qtbot, window: MainWindow, scrip
     assert doc.run_button.isEnabled() and not doc.cancel_button.isEnabled()
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_the_trust_prompt_comes_once_per_content(qtbot, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     script = tmp_path / "leaves.py"
     shutil.copy(SCRIPTS / "os_exit.py", script)

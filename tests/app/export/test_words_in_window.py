@@ -32,6 +32,7 @@ def open_failing(qtbot, window: MainWindow, script: Path) -> tuple[ScriptDocumen
     return doc, said
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 @pytest.mark.parametrize("name", ["branch_on_sum", "module_item_range", "narrowed_by_if"])
 def test_a_failed_script_and_its_problems_are_said_in_the_users_words(qtbot, window: MainWindow, tmp_path: Path,
                                                                        name: str) -> None:
@@ -50,6 +51,7 @@ def test_a_failed_script_and_its_problems_are_said_in_the_users_words(qtbot, win
         assert leaks(text) == [], f"{name}: torch's symbols in the {where}:\n{text}"
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_try_it_shows_the_scripts_dim_name_in_the_fixed_program(qtbot, window: MainWindow, tmp_path: Path) -> None:
     """module_equal_dims.py: `batch_a`, `batch_b` the model forces equal. "Try it" re-exports with b's batch made
     batch_a; the program shown says `batch_a` in its shapes, the Symbols panel and Details (torch's `s52` an aside)."""

@@ -4,6 +4,7 @@ tests answers no question (a prompt would refuse), so a comparison that succeeds
 on a signal."""
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 
 from pt2_viewer.app.main_window import MainWindow
@@ -13,6 +14,7 @@ from tests.app.numerics.test_numerics_panel import JOB_TIMEOUT, open_numerics_ta
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_a_huggingface_program_is_compared_from_the_window_with_no_prompt(qtbot, window: MainWindow, pt2_path) -> None:  # type: ignore[no-untyped-def]
     import transformers
 

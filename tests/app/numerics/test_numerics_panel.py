@@ -36,6 +36,7 @@ def open_numerics_tab(qtbot, window: MainWindow, path: Path) -> tuple[DocumentWi
     return doc, doc.numerics_panel
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_fp16_overflow_in_the_window(qtbot, window: MainWindow, numerics_programs: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
     doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
     panel.set_candidate("fp16")
@@ -152,6 +153,7 @@ def transformer() -> Path:
     return transformer_names()
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_names_stay_apart_ops_lead_and_a_click_keeps_the_table(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                                  transformer: Path) -> None:
     """Issue 30: at 1280x800 every row's node read "p_tran…weight", the weights at 0 error headed the table, and a

@@ -3,6 +3,8 @@ Symbols panel and in the program's shapes (resources/examples/convention.py: x.s
 Dim.AUTO)."""
 from __future__ import annotations
 
+import pytest
+
 from pt2_viewer.app.export.script_document import ScriptDocument
 from pt2_viewer.app.main_window import MainWindow
 from tests.programs import REPO_ROOT
@@ -10,6 +12,7 @@ from tests.programs import REPO_ROOT
 CONVENTION = REPO_ROOT / "resources" / "examples" / "convention.py"
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_symbols_say_the_scripts_dim_names(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     window = MainWindow(interactive=False, trust_scripts=True)

@@ -66,6 +66,7 @@ def open_run_tab(qtbot, window: MainWindow, path: Path) -> tuple[DocumentWidget,
     return doc, doc.run_panel
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_run_on_cpu_shows_outputs_latency_and_heat(qtbot, window: MainWindow, mlp: Path) -> None:  # type: ignore[no-untyped-def]
     doc, panel = open_run_tab(qtbot, window, mlp)
     (symbol,) = panel.dims
@@ -106,6 +107,7 @@ def test_run_on_cpu_shows_outputs_latency_and_heat(qtbot, window: MainWindow, ml
     doc.show_run_panel()
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
 def test_cuda_button_is_disabled_saying_why(qtbot, window: MainWindow, mlp: Path,  # type: ignore[no-untyped-def]
                                             monkeypatch) -> None:
@@ -121,6 +123,7 @@ def test_cuda_button_is_disabled_saying_why(qtbot, window: MainWindow, mlp: Path
     assert panel.cpu_button.isEnabled()
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_missing_custom_op_is_explained_and_import_first_fixes_it(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                                   pt2_path: Callable[[str], Path],  # noqa: F811
                                                                   tmp_path: Path) -> None:
@@ -145,6 +148,7 @@ def test_missing_custom_op_is_explained_and_import_first_fixes_it(qtbot, window:
     assert not panel.error.isVisible() and panel.outputs.rowCount() == 1
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_unbounded_dims_are_listed_in_input_order_and_run(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                           pt2_path: Callable[[str], Path]) -> None:  # noqa: F811
     _, panel = open_run_tab(qtbot, window, pt2_path("tutorial_auto_dims"))  # every dim Dim.AUTO: no upper end
@@ -162,6 +166,7 @@ def test_unbounded_dims_are_listed_in_input_order_and_run(qtbot, window: MainWin
     assert not panel.error.isVisible()
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_mixed_none_int_bool_inputs_run(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                         pt2_path: Callable[[str], Path]) -> None:  # noqa: F811
     _, panel = open_run_tab(qtbot, window, pt2_path("tutorial_mixed"))

@@ -4,6 +4,7 @@ fit it (app/window/screen_fit.py). The offscreen screen is 800x800: a geometry s
 screen's. Offscreen; every wait is on a signal or a condition."""
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QPoint, QSettings
 from PySide6.QtWidgets import QWidget
 
@@ -39,6 +40,7 @@ def test_a_window_saved_on_a_bigger_screen_opens_inside_this_one(qtbot) -> None:
         QSettings("pt2-viewer", "PT2 Viewer").remove("window/geometry")
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_failing_scripts_and_try_it_never_widen_the_window(qtbot) -> None:  # type: ignore[no-untyped-def]
     window = MainWindow(interactive=False, trust_scripts=True)
     qtbot.addWidget(window)

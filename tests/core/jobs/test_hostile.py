@@ -315,6 +315,7 @@ def test_a_forged_events_channel_cannot_make_export_read_other_files(tmp_path): 
 
 # --- the window: a refusal becomes a question, and a yes runs the job again with trust ---------------------------
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_window_reruns_a_refused_job_once_the_file_is_trusted(qtbot, pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QWidget
 
@@ -352,6 +353,7 @@ def test_window_reruns_a_refused_job_once_the_file_is_trusted(qtbot, pt2_path, t
     assert payload.marker.read_text() == "imported"
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_window_reruns_a_refused_job_once_the_whole_file_is_trusted(qtbot, pt2_path, tmp_path, payload):  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QWidget
 
@@ -372,6 +374,7 @@ def test_window_reruns_a_refused_job_once_the_whole_file_is_trusted(qtbot, pt2_p
     assert payload.marker.read_text() == "imported"
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_closing_the_owner_of_a_running_job_ends_its_process_tree(qtbot, tmp_path):  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QWidget
     from shiboken6 import delete

@@ -6,12 +6,15 @@ from __future__ import annotations
 import argparse
 import os
 
+import pytest
+
 from pt2_viewer.core.cli import report as report_cli
 from pt2_viewer.core.platform import temp_dirs
 from tests.core.export.test_doctor import script_text
 from tests.core.report.browser import run_selftest
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_script_report_lists_calls_problems_and_programs(tmp_path):
     script = tmp_path / "data_dependent.py"
     script.write_text(script_text(), encoding="utf-8")
