@@ -43,3 +43,44 @@ def test_a_wide_scene_stays_one_column(qtbot) -> None:  # type: ignore[no-untype
     minimap = MiniMap(view, view)
     minimap.refit()
     assert minimap.columns == 1 and minimap.height() == minimap.base_size()[1]
+
+
+def test_a_big_graphs_minimap_is_painted_from_its_boxes(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Above BOXES_ABOVE nodes the picture is painted from the items' boxes (no paint() per item): each node and
+    collapsed group shows in its overview colour where the folded map puts it. On the bundled example (a real
+    transformer export) collapsed to its top level, so that boxes are a few pixels big, with the bound lowered to 0."""
+    from pt2_viewer.core.graph.document import DocumentModel
+    from pt2_viewer.core.layout.driver import lay_out_all
+    from pt2_viewer.core.layout.engine import layout
+    from pt2_viewer.core.pt2.reader import read_archive
+    from tests.app.graph.test_graph_tools import EXAMPLE
+
+    archive = read_archive(EXAMPLE)
+    model = DocumentModel(archive, archive.programs[0])
+    model.level.scene.collapse_all()
+    lay_out_all(model.level.scene, layout)
+    composed = model.level.scene.compose()
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    view.show()
+    view.show_layout(composed, model.looks(n.node for n in composed.nodes), model.edge_labeller())
+    monkeypatch.setattr(MiniMap, "BOXES_ABOVE", 0)
+    minimap = MiniMap(view, view)
+    minimap.refit()
+    picture = minimap.pixmap.toImage()
+    ratio = minimap.pixmap.devicePixelRatio()
+    scale = minimap.column_w / minimap.source.width()
+    hosts = {n.box.host for n in view.nodes.values() if n.box.kind == "weight_row"}  # their middle is a row's
+    boxes = [(n, n.kind_overview) for n in view.nodes.values() if n.name not in hosts]
+    boxes += [(g, g.overview_fill) for g in view.groups.values()]
+    checked = 0
+    for item, colour in boxes:
+        rect = item.sceneBoundingRect()
+        spot = minimap._to_map(rect)
+        if spot is None or min(rect.width(), rect.height()) * scale < 4:
+            continue  # too small to have a pixel of its own colour
+        x, y = (spot.center().x() - minimap.target.x()) * ratio, (spot.center().y() - minimap.target.y()) * ratio
+        assert picture.pixelColor(int(x), int(y)).rgb() == colour.rgb(), item
+        checked += 1
+    assert checked >= 3, checked
