@@ -2,10 +2,12 @@
 tests never touch (or depend on) the user's own files.
 
 Two things outlive a run, on purpose (tests/README.md):
-- Graphviz layouts go to `.cache/test-layouts/` (`$PT2V_CACHE_DIR/layout` links there; the viewer's other caches
-  start empty), a cache kept between runs: a program laid out once is not laid out again. The tests of the layout
-  cache itself use their own folders (tmp_path); a test that needs a cold cache asks for `cold_layout_cache`.
-- The fixtures (`make fixtures`, scripts/build_fixtures.py) and torch's stored answers, under `.cache/`.
+- Graphviz layouts go to the per-user fixture folder's `test-layouts/` (tests/fixture_root.py;
+  `$PT2V_CACHE_DIR/layout` links there; the viewer's other caches start empty), a cache kept between runs and
+  checkouts: a program laid out once is not laid out again. The tests of the layout cache itself use their own
+  folders (tmp_path); a test that needs a cold cache asks for `cold_layout_cache`.
+- The fixtures (`make fixtures`, scripts/build_fixtures.py) and torch's stored answers: per checkout under `.cache/`
+  those that name this checkout's files, per user the rest (tests/fixture_root.py).
 
 Tiers: `pytest_collection_modifyitems` marks each test by what it and the fixtures it uses reach, so `make test-fast`
 can leave the costly ones out (`-m "not slow and not zoo and not ssh and not worker"`): `window` (a Qt window or
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.fixture_root import FIXTURE_ROOT
+from tests.fixture_root import SHARED_FIXTURE_ROOT
 
 _home = tempfile.mkdtemp(prefix="pt2v-test-home-")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -34,7 +36,7 @@ os.environ["XDG_DATA_HOME"] = os.path.join(_home, "data")
 os.environ["XDG_RUNTIME_DIR"] = os.path.join(_home, "runtime")
 os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
 # The viewer's caches (`$PT2V_CACHE_DIR`) start empty, but for layouts: `layout/` links to a folder kept between runs.
-LAYOUT_CACHE = FIXTURE_ROOT / "test-layouts"  # tests/fixture_root.py: kept per user, outside the checkout
+LAYOUT_CACHE = SHARED_FIXTURE_ROOT / "test-layouts"  # tests/fixture_root.py: keyed by shape, kept per user
 LAYOUT_CACHE.mkdir(parents=True, exist_ok=True)
 os.makedirs(os.path.join(_home, "pt2v-cache"))
 os.symlink(LAYOUT_CACHE, os.path.join(_home, "pt2v-cache", "layout"))

@@ -13,7 +13,8 @@ from typing import Any
 
 import torch
 
-from tests.programs import cache_dir, cached_file
+from tests.fixture_root import SHARED_FIXTURE_ROOT
+from tests.programs import builder_key, cache_dir, cached_file
 
 CNN, TRANSFORMER, INT8 = "mobilenet_v3_small", "nn_transformer", "int8_cnn"
 SMALL = "small"  # tests/zoo/pipeline.py's linear layer: what the hostile and fuzz cases mutate
@@ -94,7 +95,12 @@ def lowered(model: str, backend: str) -> Lowered:
     from pt2_viewer.core.deploy.lower import run_job
 
     source = source_path(model)
-    folder = cache_dir(lowered, _version("executorch"), _deploy_code()) / f"{model}.{backend}"
+    # a zoo model's lowering is kept per user, beside the zoo (tests/fixture_root.py); the int8 CNN's source is
+    # this checkout's own program, so its lowering stays with it
+    key = (_version("executorch"), _deploy_code())
+    root = cache_dir(lowered, *key) if model == INT8 else (
+        SHARED_FIXTURE_ROOT / "deployed" / torch.__version__ / builder_key(lowered, *key))
+    folder = root / f"{model}.{backend}"
 
     def build(tmp: Path) -> None:
         result = run_job({"program": str(source), "to": backend, "output": str(folder / f"{model}.pte")},

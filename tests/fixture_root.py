@@ -1,15 +1,25 @@
-"""Where the tests' fixtures are cached: `.cache/` in this checkout, or `$PT2V_TEST_CACHE`.
+"""Where the tests' fixtures are cached: two roots, by whether a fixture names this checkout's files.
 
-Per checkout, not per user: the programs record where they were exported (stack traces name this checkout's
-tests/programs.py and its lines; the doctor's runs name its scripts), and the tests read those files back, so a
-fixture built in another folder would point at another folder's files. Set `PT2V_TEST_CACHE` only to share one cache
-between worktrees you keep identical. Every entry is keyed by torch's version and the source and lines of the code
-that built it (tests/programs.py `builder_key`).
+- `FIXTURE_ROOT`, per checkout (`.cache/` here): the fixtures that record where they were made. The test programs'
+  stack traces name this checkout's tests/programs.py and its lines, which Details reads back; the doctor's runs
+  name its scripts. A fixture built in another folder would point at another folder's files, so these are built by
+  each checkout (a few minutes, `make fixtures`).
+- `SHARED_FIXTURE_ROOT`, per user (`~/.cache/pt2-viewer/test-fixtures`, or under `$XDG_CACHE_HOME`): the costly
+  fixtures no test reads a path back from, keyed by content alone: the zoo's programs and torch's answers about them
+  (tests/zoo/cache.py), the `.pte` and AOTInductor files made from them (tests/zoo/pipeline.py), the zoo models
+  lowered by the lower job (tests/deploy_programs.py) and the Graphviz layouts (keyed by shape). A clean clone on
+  a machine that ran the tests before finds them built; each entry's key names torch's version and the source of the
+  code that built it, so a changed builder builds its own entry again.
 
-No heavy imports here: tests/conftest.py reads it before anything else, to point the layout cache at it."""
+`PT2V_TEST_CACHE=DIR` puts both under DIR (a run from nothing: an empty DIR). No heavy imports here:
+tests/conftest.py reads it before anything else, to point the layout cache at it, and before it moves
+`XDG_CACHE_HOME` to the tests' private home."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-FIXTURE_ROOT = Path(os.environ.get("PT2V_TEST_CACHE") or Path(__file__).resolve().parent.parent / ".cache").resolve()
+_CHOSEN = os.environ.get("PT2V_TEST_CACHE")
+FIXTURE_ROOT = Path(_CHOSEN or Path(__file__).resolve().parent.parent / ".cache").resolve()
+SHARED_FIXTURE_ROOT = (Path(_CHOSEN) / "shared" if _CHOSEN else Path(
+    os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pt2-viewer" / "test-fixtures").resolve()

@@ -34,7 +34,7 @@ from torch.export import ExportedProgram
 from torch.export.pt2_archive._package import load_pt2
 from torch.utils._sympy.numbers import int_oo
 
-from tests.fixture_root import FIXTURE_ROOT
+from tests.fixture_root import FIXTURE_ROOT, SHARED_FIXTURE_ROOT
 
 
 @dataclass(frozen=True, order=True)
@@ -47,7 +47,7 @@ class EdgeKey:
 
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-STORED_UNDER = FIXTURE_ROOT  # answers are stored only for fixtures in the cache, not for a test's own files
+STORED_UNDER = (FIXTURE_ROOT, SHARED_FIXTURE_ROOT)  # answers are stored only for cached fixtures, not a test's files
 
 
 def load_programs(path: str | Path) -> dict[str, ExportedProgram]:
@@ -105,7 +105,7 @@ def stored(path: str | Path, kind: str, compute: Callable[[], Any]) -> Any:
     of `compute`, else computed with torch and stored. Answers are plain data and tensors (saved by `torch.save`,
     read back with `weights_only=True`: nothing is unpickled but tensors and containers). A file outside the cache
     (a test's own output) is computed every time."""
-    if not Path(path).resolve().is_relative_to(STORED_UNDER.resolve()):
+    if not any(Path(path).resolve().is_relative_to(root) for root in STORED_UNDER):
         return compute()
     where = stored_path(path, kind, compute)
     if where.exists():

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import torch
 
-from tests.fixture_root import FIXTURE_ROOT
+from tests.fixture_root import SHARED_FIXTURE_ROOT
 from tests.programs import ExportFailed, _failure_reason, _write_text_atomic, save_programs
 from tests.zoo.entry import ZooEntry
 from tests.zoo.registry import ENTRIES
 
-ZOO_ROOT = FIXTURE_ROOT / "zoo"
+ZOO_ROOT = SHARED_FIXTURE_ROOT / "zoo"  # no test reads a path back from a zoo program: kept per user
 EXPORT_CAP_S = 300  # export and decomposition of one entry together
 SEED = 0
 VARIANTS = ("", ".decomposed")  # training IR, then after run_decompositions() (core ATen)
