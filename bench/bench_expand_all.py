@@ -91,6 +91,10 @@ def window_child(path: str, profile: str, shot: str) -> None:
     result: dict[str, object] = {}
     statuses: list[str] = []
     profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
     gc_started = [0.0]
     gc_s = [0.0]
 
