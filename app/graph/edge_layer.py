@@ -17,12 +17,16 @@ from pt2_viewer.core.graph.edge_labels import label_adds_information
 def _edge_path(e: EdgeLine) -> QPainterPath:
     """Graphviz's own spline when the edge was laid out with both ends, else a vertical S-curve."""
     pts = e.route
-    if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
+    if _is_spline(pts):
         path = QPainterPath(QPointF(*pts[0]))
         for i in range(1, len(pts) - 1, 3):
             path.cubicTo(QPointF(*pts[i]), QPointF(*pts[i + 1]), QPointF(*pts[i + 2]))
         return path
     return _curve(e.p0, e.p1)
+
+
+def _is_spline(pts: tuple[tuple[float, float], ...]) -> bool:
+    return len(pts) >= 4 and (len(pts) - 1) % 3 == 0
 
 
 def _curve(p0: tuple[float, float], p1: tuple[float, float]) -> QPainterPath:
@@ -33,6 +37,35 @@ def _curve(p0: tuple[float, float], p1: tuple[float, float]) -> QPainterPath:
 
 
 TILE = 800.0  # edges are batched into one path per tile of the scene; paint() draws only exposed tiles
+
+
+class Tile:
+    """The edges starting in one tile of the scene: their bounds at once (from the curves' control points, which
+    enclose them, and the arrowheads), their paths when the tile is first painted (an expanded 10k-node graph has
+    thousands of edges, and a view shows a few tiles)."""
+
+    def __init__(self, edges: list[EdgeLine]) -> None:
+        self.edges = edges
+        points = [pt for e in edges for pt in e.route] + [e.p0 for e in edges] + [e.p1 for e in edges]
+        xs, ys = [x for x, _ in points], [y for _, y in points]
+        dy = max((max(20.0, abs(e.p1[1] - e.p0[1]) * 0.5) for e in edges if not _is_spline(e.route)),
+                 default=0.0)  # how far a _curve's control points reach beyond its ends
+        left, top = min(xs), min(ys)
+        self.rect = QRectF(left - 6, top - 9 - dy, max(xs) - left + 12, max(ys) - top + 11 + 2 * dy)
+        self._paths: tuple[QPainterPath, QPainterPath] | None = None
+
+    def paths(self) -> tuple[QPainterPath, QPainterPath]:
+        """The edges' curves, and their arrowheads."""
+        if self._paths is None:
+            path, arrows = QPainterPath(), QPainterPath()
+            for e in self.edges:
+                path.addPath(_edge_path(e))
+                x, y = e.p1
+                arrows.moveTo(x - 4, y - 7)
+                arrows.lineTo(x, y)
+                arrows.lineTo(x + 4, y - 7)
+            self._paths = (path, arrows)
+        return self._paths
 
 
 class EdgeLayer(QGraphicsItem):
@@ -51,20 +84,15 @@ class EdgeLayer(QGraphicsItem):
         self.subtitles = subtitles or {}  # node -> the type printed on it
         self.labels: dict[int, tuple[str, bool]] = {}  # edge index -> (label, adds information), on first draw
         self.drawn_labels: list[tuple[QRectF, str, EdgeLine]] = []  # the last paint's labels (scene rects)
-        tiles: dict[tuple[int, int], tuple[QPainterPath, QPainterPath]] = {}
+        tiles: dict[tuple[int, int], list[EdgeLine]] = {}
         for e in layout.edges:
             key = (int(min(e.p0[0], e.p1[0]) // TILE), int(min(e.p0[1], e.p1[1]) // TILE))
-            path, arrows = tiles.setdefault(key, (QPainterPath(), QPainterPath()))
-            path.addPath(_edge_path(e))
-            x, y = e.p1
-            arrows.moveTo(x - 4, y - 7)
-            arrows.lineTo(x, y)
-            arrows.lineTo(x + 4, y - 7)
-        self.tiles = [(path.boundingRect().adjusted(-2, -2, 2, 2), path, arrows) for path, arrows in tiles.values()]
+            tiles.setdefault(key, []).append(e)
+        self.tiles = [Tile(edges) for edges in tiles.values()]
         self.hot = QPainterPath()
         bounds = QRectF()
-        for rect, _, _ in self.tiles:
-            bounds = bounds.united(rect)
+        for tile in self.tiles:
+            bounds = bounds.united(tile.rect)
         self.bounds = bounds.adjusted(-60, -20, 60, 20)
         self.color = theme.graph_color("edge")
         self.label_color = theme.graph_color("edge_label")
@@ -96,8 +124,9 @@ class EdgeLayer(QGraphicsItem):
         exposed = option.exposedRect
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.setPen(QPen(self.color, 1.2 if lod >= DETAIL_LOD else 0))
-        for rect, path, arrows in self.tiles:
-            if rect.intersects(exposed):
+        for tile in self.tiles:
+            if tile.rect.intersects(exposed):
+                path, arrows = tile.paths()
                 p.drawPath(path)
                 if lod >= DETAIL_LOD:
                     p.drawPath(arrows)

@@ -174,3 +174,14 @@ def test_a_comparison_shows_one_minimap_when_asked(qtbot, window: MainWindow, pt
     view.minimaps.setChecked(True)
     qtbot.waitUntil(lambda: view.left.minimap.isVisible(), timeout=TIMEOUT)
     assert view.right.minimap.beside_another and not view.right.minimap.isVisible()
+
+
+def test_edge_tiles_are_built_when_first_painted_and_bound_their_edges(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """The edges are batched per tile, each tile's paths built when it is first painted: its bounds, known before,
+    hold every curve and arrowhead of it (a part outside them would never be drawn). On the bundled example."""
+    doc = open_and_wait(qtbot, window, EXAMPLE)
+    edges = doc.view.edges
+    assert edges is not None and len(edges.tiles) > 1
+    for tile in edges.tiles:
+        path, arrows = tile.paths()
+        assert tile.rect.contains(path.boundingRect()) and tile.rect.contains(arrows.boundingRect()), tile.rect
