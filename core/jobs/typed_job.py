@@ -17,11 +17,11 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pt2_viewer.core.jobs.errors import JobFailure
 from pt2_viewer.core.jobs.schemas.base import Schema
-from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.failure import Failure, JobResult
 
 Req = TypeVar("Req", bound=Schema)
 Res = TypeVar("Res", bound=Schema)
@@ -43,14 +43,7 @@ class TypedJob(Generic[Req, Res]):
         return result
 
 
-class Outcome(Protocol):
-    """What every job result has: whether the job did its work, and if not, why."""
-
-    ok: bool
-    error: Failure | None
-
-
-Out = TypeVar("Out", bound=Outcome)
+Out = TypeVar("Out", bound=JobResult)  # every job result has `ok` and `error` (core/jobs/schemas/failure.py)
 
 
 def reporting(body: Callable[[Req, Path, Emit, Out], None], request: Req, out: Path, emit: Emit, result: Out,
@@ -63,16 +56,15 @@ def reporting(body: Callable[[Req, Path, Emit, Out], None], request: Req, out: P
     except JobFailure as f:
         emit({"type": "job_failed", **f.failure.to_json()})
         result.ok, result.error = False, f.failure
-        if isinstance(result, Schema):
-            _learned_only(result, finished_only)
+        _learned_only(result, finished_only)
     else:
         result.ok = True
     return result
 
 
-def failed(result_type: type[Res], failure: Failure, **learned: Any) -> Res:
+def failed(result_type: type[Out], failure: Failure, **learned: Any) -> Out:
     """A failed result of `result_type`: `ok` false, the `error`, and only the fields in `learned`."""
-    result = result_type(ok=False, error=failure, **learned)  # type: ignore[call-arg]  # every result has ok, error
+    result = result_type(ok=False, error=failure, **learned)
     _learned_only(result)
     return result
 
@@ -84,4 +76,4 @@ def _learned_only(result: Schema, finished_only: tuple[str, ...] = ()) -> None:
                         if f.name not in skip and getattr(result, f.name) is not None]
 
 
-__all__ = ["Emit", "Outcome", "TypedJob", "failed", "reporting"]
+__all__ = ["Emit", "TypedJob", "failed", "reporting"]
