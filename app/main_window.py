@@ -41,6 +41,7 @@ from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
 from pt2_viewer.core.pt2.info import aoti_text
+from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
 
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the script, compare, decompose, AOTI views
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
@@ -267,7 +268,8 @@ class MainWindow(QMainWindow):
         if p.suffix == ".py":
             self.open_script(p)
             return
-        self.layouts.service.prestart()  # the layout child starts on the other core while the program is read
+        if not ParsedProgramCache().has_entry(p):  # a program not opened before: its layouts will be needed
+            self.layouts.service.prestart()  # the layout child starts on the other core while the program is read
         self.loader.load(str(p.resolve()) if p.exists() else str(p))
 
     def _archive_loaded(self, path: str, archive: Archive) -> None:

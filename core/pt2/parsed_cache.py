@@ -34,6 +34,7 @@ from typing import Any
 from pt2_viewer.core.model.program import Archive, Argument, Graph, Node, Ref, StoredTensor, Value
 from pt2_viewer.core.model.tensor_meta import TensorMeta, tensor_meta_or_none
 from pt2_viewer.core.pt2 import archive as zipfiles
+from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.reader import read_archive, read_archive_files
 from pt2_viewer.core.pte.magic import is_pte
 from pt2_viewer.core.util.files import write_atomically
@@ -121,14 +122,32 @@ class ParsedProgramCache:
         finally:
             files.close()
 
+    def has_entry(self, path: str | os.PathLike[str]) -> bool:
+        """Whether an entry is kept for the `.pt2` at `path`, by its size, mtime and listing only (its content is
+        checked when it is read): a few milliseconds, for a window guessing whether the program was opened before."""
+        if self.limit_bytes <= 0 or is_pte(path):
+            return False
+        try:
+            files = zipfiles.open_archive(path)
+        except (ArchiveError, OSError):
+            return False
+        try:
+            return self._entry(files)[0].exists()
+        finally:
+            files.close()
+
     # -- keys ---------------------------------------------------------------------------------------------------
-    def _locate(self, files: zipfiles.ArchiveFiles) -> tuple[Path, bytes]:
-        """The entry's path (from the file's size, mtime and listing) and the digest of its content to check."""
+    def _entry(self, files: zipfiles.ArchiveFiles) -> tuple[Path, str]:
+        """The entry's path, from the file's size, mtime and listing (the listing returned too)."""
         st = files.path.stat()
         listing = "\n".join(f"{e.name}\t{e.size}\t{e.crc}" for e in sorted(
             files.entries.values(), key=lambda e: e.name))
         name = hashlib.blake2b(f"{st.st_size}\n{st.st_mtime_ns}\n{listing}".encode(), digest_size=20).hexdigest()
-        entry = self.directory / name[:2] / f"{name}.msgpack"
+        return self.directory / name[:2] / f"{name}.msgpack", listing
+
+    def _locate(self, files: zipfiles.ArchiveFiles) -> tuple[Path, bytes]:
+        """The entry's path (from the file's size, mtime and listing) and the digest of its content to check."""
+        entry, listing = self._entry(files)
         keep = not entry.exists()  # a sure miss: the reader takes the bytes hashed here (a hit would only hold them)
         h = hashlib.blake2b(digest_size=32)
         h.update(_code_fingerprint())

@@ -1,11 +1,16 @@
-"""A window starts the layout child while it reads a program (LayoutService.prestart), so the first layout of a cold
-open does not wait for the child's Python to start; the child started early is the one that lays it out."""
+"""A window starts the layout child while it reads a program it has not opened before (LayoutService.prestart, when
+ParsedProgramCache.has_entry says no), so the first layout of a cold open does not wait for the child's Python to
+start; the child started early is the one that lays it out. A program opened before starts none."""
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from pt2_viewer.core.layout import LayoutEdge, LayoutNode, LayoutRequest, LayoutService
+from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
+from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
 
 
 def test_the_prestarted_child_lays_out_the_first_request(tmp_path: Path) -> None:
@@ -24,3 +29,16 @@ def test_the_prestarted_child_lays_out_the_first_request(tmp_path: Path) -> None
 
     service.prestart().join(timeout=60)
     assert service.child_pid is None, "a closed service starts no child"
+
+
+def test_a_program_opened_before_has_an_entry(pt2_path: Callable[[str], Path], tmp_path: Path) -> None:  # noqa: F811
+    path = tmp_path / "p.pt2"
+    shutil.copy(pt2_path("topk_cond"), path)
+    cache = ParsedProgramCache(tmp_path / "cache")
+    assert not cache.has_entry(path)
+    cache.read(path)  # a miss: read from its JSON, then stored
+    assert cache.has_entry(path)
+    os.utime(path, ns=(1, 1))  # the same bytes, another mtime: another file as far as the entry's name knows
+    assert not cache.has_entry(path)
+    assert not ParsedProgramCache(tmp_path / "off", limit_bytes=0).has_entry(path)
+    assert not cache.has_entry(tmp_path / "missing.pt2") and not cache.has_entry(tmp_path)
