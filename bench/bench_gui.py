@@ -11,8 +11,10 @@
 Each measurement runs in a fresh process (`python bench/bench_gui.py --child FILE`), offscreen, with empty caches
 (layouts and parsed programs: "cold") and then the caches it left ("reopen"), with compiled bytecode as an install
 has it. Prints figures; asserts nothing. Usage: `.venv/bin/python bench/bench_gui.py [--repeat N] [--tiles K]
-[LAYERS ...]` (default 13 54 135 layers: about 1k, 4k and 10k nodes; `--tiles 13`: bench/tiled_program.py's ~100k
-nodes; N rounds each, medians of the ratios at the end).
+[--against TREE] [LAYERS ...]` (default 13 54 135 layers: about 1k, 4k and 10k nodes; `--tiles 13`:
+bench/tiled_program.py's ~100k nodes; N rounds each, medians of the ratios at the end). `--against TREE`: another
+checkout of the viewer (an older commit, `git worktree add`) opens the same program cold and on reopen in each round
+too, its rows marked "(other)": a before/after in one run, under the same load.
 """
 from __future__ import annotations
 
@@ -133,13 +135,13 @@ def frames(doc) -> dict[str, float]:  # type: ignore[no-untyped-def]
     return out
 
 
-def with_bytecode(env: dict[str, str]) -> None:
+def with_bytecode(env: dict[str, str], tree: Path = REPO) -> None:
     """Compiled bytecode as an installed viewer has it (a wheel's install writes it): kept under .cache/, compiled
     once before the first measurement. Without it (PYTHONDONTWRITEBYTECODE), start-up compiles ~200 modules: 0.8 s."""
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(REPO / ".cache" / "bench-pycache")
+    env["PYTHONPYCACHEPREFIX"] = str(REPO / ".cache" / ("bench-pycache" if tree == REPO else "bench-pycache-other"))
     modules = "pt2_viewer.app.main_window, pt2_viewer.core.pt2.parsed_cache, msgspec"
-    subprocess.run([sys.executable, "-c", f"import {modules}"], env=env, cwd=REPO, check=False, timeout=600)
+    subprocess.run([sys.executable, "-c", f"import {modules}"], env=env, cwd=tree, check=False, timeout=600)
 
 
 def measure_floor(path: object, env: dict[str, str]) -> tuple[float, float]:
@@ -154,9 +156,9 @@ def measure_floor(path: object, env: dict[str, str]) -> tuple[float, float]:
         return float("nan"), float("nan")
 
 
-def run_child(path: object, env: dict[str, str]) -> dict | None:  # type: ignore[type-arg]
-    run = subprocess.run([sys.executable, __file__, "--child", str(path)], env=env, capture_output=True, text=True,
-                         timeout=900)
+def run_child(path: object, env: dict[str, str], tree: Path = REPO) -> dict | None:  # type: ignore[type-arg]
+    run = subprocess.run([sys.executable, str(tree / "bench" / "bench_gui.py"), "--child", str(path)], env=env,
+                         capture_output=True, text=True, timeout=900, cwd=tree)
     try:
         r = json.loads(run.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
@@ -168,7 +170,15 @@ def run_child(path: object, env: dict[str, str]) -> dict | None:  # type: ignore
     return r  # type: ignore[no-any-return]
 
 
-def main(layers: list[int], repeat: int, tiles: list[int] | None = None) -> None:
+def other_tree(path: object, env: dict[str, str], tree: Path) -> dict[str, dict | None]:  # type: ignore[type-arg]
+    """Cold and reopen of the same program by another checkout, with caches of its own."""
+    with tempfile.TemporaryDirectory() as home:
+        other = {**env, "XDG_CACHE_HOME": home, "XDG_CONFIG_HOME": home}
+        with_bytecode(other, tree)
+        return {f"{cache} (other)": run_child(path, other, tree) for cache in ("cold", "reopen")}
+
+
+def main(layers: list[int], repeat: int, tiles: list[int] | None = None, against: Path | None = None) -> None:
     """Per size, `repeat` rounds of: floor, cold open (empty caches), reopen (the caches it left), the reopen again
     without the parsed-program cache (its JSON read; PT2V_PROGRAM_CACHE_MB=0), floor again. Each
     open's ratio is to its own round's floors (their mean), so a load that comes and goes on a shared machine moves
@@ -176,11 +186,13 @@ def main(layers: list[int], repeat: int, tiles: list[int] | None = None) -> None
     from bench.big_model import program_path
     from bench.tiled_program import tiled_path
 
-    print(f"{'nodes':>7} {'cache':>12} {'first paint s':>13} {'max stall ms':>12} {'pan out':>8} {'zoom out':>8} "
+    print(f"{'nodes':>7} {'cache':>14} {'first paint s':>13} {'max stall ms':>12} {'pan out':>8} {'zoom out':>8} "
           f"{'pan 1:1':>8} {'zoom 1:1':>8} {'peak MB':>8} {'items':>6} {'floor s':>7} {'/ floor':>8}"
           f" {'CPU s':>6} {'floor':>6} {'/ floor':>7}")
     for path in [program_path(n) for n in layers] + [tiled_path(k) for k in tiles or []]:
         ratios: dict[str, list[float]] = {"cold": [], "reopen": [], "reopen, JSON": []}
+        if against is not None:
+            ratios.update({"cold (other)": [], "reopen (other)": []})
         cpu_ratios: dict[str, list[float]] = {k: [] for k in ratios}
         for _ in range(repeat):
             with tempfile.TemporaryDirectory() as home:
@@ -191,6 +203,8 @@ def main(layers: list[int], repeat: int, tiles: list[int] | None = None) -> None
                 runs = {cache: run_child(path, env) for cache in ("cold", "reopen")}
                 # the same reopen reading the JSON (no parsed-program cache; layouts still cached): what it saves
                 runs["reopen, JSON"] = run_child(path, {**env, "PT2V_PROGRAM_CACHE_MB": "0"})
+                if against is not None:
+                    runs.update(other_tree(path, env, against))
                 after = measure_floor(path, env)
                 floor, floor_cpu = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
             for cache, r in runs.items():
@@ -199,7 +213,7 @@ def main(layers: list[int], repeat: int, tiles: list[int] | None = None) -> None
                 f = r["frames"]
                 ratios[cache].append(r["first_paint_s"] / floor)
                 cpu_ratios[cache].append(r["cpu_s"] / floor_cpu)
-                print(f"{r['nodes']:>7} {cache:>12} {r['first_paint_s']:>13.2f} {r['max_stall_ms']:>12.0f} "
+                print(f"{r['nodes']:>7} {cache:>14} {r['first_paint_s']:>13.2f} {r['max_stall_ms']:>12.0f} "
                       f"{f['pan_zoomed_out_ms']:>8.1f} {f['zoom_zoomed_out_ms']:>8.1f} {f['pan_1to1_ms']:>8.1f} "
                       f"{f['zoom_1to1_ms']:>8.1f} {r['peak_rss_mb']:>8.0f} {r['visible_items']:>6} {floor:>7.2f} "
                       f"{r['first_paint_s'] / floor:>7.2f}x {r['cpu_s']:>6.2f} {floor_cpu:>6.2f} "
@@ -228,4 +242,9 @@ if __name__ == "__main__":
             i = args.index("--tiles")
             tiles.append(int(args[i + 1]))
             del args[i:i + 2]
-        main([int(a) for a in args] or ([] if tiles else [13, 54, 135]), rounds, tiles)
+        against = None
+        if "--against" in args:  # another checkout, measured in the same rounds (a before/after under one load)
+            i = args.index("--against")
+            against = Path(args[i + 1]).resolve()
+            del args[i:i + 2]
+        main([int(a) for a in args] or ([] if tiles else [13, 54, 135]), rounds, tiles, against)
