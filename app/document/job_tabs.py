@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from pt2_viewer.app.document.lazy_tabs import LazyTabs
 from pt2_viewer.app.document.tools import GraphTools
+from pt2_viewer.app.jobs import holds
 from pt2_viewer.core.model.program import Program
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class JobTabs(LazyTabs):
     def __init__(self, tabs: QTabWidget, path: str, program: Program, interactive: bool, tools: GraphTools,
                  reveal: Callable[[str], None], compare: Callable[[object, str], None]) -> None:
         super().__init__(tabs)
+        holds.hold(path, tabs)  # the program's warm worker lives while its tab does, Run panel built or not
         self.path, self.program, self.interactive = path, program, interactive
         self.tools, self.reveal, self.compare = tools, reveal, compare
         self.add(RUN, self._build_run)

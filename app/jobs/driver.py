@@ -13,7 +13,7 @@ it came.
 
 A driver made with `warm=PROGRAM` runs its jobs in the program's warm worker (core/jobs/warm.py, one pool per
 application): the program is loaded once for all its jobs. `hold=True` keeps that worker for as long as the driver
-lives (the Run panel: as long as the program's tab is open); the pool ends it when the last holder goes, after
+lives, as every document does for its program (app/jobs/holds.py); the pool ends it when the last holder goes, after
 `PT2V_WARM_IDLE_S` idle seconds, over its memory cap, and when the application quits. `prewarm()` starts it early (it
 imports torch while the user picks what to do). A cancelled or crashed warm job ends its worker; the next job starts a
 fresh one.
@@ -31,6 +31,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from pt2_viewer.app.jobs import holds
 from pt2_viewer.app.platform.trust_dialog import confirm_imports, confirm_program
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.job import Job
@@ -55,6 +56,7 @@ def warm_pool() -> WarmPool:
     global _POOL
     if _POOL is None:
         _POOL = WarmPool()
+        holds.attach(_POOL)  # the programs the tabs show (app/jobs/holds.py)
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(_POOL.close)
@@ -79,9 +81,7 @@ class WorkerDriver(QObject):
         self.job: Job | None = None
         self.warm = warm  # the program whose warm worker runs this driver's jobs
         if warm and hold:
-            token = object()  # outlives the driver in the slot below, unlike `self`
-            warm_pool().hold(warm, token)
-            self.destroyed.connect(lambda *_args, token=token: warm_pool().release(token))
+            holds.hold(warm, self)
         self._notifiers: dict[int, QSocketNotifier] = {}
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_INTERVAL_MS)
