@@ -108,6 +108,8 @@ TIER_ENTRY_POINTS = {  # a test, or a fixture it uses, whose code (or a helper o
                ("pt2_viewer.app.cli", ("main",)),  # the command line in-process: run, decompose... start workers
                ("pt2_viewer.core.layout", ("LayoutService", "LayoutClient")),
                ("subprocess", ("run", "Popen", "check_output", "check_call")),
+               ("pt2_viewer.core.jobs.python_env", ("probe_python",)),  # runs the Python it asks about
+               ("nbclient", ("NotebookClient",)),  # a Jupyter kernel
                ("tests.core.export.doctor_runs", ("diagnosed", "export"))],
     "zoo": [("tests.zoo.cache", ("zoo_path",)),
             ("tests.deploy_programs", ("lowered", "lowered_or_skip", "source_path")),
