@@ -293,11 +293,25 @@ class StoredTensor:
         return _parse_meta(self.meta_json)
 
 
+_PARSED_METAS: dict[int, tuple[Any, TensorMeta | None]] = {}  # id(meta_json) -> (meta_json, its TensorMeta)
+_MAX_PARSED_METAS = 65536
+
+
 def _parse_meta(meta_json: Any) -> TensorMeta | None:
-    """Parse tensor metadata kept as the archive's JSON (see `Value.meta`)."""
+    """Parse tensor metadata kept as the archive's JSON (see `Value.meta`), once per metadata object: the reader and
+    the parsed-program cache give every value of one dtype, shape and strides the same (read-only) dict, so a
+    10k-node program's 12,000 values parse ~30 times and share one frozen `TensorMeta` each. The memo holds the dict
+    it is keyed by (an id is not reused while it lives) and is emptied past its bound."""
     if meta_json is None:
         return None
-    return tensor_meta_or_none(meta_json)
+    hit = _PARSED_METAS.get(id(meta_json))
+    if hit is not None and hit[0] is meta_json:
+        return hit[1]
+    parsed = tensor_meta_or_none(meta_json)
+    if len(_PARSED_METAS) >= _MAX_PARSED_METAS:
+        _PARSED_METAS.clear()
+    _PARSED_METAS[id(meta_json)] = (meta_json, parsed)
+    return parsed
 
 
 @dataclass
