@@ -42,9 +42,9 @@ want=$(cat pyproject.toml requirements-dev.txt | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing Python packages into .venv"
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
-  # --no-compile: Python compiles a module when it is first imported, rather than every module of torch, transformers
-  # and ExecuTorch at install time (most of which the viewer and its tests never import)
-  .venv/bin/python -m pip install -q --no-compile -r requirements-dev.txt -e ".[test]" 2>&1 | grep -v "^WARNING: Location" || true
+  # compiled at install (pip's default), as this environment may forbid writing bytecode later
+  # (PYTHONDONTWRITEBYTECODE): without it every process would compile torch from source on each import
+  .venv/bin/python -m pip install -q -r requirements-dev.txt -e ".[test]" 2>&1 | grep -v "^WARNING: Location" || true
   .venv/bin/python -c "import torch, PySide6, pygraphviz, pytestqt" # fail loudly if anything is missing
   echo "$want" > "$stamp"
 fi
