@@ -1,5 +1,9 @@
 # `make run` and `make test` do all set-up on a fresh machine; `make setup` only installs.
 PY := .venv/bin/python
+# Bytecode is kept (__pycache__/, ignored by git) even where the environment says not to (PYTHONDONTWRITEBYTECODE, set
+# on this project's machines): the tests start hundreds of Pythons (workers, layout children), each of which would
+# compile the project's modules again, and pytest would rewrite every test module's asserts on every run.
+export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: setup run check fixtures test test-fast bench screenshot package clean zoo
 
