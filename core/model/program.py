@@ -161,7 +161,11 @@ class Node:
     def input_refs(self) -> list[str]:
         out: list[str] = []
         for a in self.inputs:
-            _collect_refs(a.value, out)
+            v = a.value
+            if isinstance(v, Ref):  # most arguments are one reference or a literal: no recursion for those
+                out.append(v.value)
+            elif isinstance(v, (list, tuple, dict)):
+                _collect_refs(v, out)
         return out
 
 
