@@ -298,7 +298,7 @@ class StoredTensor:
 
 
 _PARSED_METAS: dict[int, tuple[Any, TensorMeta | None]] = {}  # id(meta_json) -> (meta_json, its TensorMeta)
-_MAX_PARSED_METAS = 65536
+_MAX_PARSED_METAS = 4096  # what it keeps alive after a program is closed stays a few MB
 
 
 def _parse_meta(meta_json: Any) -> TensorMeta | None:

@@ -8,6 +8,7 @@ know (a newer schema) are kept in `Program.unknown_fields` and in `Archive.warni
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +62,8 @@ from pt2_viewer.core.pte.magic import is_pte
 MEMORY_FORMATS = {0: "unknown", 1: "contiguous_format", 2: "channels_last", 3: "channels_last_3d",
                   4: "preserve_format"}
 _STR_ONLY = frozenset({str})
+_LITERAL_KINDS = frozenset({"as_int", "as_float", "as_string", "as_bool", "as_ints", "as_floats", "as_strings",
+                            "as_bools", "as_int_lists", "as_float_lists", "as_operator"})
 KNOWN_PROGRAM_FIELDS = {"graph_module", "opset_version", "range_constraints", "schema_version", "verifiers",
                         "torch_version", "guards_code"}
 
@@ -288,31 +291,42 @@ class _ProgramReader:
         if not isinstance(target, str):
             raise ValueError(f"a node's target should be a string, found {type(target).__name__}")
         shown = capped_text(target, MAX_TARGET_CHARS)
+        full_target = target if shown is not target else None
+        shown = sys.intern(shown) if full_target is None else shown  # one string per operator, not per node
         subgraphs: list[Graph] = []
         args = []
-        for na in _list(raw.get("inputs", []), f"inputs of {shown}"):
-            na = _obj(na, "named argument")
-            kind = "keyword" if na.get("kind") == 2 else "positional"
-            args.append(Argument(str(na.get("name", "")), self._arg(na["arg"], subgraphs), kind))
+        # Checks spelled out (type(...) is ...) rather than through _obj/_list: this loop runs ~25,000 times at 10k
+        # nodes, and the f-strings naming what is wrong are built only when something is.
+        inputs = raw.get("inputs", [])
+        if type(inputs) is not list:
+            _list(inputs, f"inputs of {shown}")
+        for na in inputs:
+            if type(na) is not dict:
+                _obj(na, "named argument")
+            arg_name = na.get("name", "")
+            args.append(Argument(arg_name if type(arg_name) is str else str(arg_name), self._arg(na["arg"], subgraphs),
+                                 "keyword" if na.get("kind") == 2 else "positional"))
         outputs: list[str | None] = []
-        for o in _list(raw.get("outputs", []), f"outputs of {shown}"):
+        raw_outputs = raw.get("outputs", [])
+        if type(raw_outputs) is not list:
+            _list(raw_outputs, f"outputs of {shown}")
+        for o in raw_outputs:
             outputs.extend(_output_names(o))
         metadata = raw.get("metadata") or {}
         if type(metadata) is not dict or not _STR_ONLY.issuperset(map(type, metadata.values())):
             raise ValueError(f"the metadata of a '{shown}' node should map names to strings")
         name = raw.get("name") or next((o for o in outputs if o), None) or shown.rsplit(".", 2)[-2]
         return Node(capped_text(str(name), MAX_TARGET_CHARS), NodeOp.CALL_FUNCTION, shown, args, outputs, metadata,
-                    subgraphs, full_target=target if shown is not target else None)
+                    subgraphs, full_target=full_target)
 
     def _arg(self, a: Any, subgraphs: list[Graph]) -> Any:
         kind, x = _union(a, "argument")
-        if kind in ("as_int", "as_float", "as_string", "as_bool", "as_ints", "as_floats", "as_strings", "as_bools",
-                    "as_int_lists", "as_float_lists", "as_operator"):
+        if kind == "as_tensor":  # the commonest kind first
+            return Ref(str(x["name"]))
+        if kind in _LITERAL_KINDS:
             return x
         if kind == "as_none":
             return None
-        if kind == "as_tensor":
-            return Ref(str(x["name"]))
         if kind == "as_tensors":
             return [Ref(str(t["name"])) for t in _list(x, kind)]
         if kind == "as_nested_tensors":
@@ -418,6 +432,8 @@ class _ProgramReader:
 
 def _output_names(o: Any) -> list[str | None]:
     kind, x = _union(o, "output")
+    if kind == "as_tensor":  # the commonest kind first; what `_name_of` answers for it
+        return [str(x["name"]) if isinstance(x, dict) else None]
     if kind == "as_none":
         return [None]
     if kind == "as_tensors":
