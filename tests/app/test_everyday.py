@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from pt2_viewer.app.document.widget import DocumentWidget
@@ -62,12 +62,17 @@ def test_shortcuts_act_where_the_focus_is(qtbot, window: MainWindow) -> None:  #
     qtbot.waitUntil(lambda: doc.ready and not doc.laying_out)
     assert doc.model.level.scene.expanded_depth() < depth and doc.view.hasFocus()
     assert READABLE_SCALE <= scale() <= 1.0
-    viewport = doc.view.viewport().rect().adjusted(-2, -2, 2, 2)
-    shown = doc.view.mapFromScene(doc.view.sceneRect()).boundingRect()  # the whole overview in view
-    assert viewport.contains(shown)
+    def viewport() -> QRect:
+        return doc.view.viewport().rect().adjusted(-2, -2, 2, 2)
+
+    def shown() -> QRect:  # the whole overview, where the view puts it
+        return doc.view.mapFromScene(doc.view.sceneRect()).boundingRect()
+
+    # in view once the view has settled (its scrollbars from the deeper level go in a later event)
+    qtbot.waitUntil(lambda: viewport().contains(shown()), timeout=5_000)
     layout = doc.view.layout
     assert layout is not None and layout.start_inputs
-    assert all(viewport.contains(doc.view.mapFromScene(QRectF(*r)).boundingRect())
+    assert all(viewport().contains(doc.view.mapFromScene(QRectF(*r)).boundingRect())
                for r in layout.start[:layout.start_inputs])
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_F, CTRL)
     assert doc.find.isVisible() and doc.find.hasFocus()

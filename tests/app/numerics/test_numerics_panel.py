@@ -81,6 +81,7 @@ def test_fp16_overflow_in_the_window(qtbot, window: MainWindow, numerics_program
     assert doc.model.selection == panel.table.item(panel.table.rowCount() - 1, 0).text()
 
 
+@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_bad_choices_are_refused_in_one_line(qtbot, window: MainWindow, numerics_programs: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
     _doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
     panel.threshold.setText("a lot")
