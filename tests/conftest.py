@@ -48,6 +48,16 @@ if TYPE_CHECKING:
     from pt2_viewer.core.jobs.warm import WarmPool
 
 
+@pytest.fixture(autouse=True)
+def _fresh_settings() -> None:
+    """Each test starts with none of the window's settings (splitter sizes, the minimap, weights as nodes...): a
+    window an earlier test closed in this process must not size this one's panels (with pytest-xdist, which tests
+    share a process changes from run to run)."""
+    from PySide6.QtCore import QSettings
+
+    QSettings("pt2-viewer", "PT2 Viewer").clear()
+
+
 @pytest.fixture
 def window(qtbot):  # type: ignore[no-untyped-def]
     """A main window for Qt tests: non-interactive (no modal dialogs), shown offscreen, closed after the test."""

@@ -5,6 +5,7 @@ whole process tree, and the `--json` output is the job's result. Each test is a 
 as a user runs it; the job bodies have their in-process tests beside them (tests/core/{run,decompose,numerics})."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -93,9 +94,13 @@ def test_numerics_json_comes_from_the_worker_and_timeout_stops_a_job(pt2_path: C
 def test_ctrl_c_ends_the_command_and_the_worker(pt2_path: Callable[[str], Path],  # noqa: F811
                                                recording_python: tuple[Path, Path]) -> None:
     wrapper, log = recording_python
+    # started as a terminal starts it: Ctrl+C not ignored, whatever this test process inherited (a Python started
+    # with SIGINT ignored keeps ignoring it)
     proc = subprocess.Popen([sys.executable, "-m", "pt2_viewer", "run", str(pt2_path("deep_encoder")), "--runs",
                              "100000", "--warmup", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=REPO_ROOT, env={**os.environ, "PT2V_WORKER_PYTHON": str(wrapper)})
+                            cwd=REPO_ROOT, env={**os.environ, "PT2V_WORKER_PYTHON": str(wrapper)},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    worker_pid = 0
     try:
         assert proc.stderr is not None
         for line in proc.stderr:  # the worker has loaded the program and is running it
@@ -106,6 +111,9 @@ def test_ctrl_c_ends_the_command_and_the_worker(pt2_path: Callable[[str], Path],
         _, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
+        if worker_pid and _alive(worker_pid):  # failed: end the worker too, or it runs its 100,000 calls on
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker_pid, signal.SIGKILL)
     assert proc.returncode == 130
     assert "Cancelled: the worker and everything it started were stopped." in err and "Traceback" not in err
     assert not _alive(worker_pid)
