@@ -53,17 +53,18 @@ def _model(layers: int, d: int, heads: int):  # type: ignore[no-untyped-def]
 
 
 def program_path(layers: int = 100, d: int = 16, heads: int = 2, dynamic: bool = True, weights_mb: float = 0,
-                 decompose: bool = True) -> Path:
+                 decompose: bool = True, cache: Path = CACHE) -> Path:
     """The cached `.pt2` of a `layers`-deep model: core ATen after run_decompositions, or the training IR export
     gives with `decompose=False`. `weights_mb` pads the archive with an extra parameter of that size (to show reading
-    time does not depend on weight size)."""
+    time does not depend on weight size). `cache`: the folder (the tests keep theirs per user,
+    tests/big_programs.py)."""
     import torch
 
     from pt2_viewer.core.util.files import save_program
 
     ir = "" if decompose else "_training"
     name = f"deep{layers}_d{d}_h{heads}_{'dyn' if dynamic else 'static'}_w{weights_mb:g}{ir}.pt2"
-    path = CACHE / torch.__version__ / name
+    path = cache / torch.__version__ / name
     if path.exists():
         return path
     torch.manual_seed(0)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.big_model import program_path
 from pt2_viewer.app.main_window import MainWindow
+from tests.big_programs import big_program
 
 pytestmark = pytest.mark.slow
 TIMEOUT = 300_000
@@ -13,7 +13,7 @@ TIMEOUT = 300_000
 
 @pytest.fixture(scope="module")
 def big() -> str:
-    return str(program_path(135))
+    return str(big_program())
 
 
 def test_ten_thousand_nodes_open_collapsed_and_find_reveals_deep_nodes(qtbot, big: str) -> None:  # type: ignore[no-untyped-def]
