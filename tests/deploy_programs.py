@@ -125,3 +125,35 @@ def lowered_or_skip(model: str, backend: str) -> Lowered:
         return lowered(model, backend)
     except ExportFailed as e:
         pytest.skip(str(e))
+
+
+def inside_delegates(etrecord: Path) -> tuple[set[str], set[str]]:
+    """ExecuTorch's own answer: source nodes whose debug handles a delegate call carries, and those a kernel call
+    carries (the ETRecord's instruction maps, its delegate map naming the delegate calls, and the handles ExecuTorch
+    propagates back onto the source)."""
+    from executorch.devtools.etrecord import parse_etrecord
+    from executorch.devtools.inspector._inspector_utils import propagate_back_debug_handle
+
+    rec = parse_etrecord(str(etrecord))
+    assert propagate_back_debug_handle(rec.exported_program, rec.export_graph_id, rec.edge_dialect_program, True)
+    by_handle: dict[int, set[str]] = {}
+    for n in rec.exported_program.graph.nodes:
+        h = n.meta.get("debug_handle")
+        for x in ([h] if isinstance(h, int) else h or []):
+            by_handle.setdefault(int(x), set()).add(n.name)
+    delegate_calls = set((rec._delegate_map or {}).get("forward", {}))
+    inside: set[str] = set()
+    outside: set[str] = set()
+    for instruction, handles in rec._debug_handle_map["forward"].items():
+        names = {n for h in ([handles] if isinstance(handles, int) else handles) for n in by_handle.get(int(h), ())}
+        (inside if instruction in delegate_calls else outside).update(names)
+    return inside, outside
+
+
+def executorch_delegation(low: Lowered) -> tuple[set[str], set[str]]:
+    """`inside_delegates(low.etrecord)`, stored beside the ETRecord (tests/torch_reference.py `stored`): parsing the
+    transformer's ETRecord and propagating its handles takes ExecuTorch over a minute; `make fixtures` computes it."""
+    from tests.torch_reference import stored
+
+    inside, outside = stored(low.etrecord, "delegation", lambda: [sorted(s) for s in inside_delegates(low.etrecord)])
+    return set(inside), set(outside)

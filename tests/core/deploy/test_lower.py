@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.deploy_programs import lowered_or_skip
+from tests.deploy_programs import executorch_delegation, lowered_or_skip
 from tests.programs import ExportFailed
 
 pytest.importorskip("executorch", reason="executorch lowers the programs (requirements-dev.txt)")
@@ -28,32 +28,10 @@ def cli_json(*args: str) -> dict[str, Any]:
 
 def _source_calls(path: Path) -> list[str]:
     import torch
+    import torch.ao.quantization.fx._decomposed  # noqa: F401  (the int8 program's quantized_decomposed ops)
 
     ep = torch.export.load(str(path))
     return [n.name for n in ep.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
-
-
-def _inside_delegates(etrecord: Path) -> tuple[set[str], set[str]]:
-    """ExecuTorch's own answer: source nodes whose debug handles a delegate call carries, and those a kernel call
-    carries (the ETRecord's instruction maps, its delegate map naming the delegate calls, and the handles ExecuTorch
-    propagates back onto the source)."""
-    from executorch.devtools.etrecord import parse_etrecord
-    from executorch.devtools.inspector._inspector_utils import propagate_back_debug_handle
-
-    rec = parse_etrecord(str(etrecord))
-    assert propagate_back_debug_handle(rec.exported_program, rec.export_graph_id, rec.edge_dialect_program, True)
-    by_handle: dict[int, set[str]] = {}
-    for n in rec.exported_program.graph.nodes:
-        h = n.meta.get("debug_handle")
-        for x in ([h] if isinstance(h, int) else h or []):
-            by_handle.setdefault(int(x), set()).add(n.name)
-    delegate_calls = set((rec._delegate_map or {}).get("forward", {}))
-    inside: set[str] = set()
-    outside: set[str] = set()
-    for instruction, handles in rec._debug_handle_map["forward"].items():
-        names = {n for h in ([handles] if isinstance(handles, int) else handles) for n in by_handle.get(int(h), ())}
-        (inside if instruction in delegate_calls else outside).update(names)
-    return inside, outside
 
 
 @pytest.mark.parametrize("model", ["nn_transformer", "int8_cnn"])
@@ -64,7 +42,7 @@ def test_every_op_is_delegated_or_has_the_partitioners_reason(model: str) -> Non
     left = {r["node"]: r for r in result["not_delegated"]}
     assert sorted(result["delegated"] + list(left)) == sorted(calls)  # each source op once, nothing invented
     assert result["delegated"], "XNNPACK takes some of these ops"
-    inside, outside = _inside_delegates(low.etrecord)
+    inside, outside = executorch_delegation(low)  # ExecuTorch's own answer, stored beside the ETRecord
     assert set(result["delegated"]) <= inside - outside  # what we call delegated is wholly in ExecuTorch's delegates
     for node, row in left.items():
         assert row["reason"] and row["target"]
