@@ -21,5 +21,9 @@ from pathlib import Path
 
 _CHOSEN = os.environ.get("PT2V_TEST_CACHE")
 FIXTURE_ROOT = Path(_CHOSEN or Path(__file__).resolve().parent.parent / ".cache").resolve()
-SHARED_FIXTURE_ROOT = (Path(_CHOSEN) / "shared" if _CHOSEN else Path(
-    os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pt2-viewer" / "test-fixtures").resolve()
+# `PT2V_TEST_SHARED_CACHE` is set from the user's own cache folder by the first test process, before tests/conftest.py
+# moves XDG_CACHE_HOME to its private home: pytest-xdist's worker processes inherit that home, and must not take it
+# for the user's (they rebuilt the whole zoo there)
+SHARED_FIXTURE_ROOT = Path(os.environ.get("PT2V_TEST_SHARED_CACHE") or (Path(_CHOSEN) / "shared" if _CHOSEN else Path(
+    os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pt2-viewer" / "test-fixtures")).resolve()
+os.environ["PT2V_TEST_SHARED_CACHE"] = str(SHARED_FIXTURE_ROOT)
