@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pt2_viewer.core.model.metadata import ModuleScope
 from pt2_viewer.core.model.program import Graph, Node, NodeOp
 from pt2_viewer.core.util.lazy import lazy
 
@@ -118,11 +119,19 @@ class GraphIndex:
         calls: dict[str, int] = {}  # module path -> calls seen so far
         ids: set[str] = {""}
         placed: set[str] = set()
+        # module stack (one tuple per distinct stack: parse_module_stack and the cache share them) -> its group:
+        # once a stack has been walked, every step of it exists, so walking it again would only find the same group
+        group_of_stack: dict[int, tuple[tuple[ModuleScope, ...], ModuleGroup]] = {}
         for node in self.graph.nodes:
             if node.name in placed:
                 continue  # a repeated name (a damaged archive): drawn once, see `duplicate_names`
             placed.add(node.name)
             scopes = node.module_stack
+            known = group_of_stack.get(id(scopes))
+            if known is not None and known[0] is scopes:
+                known[1].nodes.append(node.name)
+                continue
+            whole = scopes
             # torch puts the root module first with an empty path; it names the model class.
             if scopes and scopes[0].path == "":
                 if not root.class_name:
@@ -143,6 +152,7 @@ class GraphIndex:
                     group.children.append(child)
                     by_key[(id(group), scope.key)] = child
                 group = child
+            group_of_stack[id(whole)] = (whole, group)
             group.nodes.append(node.name)
         self._place_owned_inputs(root)
         return root

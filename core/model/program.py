@@ -169,6 +169,35 @@ class Node:
         return out
 
 
+class _Deferred:
+    """`Node.inputs` and `Node.metadata` of a node the parsed-program cache built from its columns
+    (core/pt2/graph_columns.py): such a node holds its name, op, target and outputs, and these two are decoded on
+    first read (by the function kept under `DEFERRED`, which sets both; or a (function, position) pair). A node
+    built by `Node(...)` holds them in its instance dict, which wins over this non-data descriptor: it is never
+    called for those."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, cls: type | None = None) -> Any:
+        if obj is None:
+            return self
+        fill = obj.__dict__.get(DEFERRED)
+        if fill is None:
+            raise AttributeError(self.name)
+        if isinstance(fill, tuple):  # (fill, the node's position), for a graph whose node names repeat
+            fill[0](obj, fill[1])
+        else:
+            fill(obj)  # two threads may both fill one node: the same values, computed twice
+        obj.__dict__.pop(DEFERRED, None)
+        return obj.__dict__[self.name]
+
+
+DEFERRED = "_deferred"  # the instance-dict key of what fills a column-built node's deferred fields
+for _name in ("inputs", "metadata"):  # after @dataclass: its __init__ still sets both on every node it builds
+    setattr(Node, _name, _Deferred(_name))
+
+
 @dataclass(frozen=True)
 class Edge:
     src: str  # producing node

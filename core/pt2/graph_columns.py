@@ -1,0 +1,294 @@
+"""A graph as columns, the form the parsed-program cache keeps it in (core/pt2/parsed_cache.py, issue 32 §2).
+
+Why columns: at ~100k nodes, decoding every node into its dataclasses (its `Argument`s, `Ref`s, metadata dict and
+`Value`s) took 1.3 s of CPU and most of the model's memory, yet the first view reads only each node's name, op,
+target, outputs and module stack (the index, the module tree, the collapsed scene). So an entry keeps per graph:
+
+- names, outputs and value names as MessagePack arrays of strings (msgspec decodes 100k short strings in a few ms);
+- op codes as one byte per node; targets and module stacks (`nn_module_stack`'s text) interned, one int32 id per
+  node (numpy arrays read from the entry's bytes): a 100k-node program has ~400 targets and ~16k distinct stacks,
+  each module stack parsed once and shared by every node of it;
+- edges as two int32 arrays (source and consumer node positions) and the value names they carry;
+- what the first view never reads (a node's `inputs` and `metadata`) as one small MessagePack record per node,
+  its metadata strings interned in the graph's table (stack traces repeat layer after layer), decoded when Details,
+  Find, an overlay or the report first reads the node (`Node.inputs`, program.py's `_Deferred`).
+
+Nodes stay `Node` objects (every view, the diff and the report take them), but thin ones: a node is built with its
+name, op, target, outputs and module stack, nothing else, and its deferred fields equal what the reader builds
+(tests/core/pt2/test_parsed_cache.py compares whole archives). Values are built eagerly, in a tight loop, sharing
+their tensor metadata as before. A block that cannot be read back whole (a wrong length, an id out of range) raises
+ValueError, which the cache takes as a miss.
+"""
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pt2_viewer.core.model.metadata import ModuleScope
+from pt2_viewer.core.model.program import DEFERRED, Argument, Edge, Graph, Node, NodeOp, Ref, Value
+from pt2_viewer.core.model.tensor_meta import SymDim, TensorMeta
+
+EXT_REF, EXT_GRAPH, EXT_COMPLEX = 1, 2, 3
+_OPS = tuple(NodeOp)
+_OP_CODE = {op: i for i, op in enumerate(_OPS)}
+_I32 = np.dtype("<i4")
+_I64 = np.dtype("<i8")
+_STACK_KEY = "nn_module_stack"
+
+
+class Mark:
+    """What the encoder writes as a MessagePack extension (msgspec would write a dataclass, `Ref` included, as a
+    map)."""
+
+    __slots__ = ("code", "payload")
+
+    def __init__(self, code: int, payload: bytes) -> None:
+        self.code, self.payload = code, payload
+
+
+class SubgraphMark:
+    """Where an argument held a subgraph: put back as the node's own `Graph` object when its inputs are decoded."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def marked(v: Any) -> Any:
+    """An argument's value with its references, subgraphs and complex numbers as extension marks."""
+    if isinstance(v, Ref):
+        return Mark(EXT_REF, v.value.encode())
+    if isinstance(v, list):
+        return [marked(x) for x in v]
+    if isinstance(v, dict):
+        return {k: marked(x) for k, x in v.items()}
+    if isinstance(v, Graph):
+        return Mark(EXT_GRAPH, v.name.encode())
+    if isinstance(v, complex):
+        return Mark(EXT_COMPLEX, struct.pack("<dd", v.real, v.imag))
+    if v is None or isinstance(v, (str, int, float)):  # bool is an int
+        return v
+    raise NotImplementedError(f"{type(v).__name__} is not stored in the program cache")
+
+
+def ext_hook(code: int, payload: memoryview) -> Any:
+    if code == EXT_REF:
+        return Ref(bytes(payload).decode())
+    if code == EXT_GRAPH:
+        return SubgraphMark(bytes(payload).decode())
+    if code == EXT_COMPLEX:
+        real, imag = struct.unpack("<dd", payload)
+        return complex(real, imag)
+    raise ValueError(f"unknown extension {code}")
+
+
+def enc_hook(o: Any) -> Any:
+    import msgspec
+
+    if isinstance(o, Mark):
+        return msgspec.msgpack.Ext(o.code, o.payload)
+    raise NotImplementedError(f"{type(o).__name__} is not stored in the program cache")
+
+
+class _Interned:
+    def __init__(self) -> None:
+        self.ids: dict[Any, int] = {}
+        self.items: list[Any] = []
+
+    def __call__(self, item: Any) -> int:
+        i = self.ids.get(item)
+        if i is None:
+            i = self.ids[item] = len(self.items)
+            self.items.append(item)
+        return i
+
+
+def encode_graph(g: Graph, meta_id: Callable[[Any], int]) -> dict[str, Any]:
+    """`g` (and its nodes' subgraphs, nested) as a block of columns; `meta_id` interns a tensor-metadata dict (-1
+    for None) in the entry's table."""
+    import msgspec
+
+    encoder = msgspec.msgpack.Encoder(enc_hook=enc_hook)
+    nodes = g.nodes
+    targets, stacks, strings, scopes = _Interned(), _Interned(), _Interned(), _Interned()
+    out_flat: list[str | None] = []
+    out_off = [0]
+    records = bytearray()
+    rec_off = [0]
+    for n in nodes:
+        out_flat.extend(n.outputs)
+        out_off.append(len(out_flat))
+        meta = n.metadata
+        if any(not isinstance(k, str) or not isinstance(v, str) for k, v in meta.items()):
+            raise NotImplementedError("metadata that is not text is not stored in the program cache")
+        records += encoder.encode([[[a.name, marked(a.value), a.kind] for a in n.inputs],
+                                   [[k, strings(v)] for k, v in meta.items()]])
+        rec_off.append(len(records))
+    position = {n.name: i for i, n in enumerate(nodes)}
+    edges = g.edges
+    columnar_edges = len(position) == len(nodes) and all(e.src in position and e.dst in position for e in edges)
+    values = list(g.values.values())
+    if any(not isinstance(v.kind, str) for v in values):
+        raise NotImplementedError("a value kind that is not text is not stored in the program cache")
+    kinds = _Interned()
+    rare = {i: [v.expr, v.class_fqn] for i, v in enumerate(values) if v.expr is not None or v.class_fqn is not None}
+    return {
+        "name": g.name, "inputs": g.inputs, "outputs": g.outputs,
+        "names": [n.name for n in nodes],
+        "ops": bytes(_OP_CODE[n.op] for n in nodes),
+        "target_ids": _i32([targets(n.target) for n in nodes]), "targets": targets.items,
+        "full_targets": {i: n.full_target for i, n in enumerate(nodes) if n.full_target is not None},
+        "stack_ids": _i32([stacks(n.module_stack) for n in nodes]),
+        "stacks": [[scopes((s.key, s.path, s.class_name)) for s in stack] for stack in stacks.items],
+        "scopes": [list(s) for s in scopes.items], "unique": len(position) == len(nodes),
+        "out_flat": out_flat, "out_off": _i32(out_off),
+        "records": bytes(records), "rec_off": np.asarray(rec_off, dtype=_I64).tobytes(), "strings": strings.items,
+        "subgraphs": {i: [encode_graph(s, meta_id) for s in n.subgraphs] for i, n in enumerate(nodes) if n.subgraphs},
+        "edge_src": _i32([position[e.src] for e in edges]) if columnar_edges else None,
+        "edge_dst": _i32([position[e.dst] for e in edges]) if columnar_edges else None,
+        "edge_names": [[e.src, e.dst] for e in edges] if not columnar_edges else None,
+        "edge_values": [e.value for e in edges],
+        "value_names": [v.name for v in values],
+        "value_kinds": _i32([kinds(v.kind) for v in values]), "kinds": kinds.items,
+        "value_metas": _i32([meta_id(v.meta_json) for v in values]),
+        "producers": [v.producer for v in values],
+        "rare": encoder.encode(rare),
+    }
+
+
+def _i32(items: list[int]) -> bytes:
+    return np.asarray(items, dtype=_I32).tobytes()
+
+
+def _ids(data: Any, count: int, bound: int, dtype: np.dtype[Any] = _I32, low: int = 0) -> list[int]:
+    """An int array of `count` ids in [low, bound), as a list; ValueError for anything else (a damaged block)."""
+    if not isinstance(data, bytes) or len(data) != count * dtype.itemsize:
+        raise ValueError("a column of the wrong length")
+    arr = np.frombuffer(data, dtype=dtype)
+    if count and (int(arr.min()) < low or int(arr.max()) >= bound):
+        raise ValueError("an id out of range")
+    return arr.tolist()
+
+
+class _Columns:
+    """What a graph's nodes need to decode their deferred fields: the records and the graph's string table."""
+
+    __slots__ = ("records", "offsets", "strings", "names", "_positions")
+
+    def __init__(self, records: bytes, offsets: list[int], strings: list[str], names: list[str] | None) -> None:
+        self.records, self.offsets, self.strings, self.names = records, offsets, strings, names
+        self._positions: dict[str, int] | None = None
+
+    @property
+    def fill_named(self) -> Callable[[Node], None] | None:
+        return self._fill_named if self.names is not None else None
+
+    def _fill_named(self, node: Node) -> None:
+        positions = self._positions
+        if positions is None:
+            assert self.names is not None
+            positions = self._positions = {name: i for i, name in enumerate(self.names)}
+        self.fill(node, positions[node.name])
+
+    def fill(self, node: Node, i: int) -> None:
+        import msgspec
+
+        raw = memoryview(self.records)[self.offsets[i]:self.offsets[i + 1]]
+        args, meta = msgspec.msgpack.decode(raw, ext_hook=ext_hook)
+        graphs = {s.name: s for s in node.__dict__["subgraphs"]}
+        strings = self.strings
+        node.__dict__["inputs"] = [Argument(name, _unmark(value, graphs), kind) for name, value, kind in args]
+        node.__dict__["metadata"] = {k: strings[v] for k, v in meta}
+
+
+def _unmark(v: Any, graphs: dict[str, Graph]) -> Any:
+    if isinstance(v, SubgraphMark):
+        return graphs[v.name]
+    if isinstance(v, list):
+        return [_unmark(x, graphs) for x in v]
+    if isinstance(v, dict):
+        return {k: _unmark(x, graphs) for k, x in v.items()}
+    return v
+
+
+def decode_graph(b: dict[str, Any], metas: list[Any], parsed: list[TensorMeta | None]) -> Graph:
+    """The `Graph` of a block `encode_graph` wrote; `metas` is the entry's metadata table and `parsed` its parsed
+    `TensorMeta`s, shared by every value holding the same dict. ValueError for a block that does not add up."""
+
+    names: list[str] = b["names"]
+    count = len(names)
+    ops = b["ops"]
+    if not isinstance(ops, bytes) or len(ops) != count or (count and max(ops) >= len(_OPS)):
+        raise ValueError("a column of the wrong length")
+    targets: list[str] = b["targets"]
+    target_ids = _ids(b["target_ids"], count, len(targets))
+    scopes = [ModuleScope(key, path, cls) for key, path, cls in b["scopes"]]
+    stacks = [tuple(scopes[i] for i in ids) for ids in b["stacks"]]  # IndexError for a damaged one: a miss
+    stack_ids = _ids(b["stack_ids"], count, len(stacks))
+    out_flat: list[str | None] = b["out_flat"]
+    out_off = _ids(b["out_off"], count + 1, len(out_flat) + 1)
+    records: bytes = b["records"]
+    rec_off = _ids(b["rec_off"], count + 1, len(records) + 1, _I64)
+    full = {int(i): t for i, t in b["full_targets"].items()}
+    subgraphs = {int(i): [decode_graph(s, metas, parsed) for s in gs] for i, gs in b["subgraphs"].items()}
+    if any(not 0 <= i < count for i in (*full, *subgraphs)):
+        raise ValueError("a node position out of range")
+    columns = _Columns(records, rec_off, b["strings"], names if b["unique"] else None)
+    op_of = [_OPS[c] for c in ops]
+    nodes: list[Node] = []
+    append = nodes.append
+    shared = columns.fill_named  # names are unique: a node finds its record by its name (no object per node)
+    for i, name in enumerate(names):
+        # Node's own __init__ is the fastest way to build one (measured); then its two deferred fields go
+        n = Node(name, op_of[i], targets[target_ids[i]], None, out_flat[out_off[i]:out_off[i + 1]], None,  # type: ignore[arg-type]
+                 subgraphs.get(i) or [], full.get(i))
+        d = n.__dict__
+        del d["inputs"], d["metadata"]
+        d["module_stack"] = stacks[stack_ids[i]]
+        d[DEFERRED] = shared if shared is not None else (columns.fill, i)
+        append(n)
+    edge_values: list[str] = b["edge_values"]
+    if b["edge_names"] is not None:
+        edges = [Edge(s, d, v) for (s, d), v in zip(b["edge_names"], edge_values, strict=True)]
+    else:
+        src = _ids(b["edge_src"], len(edge_values), count)
+        dst = _ids(b["edge_dst"], len(edge_values), count)
+        edges = []
+        add, new = edges.append, object.__new__
+        for si, di, v in zip(src, dst, edge_values, strict=True):
+            e = new(Edge)  # a frozen dataclass's __init__ sets each field through object.__setattr__: 1.4x slower
+            e.__dict__.update(src=names[si], dst=names[di], value=v)
+            add(e)
+    return Graph(name=b["name"], nodes=nodes, edges=edges, values=_values(b, metas, parsed), inputs=b["inputs"],
+                 outputs=b["outputs"])
+
+
+def _values(b: dict[str, Any], metas: list[Any], parsed: list[TensorMeta | None]) -> dict[str, Value]:
+    import msgspec
+
+    names: list[str] = b["value_names"]
+    kinds: list[str] = b["kinds"]
+    kind_ids = _ids(b["value_kinds"], len(names), len(kinds))
+    meta_ids = _ids(b["value_metas"], len(names), len(metas), low=-1)
+    producers: list[str | None] = b["producers"]
+    if len(producers) != len(names):
+        raise ValueError("a column of the wrong length")
+    rare = msgspec.msgpack.decode(b["rare"], type=dict[int, tuple[SymDim | None, str | None]])
+    values: dict[str, Value] = {}
+    for i, name in enumerate(names):
+        m = meta_ids[i]
+        if m < 0:
+            values[name] = Value(name, kinds[kind_ids[i]], None, None, producers[i])
+        else:
+            v = values[name] = Value(name, kinds[kind_ids[i]], metas[m], None, producers[i])
+            v.__dict__["meta"] = parsed[m]  # parsed once per distinct metadata, as Value.meta would
+    for i, (expr, fqn) in rare.items():
+        if not 0 <= i < len(names):
+            raise ValueError("a value position out of range")
+        v = values[names[i]]
+        v.expr, v.class_fqn = expr, fqn
+    return values
