@@ -5,27 +5,28 @@ Why columns: at ~100k nodes, decoding every node into its dataclasses (its `Argu
 target, outputs and module stack (the index, the module tree, the collapsed scene). So an entry keeps per graph:
 
 - names, outputs and value names as MessagePack arrays of strings (msgspec decodes 100k short strings in a few ms);
-- op codes as one byte per node; targets and module stacks (`nn_module_stack`'s text) interned, one int32 id per
-  node (numpy arrays read from the entry's bytes): a 100k-node program has ~400 targets and ~16k distinct stacks,
-  each module stack parsed once and shared by every node of it;
+- op codes as one byte per node; targets interned, one int32 id per node; module stacks interned twice over: each
+  distinct stack as a list of scope ids, each distinct scope (key, path, class) once, so a 100k-node program's 16k
+  stacks share ~20k `ModuleScope`s and nothing is parsed on reading;
 - edges as two int32 arrays (source and consumer node positions) and the value names they carry;
 - what the first view never reads (a node's `inputs` and `metadata`) as one small MessagePack record per node,
   its metadata strings interned in the graph's table (stack traces repeat layer after layer), decoded when Details,
   Find, an overlay or the report first reads the node (`Node.inputs`, program.py's `_Deferred`).
 
-Nodes stay `Node` objects (every view, the diff and the report take them), but thin ones: a node is built with its
-name, op, target, outputs and module stack, nothing else, and its deferred fields equal what the reader builds
-(tests/core/pt2/test_parsed_cache.py compares whole archives). Values are built eagerly, in a tight loop, sharing
-their tensor metadata as before. A block that cannot be read back whole (a wrong length, an id out of range) raises
-ValueError, which the cache takes as a miss.
+The int columns are the stdlib's `array`, read from the entry's bytes (native byte order: an entry is this machine's
+own): numpy would add its import to every first view (tests/app/test_lazy_imports.py keeps it out), and nothing
+here needs more than a list of ids. Nodes stay `Node` objects, since every view, the index, the scene, the diff and
+the report take them, but thin ones: built with name, op, target, outputs and module stack only (the two deferred
+fields equal what the reader builds: tests/core/pt2/test_parsed_cache.py compares whole archives). Values and edges
+are built eagerly, in tight loops (the scene and the index read every edge to draw the first view). A block that
+cannot be read back whole (a wrong length, an id out of range) raises ValueError, which the cache takes as a miss.
 """
 from __future__ import annotations
 
 import struct
+from array import array
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from pt2_viewer.core.model.metadata import ModuleScope
 from pt2_viewer.core.model.program import DEFERRED, Argument, Edge, Graph, Node, NodeOp, Ref, Value
@@ -34,8 +35,8 @@ from pt2_viewer.core.model.tensor_meta import SymDim, TensorMeta
 EXT_REF, EXT_GRAPH, EXT_COMPLEX = 1, 2, 3
 _OPS = tuple(NodeOp)
 _OP_CODE = {op: i for i, op in enumerate(_OPS)}
-_I32 = np.dtype("<i4")
-_I64 = np.dtype("<i8")
+_I32, _I64 = "i", "q"  # array typecodes: 4 and 8 bytes on every platform CPython runs on (checked below)
+assert array(_I32).itemsize == 4 and array(_I64).itemsize == 8
 _STACK_KEY = "nn_module_stack"
 
 
@@ -146,7 +147,7 @@ def encode_graph(g: Graph, meta_id: Callable[[Any], int]) -> dict[str, Any]:
         "stacks": [[scopes((s.key, s.path, s.class_name)) for s in stack] for stack in stacks.items],
         "scopes": [list(s) for s in scopes.items], "unique": len(position) == len(nodes),
         "out_flat": out_flat, "out_off": _i32(out_off),
-        "records": bytes(records), "rec_off": np.asarray(rec_off, dtype=_I64).tobytes(), "strings": strings.items,
+        "records": bytes(records), "rec_off": array(_I64, rec_off).tobytes(), "strings": strings.items,
         "subgraphs": {i: [encode_graph(s, meta_id) for s in n.subgraphs] for i, n in enumerate(nodes) if n.subgraphs},
         "edge_src": _i32([position[e.src] for e in edges]) if columnar_edges else None,
         "edge_dst": _i32([position[e.dst] for e in edges]) if columnar_edges else None,
@@ -161,17 +162,19 @@ def encode_graph(g: Graph, meta_id: Callable[[Any], int]) -> dict[str, Any]:
 
 
 def _i32(items: list[int]) -> bytes:
-    return np.asarray(items, dtype=_I32).tobytes()
+    return array(_I32, items).tobytes()
 
 
-def _ids(data: Any, count: int, bound: int, dtype: np.dtype[Any] = _I32, low: int = 0) -> list[int]:
+def _ids(data: Any, count: int, bound: int, typecode: str = _I32, low: int = 0) -> list[int]:
     """An int array of `count` ids in [low, bound), as a list; ValueError for anything else (a damaged block)."""
-    if not isinstance(data, bytes) or len(data) != count * dtype.itemsize:
+    column = array(typecode)
+    if not isinstance(data, bytes) or len(data) != count * column.itemsize:
         raise ValueError("a column of the wrong length")
-    arr = np.frombuffer(data, dtype=dtype)
-    if count and (int(arr.min()) < low or int(arr.max()) >= bound):
+    column.frombytes(data)
+    ids = column.tolist()
+    if count and (min(ids) < low or max(ids) >= bound):
         raise ValueError("an id out of range")
-    return arr.tolist()
+    return ids
 
 
 class _Columns:
