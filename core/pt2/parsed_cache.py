@@ -4,19 +4,21 @@ Not the worker's `ProgramCache` (core/jobs/program_cache.py, torch programs kept
 what `read_archive` returned, the `Archive` model, in the user's cache folder (`cache_root() / "programs"`).
 
 Key and checks: an entry's file name is a hash of the archive's size, mtime and zip listing (names, sizes, CRCs),
-found without reading any member; inside, its header holds a blake2b of the archive's content (the listing and the
-bytes of every JSON and text member the reader reads) and of the code that read it (the reader and model modules),
-compared with the file on disk before the entry is used, and a CRC32 of its own payload. A stale entry (the file or
-this viewer changed), a truncated or corrupt one, one this version cannot decode: each is a miss, and the archive is
-read from its JSON as before. Entries are written atomically (write_atomically), touched when used, and pruned oldest
-first past `PT2V_PROGRAM_CACHE_MB` (default 1024).
+found without reading any member; inside, its header holds a SHA-256 of the archive's content (the listing and the
+bytes of every JSON and text member the reader reads, hashed where they lie in the file) and of the code that read
+it (the reader, model and format modules), compared with the file on disk before the entry is used (the hash runs on
+another thread while the entry is decoded), and a CRC32 of its own payload. A stale entry (the file or this viewer
+changed), a truncated or corrupt one, one this version cannot decode: each is a miss, and the archive is read from
+its JSON as before. Entries are written atomically (write_atomically), touched when used, and pruned oldest first
+past `PT2V_PROGRAM_CACHE_MB` (default 1024).
 
 Format, chosen by measuring the 135-layer program of bench/big_model.py (9,871 nodes, 15 MB of JSON):
 `json.loads` alone 0.48-0.55 s, orjson 0.37-0.39 s, msgspec's JSON 0.30-0.37 s, then the reader's own 0.7 s building
-the model. MessagePack decoded by msgspec straight into the model's dataclasses (in C, no per-node Python code) does
-both at once; of its 0.5 s, 0.22 s went into 10,412 tensor-metadata dicts of which 31 differ, so those are interned:
-stored once in a table, every value refers to its entry and shares one (read-only) dict. MessagePack is data only:
-nothing in an entry is code, nothing is unpickled or unmarshalled. The entry is mapped with mmap and decoded from it.
+the model. MessagePack decoded by msgspec (in C) reads faster than any JSON; tensor metadata (10,412 dicts of which
+31 differ) is interned: stored once in a table, every value refers to its entry and shares one (read-only) dict.
+Graphs are kept as columns (core/pt2/graph_columns.py says why and how): nodes are built thin, their inputs and
+metadata decoded on first read. MessagePack is data only: nothing in an entry is code, nothing is unpickled or
+unmarshalled. The entry is mapped with mmap and decoded from it.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import mmap
 import os
 import struct
 import sys
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -87,16 +90,24 @@ class ParsedProgramCache:
         if self.limit_bytes <= 0 or is_pte(path):  # no cache wanted, or an ExecuTorch program: read as before
             return read_archive(path), None
         files = zipfiles.open_archive(path)
+        job: _Digest | None = None
         try:
-            entry, digest = self._locate(files)
-            cached = self._load(entry, digest)
-            if cached is not None:
-                self.hits += 1
-                cached.path, cached.root, cached.entries = str(files.path), files.root, sorted(files.entries)
-                return cached, None
+            entry, listing = self._entry(files)
+            if entry.exists():  # a likely hit: its content is hashed on the other core while the entry is decoded
+                job = _Digest(lambda: self._digest(files, listing, keep=False))
+                cached = self._load(entry, job.result)
+                if cached is not None:
+                    self.hits += 1
+                    cached.path, cached.root, cached.entries = str(files.path), files.root, sorted(files.entries)
+                    return cached, None
+                digest = job.result()
+            else:  # a sure miss: the reader takes the bytes hashed here
+                digest = self._digest(files, listing, keep=True)
             self.misses += 1
             archive = read_archive_files(files)
         finally:
+            if job is not None:
+                job.join()  # before the archive closes under it
             files.close()
         return archive, lambda: self.store(entry, digest, archive)
 
@@ -104,7 +115,7 @@ class ParsedProgramCache:
         """Where the entry of the `.pt2` at `path` is (or would be) kept."""
         files = zipfiles.open_archive(path)
         try:
-            return self._locate(files)[0]
+            return self._entry(files)[0]
         finally:
             files.close()
 
@@ -131,10 +142,9 @@ class ParsedProgramCache:
         name = hashlib.blake2b(f"{st.st_size}\n{st.st_mtime_ns}\n{listing}".encode(), digest_size=20).hexdigest()
         return self.directory / name[:2] / f"{name}.msgpack", listing
 
-    def _locate(self, files: zipfiles.ArchiveFiles) -> tuple[Path, bytes]:
-        """The entry's path (from the file's size, mtime and listing) and the digest of its content to check."""
-        entry, listing = self._entry(files)
-        keep = not entry.exists()  # a sure miss: the reader takes the bytes hashed here (a hit would only hold them)
+    def _digest(self, files: zipfiles.ArchiveFiles, listing: str, keep: bool) -> bytes:
+        """The digest of the archive's content (its listing, JSON and text members) and of this viewer's reading
+        code, which an entry must hold to be used. `keep`: hand the bytes read to the reader (a sure miss)."""
         h = hashlib.sha256()  # with the CPU's SHA instructions 2.4x blake2b's speed (140 MB: 0.08 s against 0.2 s)
         h.update(_code_fingerprint())
         h.update(listing.encode())
@@ -150,10 +160,10 @@ class ParsedProgramCache:
                 h.update(f"\n{member}\t{len(data)}\n".encode())
                 h.update(data)
                 del data
-        return entry, h.digest()
+        return h.digest()
 
     # -- reading ------------------------------------------------------------------------------------------------
-    def _load(self, entry: Path, digest: bytes) -> Archive | None:
+    def _load(self, entry: Path, digest: Callable[[], bytes]) -> Archive | None:
         try:
             with open(entry, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
                 archive = _decode(memoryview(m), digest)
@@ -248,6 +258,32 @@ class _StoredMembers:
         return m[start:start + info.file_size]
 
 
+class _Digest(threading.Thread):
+    """`ParsedProgramCache._digest` on another thread, while the entry is decoded on this one: hashlib lets go of the
+    GIL while it hashes a large buffer, so on a second core the 140 MB of a 100k-node program (0.12 s) cost no wall
+    time. `result()` waits for it, and raises what it raised."""
+
+    def __init__(self, work: Callable[[], bytes]) -> None:
+        super().__init__(name="parsed-program digest", daemon=True)
+        self._work = work
+        self._value: bytes | None = None
+        self._error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self._value = self._work()
+        except BaseException as e:  # handed to the reading thread by result()
+            self._error = e
+
+    def result(self) -> bytes:
+        self.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a zip member's local header (APPNOTE 4.3.7), as zipfile reads it
 _fingerprint: bytes | None = None
 
@@ -310,15 +346,16 @@ class _Meta:
         self.index = index
 
 
-def _decode(data: memoryview, digest: bytes) -> Archive | None:
-    """The archive in an entry, or None when it is not this file's (stale), corrupt or of another format."""
+def _decode(data: memoryview, digest: Callable[[], bytes]) -> Archive | None:
+    """The archive in an entry, or None when it is not this file's (stale), corrupt or of another format. `digest()`
+    is the file's, compared with the entry's once the entry is decoded (it may still be computing meanwhile)."""
     import msgspec
 
     if len(data) < HEADER.size:
         return None
     magic, stored_digest, crc, meta_len = HEADER.unpack_from(data)
     body = data[HEADER.size:]
-    if magic != MAGIC or stored_digest != digest or meta_len > len(body) or zlib.crc32(body) != crc:
+    if magic != MAGIC or meta_len > len(body) or zlib.crc32(body) != crc:
         return None
     try:
         table = msgspec.msgpack.decode(body[:meta_len], type=list[Any])
@@ -342,4 +379,4 @@ def _decode(data: memoryview, digest: bytes) -> Archive | None:
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, IndexError, KeyError, TypeError, struct.error,
             UnicodeDecodeError):
         return None
-    return archive
+    return archive if digest() == stored_digest else None  # another file's, or this viewer's code changed: stale
