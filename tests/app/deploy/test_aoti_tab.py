@@ -92,6 +92,7 @@ def test_a_package_with_its_program_shows_the_graph_beside(qtbot, window: MainWi
         window.grab().save(str(Path(folder) / "aoti_tab_program.png"))
 
 
+@pytest.mark.worker
 def test_the_compiled_code_runs_only_after_consent(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                     tmp_path: Path) -> None:
     from tests.zoo.pipeline import small_pt2

@@ -39,6 +39,7 @@ def source() -> Path:
         pytest.skip(str(e))
 
 
+@pytest.mark.worker
 def test_lowering_paints_the_source_and_opens_the_pte_beside_it(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                                 source: Path) -> None:
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as blocker:

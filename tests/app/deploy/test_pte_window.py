@@ -87,6 +87,7 @@ def test_open_offers_pte_and_a_dropped_pte_opens(qtbot, window: MainWindow, dele
     assert blocker.args[0].model.archive.executorch is not None
 
 
+@pytest.mark.worker
 def test_a_pte_runs_from_its_run_panel(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """Run in the window runs the method with ExecuTorch's runtime (the run_pte job) and shows its outputs."""
     from PySide6.QtCore import Qt
@@ -109,6 +110,7 @@ def test_a_pte_runs_from_its_run_panel(qtbot, window: MainWindow) -> None:  # ty
     assert panel.latency.text().startswith("<b>Latency</b>")
 
 
+@pytest.mark.worker
 def test_the_source_program_compares_with_what_it_became(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                          tmp_path: Path) -> None:
     """Numerics on the source `.pt2`: the candidate is its `.pte` (ExecuTorch's runtime) or its AOTInductor package

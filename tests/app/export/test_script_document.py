@@ -267,6 +267,7 @@ def test_screenshot_of_a_script_without_a_program_shows_the_explanation(tmp_path
     assert image.width() >= 1000 and image.height() >= 600
 
 
+@pytest.mark.worker
 @pytest.mark.slow
 @pytest.mark.skipif(not TUTORIAL.is_file(), reason="the seed tutorial is not on this machine")
 def test_the_seed_tutorial_lists_all_its_exports_and_failures(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]

@@ -179,6 +179,7 @@ def test_mixed_none_int_bool_inputs_run(qtbot, window: MainWindow,  # type: igno
     assert panel.outputs.rowCount() == 1 and panel.outputs.item(0, 2).text() == "[4]"
 
 
+@pytest.mark.worker
 def test_a_long_import_line_wraps_and_nothing_is_cut_at_1280x800(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """Issue 30: after a run, one long unwrapped "imported transformers…" line widened the panel's body past its
     column: Cancel was cut to "C", the latency line cut, with no way to scroll to them. A PT2E program makes the
