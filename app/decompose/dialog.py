@@ -85,11 +85,11 @@ class DecomposeDialog(JobDialog):
         self.error = self.failure.error
         self.start_button = QPushButton("Decompose")
         self.start_button.setDefault(True)
-        self.cancel_button = QPushButton("Close")
+        self.close_button = QPushButton("Close")
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(self.start_button)
-        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.close_button)
 
         v = QVBoxLayout(self)
         v.addWidget(QLabel(f"<b>{Path(program_path).name}</b>" + (f" [{program_name}]" if program_name else "")))
@@ -104,7 +104,7 @@ class DecomposeDialog(JobDialog):
         self.table_browse.clicked.connect(lambda: self._browse(self.table_edit, "Decomposition table"))
         self.preload_browse.clicked.connect(lambda: self._browse(self.preload_edit, "Python file to import first"))
         self.start_button.clicked.connect(self.start)
-        self.cancel_button.clicked.connect(self.cancel_or_close)
+        self.close_button.clicked.connect(self.cancel_or_close)
         self._update_enabled()
 
     # -- choices -------------------------------------------------------------------------------------------------
@@ -163,19 +163,11 @@ class DecomposeDialog(JobDialog):
         self.out_dir = out_dir
         stem = Path(self.program_path).stem
         request.output = str(out_dir / f"{stem}.{Path(request.table or request.to).stem}.pt2")
-        self.failure.clear()
-        self.progress.setValue(0)
-        self.progress.setVisible(True)
-        self.stage.setText("Starting the worker…")
-        self.start_button.setEnabled(False)
-        self.cancel_button.setText("Cancel")
-        self.log = []
+        self.job_started()
         self.driver.start("decompose", request, out_dir)
 
     def _finished(self, outcome: JobOutcome) -> None:
-        self.cancel_button.setText("Close")
-        self.start_button.setEnabled(True)
-        self.progress.setVisible(False)
+        self.job_ended()
         failure = outcome.failure_text()
         if failure is not None:
             self._fail(*failure)
@@ -204,9 +196,5 @@ class DecomposeDialog(JobDialog):
         self.accept()
 
     def _fail(self, message: str, detail: str) -> None:
-        temp_dirs.remove(self.out_dir)
-        self.out_dir = None
         self.start_button.setEnabled(True)
-        self.stage.setText("")
-        self.failure.show_failure(message, detail, self.log)
-        self.failed.emit(message)
+        self.show_failed(message, detail)

@@ -122,14 +122,8 @@ class LowerDialog(JobDialog):
         backend = self.backend()
         request = LowerRequest(program=self.program_path, program_name=self.program_name, to=backend,
                                output=str(self.out_dir / f"{Path(self.program_path).stem}.{backend}.pte"))
-        self.failure.clear()
         self.table.setVisible(False)
-        self.progress.setValue(0)
-        self.progress.setVisible(True)
-        self.stage.setText("Starting the worker…")
-        self.start_button.setEnabled(False)
-        self.close_button.setText("Cancel")
-        self.log = []
+        self.job_started()
         self.driver.start("lower", request, self.out_dir)
 
     def attach(self, source: DocumentWidget, pte: DocumentWidget) -> None:
@@ -189,9 +183,7 @@ class LowerDialog(JobDialog):
             else:
                 self._painted(job, outcome)
             return
-        self.close_button.setText("Close")
-        self.start_button.setEnabled(True)
-        self.progress.setVisible(False)
+        self.job_ended()
         failure = outcome.failure_text()
         if failure is not None:
             self._fail(*failure)
@@ -234,8 +226,4 @@ class LowerDialog(JobDialog):
         self.lowered.emit(result, archive)
 
     def _fail(self, message: str, detail: str) -> None:
-        temp_dirs.remove(self.out_dir)
-        self.out_dir = None
-        self.stage.setText("")
-        self.failure.show_failure(message, detail, self.log)
-        self.failed.emit(message)
+        self.show_failed(message, detail)

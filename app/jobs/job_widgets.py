@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.platform.trust_dialog import confirm_run
+from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
 
 if TYPE_CHECKING:  # a type only: the window's File > Preferences needs this module, not the job driver
@@ -74,19 +75,49 @@ class FailureBox(QWidget):
 
 
 class JobDialog(QDialog):
-    """What the job dialogs (Decompose…, Lower to ExecuTorch…) share: one button that cancels the running job or
-    closes, and the worker's progress events shown on a bar and a stage line. Subclasses make `driver`, `progress`
-    and `stage`, and connect `driver.event` to `_event`."""
+    """What the job dialogs (Decompose…, Lower to ExecuTorch…) share: a start button, one button that cancels the
+    running job or closes, the worker's progress events shown on a bar and a stage line, and a failure box with the
+    job's output. Subclasses make the widgets below and `driver`, connect `driver.event` to `_event` and the close
+    button to `cancel_or_close`, and call `job_started`, `job_ended` and `show_failed` as their job goes."""
 
     driver: WorkerDriver
     progress: QProgressBar
     stage: QLabel
+    start_button: QPushButton
+    close_button: QPushButton
+    failure: FailureBox
+    log: list[str]
+    out_dir: Path | None
+    failed: Any  # the subclass's `Signal(str)`: the failure's message
 
     def cancel_or_close(self) -> None:
         if self.driver.running:
             self.driver.cancel()
         else:
             self.reject()
+
+    def job_started(self) -> None:
+        """The dialog while a job runs: an empty bar, start disabled, the close button cancels."""
+        self.failure.clear()
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
+        self.stage.setText("Starting the worker…")
+        self.start_button.setEnabled(False)
+        self.close_button.setText("Cancel")
+        self.log = []
+
+    def job_ended(self) -> None:
+        self.close_button.setText("Close")
+        self.start_button.setEnabled(True)
+        self.progress.setVisible(False)
+
+    def show_failed(self, message: str, detail: str) -> None:
+        """The job's folder removed, the failure shown with the job's output, and `failed` emitted."""
+        temp_dirs.remove(self.out_dir)
+        self.out_dir = None
+        self.stage.setText("")
+        self.failure.show_failure(message, detail, self.log)
+        self.failed.emit(message)
 
     def _event(self, event: dict[str, Any]) -> None:
         if event.get("type") == "progress":
