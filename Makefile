@@ -23,9 +23,10 @@ fixtures: setup
 	$(PY) scripts/build_fixtures.py
 
 # pytest runs on every core (pytest-xdist): a test file stays on one process (--dist loadfile), so a module's fixtures
-# are built once. TEST_PROCESSES=0 runs in this process alone (a debugger, -x, --pdb).
+# are built once; the longest files go first (tests/file_order.py), so no process ends the run alone.
+# TEST_PROCESSES=0 runs in this process alone (a debugger, -x, --pdb).
 TEST_PROCESSES ?= auto
-PYTEST := QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(if $(filter 0,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
+PYTEST := QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(if $(filter 0,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile --no-loadscope-reorder)
 
 # Everything, as CI runs it (.ci/run). pytest prints the 25 slowest tests and fails a test past its timeout
 # (pyproject.toml); its exit status is kept in .cache/pytest-exit-status for .ci/run to explain.

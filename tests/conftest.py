@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests import file_order
 from tests.fixture_root import SHARED_FIXTURE_ROOT
 
 _home = tempfile.mkdtemp(prefix="pt2v-test-home-")
@@ -187,6 +188,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                   if any(_names_one_of(f, entry_points, set()) for f in functions)}
         for tier in sorted(tiers):
             item.add_marker(getattr(pytest.mark, tier))
+    file_order.longest_files_first(items)  # tests/file_order.py: no process finishes a heavy file alone
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -229,7 +231,9 @@ def _worker_tier_check(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Collects the unmarked tests where the summary is written (with pytest-xdist, the controller)."""
+    """Collects the unmarked tests and each file's time where the summary is written (with pytest-xdist, the
+    controller)."""
+    file_order.record(report)
     if report.when == "teardown" and any(name == "unmarked_worker" for name, _ in report.user_properties):
         UNMARKED_WORKER_TESTS.append(report.nodeid)
 
@@ -240,3 +244,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
         write(f"{len(UNMARKED_WORKER_TESTS)} test(s) started a worker without the `worker` mark (add it):")
         for nodeid in UNMARKED_WORKER_TESTS:
             write(f"  {nodeid}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller, or a run without pytest-xdist
+        file_order.write_recorded()
