@@ -2,8 +2,9 @@
 (`torch._inductor.aoti_compile_and_package`), cached like the other test programs (tests/programs.py).
 
 Compiling takes tens of seconds (a C++ build), so the package is built once per torch version and version of its
-build script, under `.cache/test-programs/<torch version>/aoti-<hash of the script>/tiny.aoti.pt2`. It is built in
-a child process: the test process need not import inductor, and a failed build leaves no half-built file.
+build script, per user (tests/fixture_root.py: no test reads a path of this checkout back from it), under
+`<per-user fixtures>/aoti/<torch version>/aoti-<hash of the script>/tiny.aoti.pt2`. It is built in a child process:
+the test process need not import inductor, and a failed build leaves no half-built file.
 
 Use `from tests.aoti_package import aoti_package` for the session fixture (the package's path).
 
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixture_root import FIXTURE_ROOT
+from tests.fixture_root import SHARED_FIXTURE_ROOT
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,7 +52,7 @@ def _built(script: str, names: tuple[str, ...]) -> list[Path]:
     """The files `script` writes (its arguments, in order), cached under the script's hash: built in a child process
     first if any is missing; RuntimeError with torch's message if they cannot be built."""
     digest = hashlib.sha256(script.encode()).hexdigest()[:12]
-    directory = FIXTURE_ROOT / "test-programs" / importlib.metadata.version("torch") / f"aoti-{digest}"
+    directory = SHARED_FIXTURE_ROOT / "aoti" / importlib.metadata.version("torch") / f"aoti-{digest}"
     paths = [directory / name for name in names]
     if all(p.exists() for p in paths):
         return paths

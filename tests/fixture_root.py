@@ -6,10 +6,11 @@
   each checkout (a few minutes, `make fixtures`).
 - `SHARED_FIXTURE_ROOT`, per user (`~/.cache/pt2-viewer/test-fixtures`, or under `$XDG_CACHE_HOME`): the costly
   fixtures no test reads a path back from, keyed by content alone: the zoo's programs and torch's answers about them
-  (tests/zoo/cache.py), the `.pte` and AOTInductor files made from them (tests/zoo/pipeline.py), the zoo models
-  lowered by the lower job (tests/deploy_programs.py) and the Graphviz layouts (keyed by shape). A clean clone on
-  a machine that ran the tests before finds them built; each entry's key names torch's version and the source of the
-  code that built it, so a changed builder builds its own entry again.
+  (tests/zoo/cache.py), the `.pte` and AOTInductor files made from them (tests/zoo/pipeline.py), the AOTInductor
+  test packages (tests/aoti_package.py), the zoo models lowered by the lower job (tests/deploy_programs.py) and the
+  Graphviz layouts (keyed by shape). A clean clone on a machine that ran the tests before finds them built; each
+  entry's key names torch's version and the source of the code that built it, so a changed builder builds its own
+  entry again.
 
 `PT2V_TEST_CACHE=DIR` puts both under DIR (a run from nothing: an empty DIR). No heavy imports here:
 tests/conftest.py reads it before anything else, to point the layout cache at it, and before it moves
