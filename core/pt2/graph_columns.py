@@ -266,8 +266,10 @@ def decode_graph(b: dict[str, Any], metas: list[Any], parsed: list[TensorMeta | 
             e = new(Edge)  # a frozen dataclass's __init__ sets each field through object.__setattr__: 1.4x slower
             e.__dict__.update(src=names[si], dst=names[di], value=v)
             add(e)
-    return Graph(name=b["name"], nodes=nodes, edges=edges, values=_values(b, metas, parsed), inputs=b["inputs"],
-                 outputs=b["outputs"])
+    graph = Graph(name=b["name"], nodes=nodes, edges=edges, values=_values(b, metas, parsed), inputs=b["inputs"],
+                  outputs=b["outputs"])
+    graph.__dict__["node_by_name"] = dict(zip(names, nodes))  # Graph.node_by_name's answer (the last of a name wins)
+    return graph
 
 
 def _values(b: dict[str, Any], metas: list[Any], parsed: list[TensorMeta | None]) -> dict[str, Value]:

@@ -70,6 +70,7 @@ def test_repeated_node_names_read_back_equal(pt2_path: Callable[[str], Path], tm
     names = [n.name for n in expected.programs[0].graph.nodes]
     assert len(set(names)) < len(names)
     _, archive = _reopened(path, tmp_path / "cache")
+    assert archive.programs[0].graph.node_by_name == expected.programs[0].graph.node_by_name
     assert archive == expected
 
 
