@@ -204,8 +204,9 @@ class _Columns:
         args, meta = msgspec.msgpack.decode(raw, ext_hook=ext_hook)
         graphs = {s.name: s for s in node.__dict__["subgraphs"]}
         strings = self.strings
-        node.__dict__["inputs"] = [Argument(name, _unmark(value, graphs), kind) for name, value, kind in args]
-        node.__dict__["metadata"] = {k: strings[v] for k, v in meta}
+        d = node.__dict__  # a field assigned since the node was built keeps what was assigned
+        d.setdefault("inputs", [Argument(name, _unmark(value, graphs), kind) for name, value, kind in args])
+        d.setdefault("metadata", {k: strings[v] for k, v in meta})
 
 
 def _unmark(v: Any, graphs: dict[str, Graph]) -> Any:

@@ -106,3 +106,14 @@ def test_an_entry_whose_columns_do_not_add_up_is_a_miss(damage: str, pt2_path: C
     archive = cache.read(path)
     assert cache.hits == 0
     assert archive == read_archive(path)
+
+
+def test_a_field_assigned_before_its_first_read_keeps_what_was_assigned(pt2_path: Callable[[str], Path],
+                                                                        tmp_path: Path) -> None:
+    path = Path(shutil.copy(pt2_path("attention_blocks"), tmp_path / "p.pt2"))
+    _, archive = _reopened(path, tmp_path / "cache")
+    expected = read_archive(path).programs[0].graph
+    node = next(n for n in archive.programs[0].graph.nodes if n.op is NodeOp.CALL_FUNCTION)
+    node.inputs = []  # as a tool rewriting a node would
+    assert node.metadata == expected.node_by_name[node.name].metadata  # decoded now: inputs stay as assigned
+    assert node.inputs == []
