@@ -42,12 +42,9 @@ want=$(cat pyproject.toml requirements-dev.txt | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing Python packages into .venv"
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
-  .venv/bin/python -m pip install -q --no-compile -r requirements-dev.txt -e ".[test]" 2>&1 \
-    | grep -v "^WARNING: Location" || true
-  # compiled now, as pip would, but on every core (pip compiles 21,000 files on one: ~70 s): this environment may
-  # forbid writing bytecode later (PYTHONDONTWRITEBYTECODE), and without it every process would compile torch from
-  # source on each import
-  .venv/bin/python -m compileall -q -j 0 .venv/lib/python*/site-packages >/dev/null 2>&1 || true
+  # compiled at install (pip's default), as this environment may forbid writing bytecode later
+  # (PYTHONDONTWRITEBYTECODE): without it every process would compile torch from source on each import
+  .venv/bin/python -m pip install -q -r requirements-dev.txt -e ".[test]" 2>&1 | grep -v "^WARNING: Location" || true
   .venv/bin/python -c "import torch, PySide6, pygraphviz, pytestqt" # fail loudly if anything is missing
   echo "$want" > "$stamp"
 fi
