@@ -1,10 +1,12 @@
 """The doctor's runs for the fix tests: each failing script of tests/scripts/doctor/ (and the seed tutorial) diagnosed
 in a real worker with its fixes verified, cached on disk.
 
-A diagnose of a tiny script costs a worker start plus one verification run (about 20 s on this machine), so each
-report is cached under `.cache/doctor-runs/<hash>/NAME/`, the hash covering the script, torch's version and every
-source file of core/export/ (editing the doctor starts a fresh cache). The script is run from inside that folder,
-so the diffs' file names and the report's paths stay valid for later test runs.
+A diagnose of a tiny script costs a worker start plus one verification run (about 10-20 s on this machine), so
+each report is cached under `<per-user fixtures>/doctor-runs/<hash>/NAME/` (tests/fixture_root.py), the hash
+covering the script, torch's version and every source file of core/export/ (editing the doctor starts a fresh
+cache). The script is copied into that folder and run from there, so the diffs' file names and the report's paths
+name the cache's own copy, never a checkout's file: the runs stay valid for later test runs and for every checkout
+on the machine (a clean clone finds them built).
 """
 from __future__ import annotations
 
@@ -16,12 +18,12 @@ from pathlib import Path
 
 from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import run_job
-from tests.fixture_root import FIXTURE_ROOT
+from tests.fixture_root import SHARED_FIXTURE_ROOT
 from tests.programs import build_lock
 
 REPO = Path(__file__).resolve().parents[3]
 SCRIPTS = REPO / "tests" / "scripts" / "doctor"
-CACHE = FIXTURE_ROOT / "doctor-runs"
+CACHE = SHARED_FIXTURE_ROOT / "doctor-runs"
 ENV = {"OMP_NUM_THREADS": "1"}
 
 
