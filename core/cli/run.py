@@ -10,6 +10,7 @@ The run happens in the worker (core/cli/jobs.py): the Python PT2V_WORKER_PYTHON 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,12 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3f}"
+    """Milliseconds with at least three significant digits: a node of a small program takes microseconds, which
+    three decimals would print as 0.000."""
+    ms = seconds * 1e3
+    if ms <= 0 or not math.isfinite(ms):
+        return f"{ms:.3f}"
+    return f"{ms:.{max(3, 2 - math.floor(math.log10(ms)))}f}"
 
 
 def _stat(v: Any) -> str:

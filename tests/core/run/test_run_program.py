@@ -193,6 +193,11 @@ def test_cli_json_and_table(tagger: Path, capsys: pytest.CaptureFixture[str]) ->
     assert cli_main(["run", str(tagger), "--node-times", "--runs", "2", "-q"]) == 0
     text = capsys.readouterr().out
     assert "latency: median" in text and "float32" in text and "linear" in text
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split() == ["node", "ms"])
+    hottest = lines[header + 2:]  # the hottest nodes' table, under its header's rule, ends the text
+    digits = [row.split()[-1].replace(".", "").lstrip("0") for row in hottest]
+    assert hottest and all(len(d) >= 3 for d in digits), text  # 3 significant digits: microseconds are not 0.000
 
     assert cli_main(["run", str(tagger), "--inputs", "generated", "--dim", "ids.shape[0]=99", "-q"]) == 1
     err = capsys.readouterr().err
