@@ -34,14 +34,23 @@ def guarded(what: str, fn: Callable[[], Any]) -> Any:
 
 
 def start_args(ep: Any, flat_user: list[Any]) -> list[Any]:
-    """The lifted graph's arguments with buffers cloned: a program that updates a buffer in place must not change
-    what the candidate starts from."""
+    """The lifted graph's arguments with buffers and user inputs cloned: a program that updates a buffer or one of
+    its inputs in place (`x.add_(1)`; the training IR keeps such ops) must not change what the candidate starts
+    from."""
     import torch  # deferred: torch, imported only inside a worker job
     from torch.export.graph_signature import InputKind  # deferred with torch
 
     args = lifted_args(ep, flat_user)
-    return [a.clone() if spec.kind == InputKind.BUFFER and isinstance(a, torch.Tensor) else a
+    return [a.clone() if spec.kind in (InputKind.BUFFER, InputKind.USER_INPUT) and isinstance(a, torch.Tensor) else a
             for spec, a in zip(ep.graph_signature.input_specs, args)]
+
+
+def own_inputs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A copy of the user's inputs for one side of a comparison: a program that changes its inputs in place
+    (`ep.module()` writes the mutations back) would otherwise hand the other side changed inputs."""
+    import torch.utils._pytree as pytree  # deferred: torch, imported only inside a worker job
+
+    return pytree.tree_map(lambda v: v.detach().clone() if hasattr(v, "detach") else v, (args, kwargs))
 
 
 def copied(value: Any) -> Any:

@@ -48,7 +48,7 @@ from pt2_viewer.core.numerics.capture import (
     source_nodes,
     steps,
 )
-from pt2_viewer.core.numerics.guarded import copied, guarded, guarded_steps, progress, start_args
+from pt2_viewer.core.numerics.guarded import copied, guarded, guarded_steps, own_inputs, progress, start_args
 from pt2_viewer.core.numerics.metrics import NodeError, compare_values, first_divergence, worst
 from pt2_viewer.core.numerics.pte import compare_pte
 from pt2_viewer.core.numerics.script_reference import compare_script
@@ -264,7 +264,8 @@ def _outputs_only(kind: str, ep: Any, inputs: Inputs, out: Path, emit: Emit, rep
 
     module = ep.module()
     progress(emit, "reference", 0.1, "Running the program")
-    reference = guarded("the program", lambda: module(*inputs.args, **inputs.kwargs))
+    ref_args, ref_kwargs = own_inputs(inputs.args, inputs.kwargs)  # the candidate keeps the inputs as they were
+    reference = guarded("the program", lambda: module(*ref_args, **ref_kwargs))
     if kind == "compile":
         progress(emit, "compile", 0.2, "Compiling with torch.compile (slow on CPU)")
         compiled = torch.compile(module)

@@ -33,6 +33,7 @@ from pt2_viewer.core.deploy.pte_map import (
 )
 from pt2_viewer.core.jobs.errors import JobFailure
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
+from pt2_viewer.core.numerics.guarded import own_inputs
 from pt2_viewer.core.numerics.metrics import NodeError, compare_values
 
 Emit = Callable[[dict[str, Any]], None]
@@ -128,12 +129,12 @@ def compare_pte(ep: Any, pte: Path, args: tuple[Any, ...], kwargs: dict[str, Any
     report.compared_program = compared
     emit({"type": "progress", "stage": "candidate", "fraction": 0.5,
           "message": f"Running {pte.name} with ETDump and its debug buffer"})
-    run = run_with_etdump(pte, program.name, flat_inputs(ep, args, kwargs), work,
+    run = run_with_etdump(pte, program.name, flat_inputs(ep, *own_inputs(args, kwargs)), work,
                           float(request.budget_mb))
     inspector = inspect(run, rec)
     handles = reference_handles(inspector)
     emit({"type": "progress", "stage": "reference", "fraction": 0.7, "message": "Running the source program"})
-    ref = reference_values(ep, handles, args, kwargs)
+    ref = reference_values(ep, handles, *own_inputs(args, kwargs))  # the .pte ran on copies: not what it changed
     runtime = runtime_values(inspector)
     pairs = map_runtime_aot_intermediate_outputs(ref, {k: (v.value, v.num_outputs) for k, v in runtime.items()})
     order = {n.name: i for i, n in enumerate(ep.graph.nodes)}
