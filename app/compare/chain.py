@@ -28,6 +28,7 @@ from pt2_viewer.core.compare.session import LEFT, RIGHT, CompareSession, LinkedD
 from pt2_viewer.core.diff.chain import Chain
 from pt2_viewer.core.diff.overlay import DIFF_OVERLAY, diff_overlay
 from pt2_viewer.core.graph.ids import node_of
+from pt2_viewer.core.pte.magic import etrecord_beside
 
 NEXT_OVERLAY = f"{DIFF_OVERLAY} → next"
 
@@ -231,9 +232,9 @@ def ask_pipeline_files(parent: QWidget) -> tuple[str, str, str | None] | None:
                                          "ExecuTorch programs (*.pte)")
     if not pte:
         return None
-    etrecord = Path(pte).with_suffix(".etrecord")
-    if etrecord.exists():
-        return core, pte, str(etrecord)
+    etrecord = etrecord_beside(pte)
+    if etrecord is not None:
+        return core, pte, etrecord
     asked, _ = QFileDialog.getOpenFileName(parent, "Compare Pipeline: the .pte's ETRecord (Cancel: match by structure)",
                                            str(Path(pte).parent), "ETRecords (*.etrecord);;All files (*)")
     return core, pte, asked or None

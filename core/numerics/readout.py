@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pt2_viewer.core.graph.overlays import LegendItem, Overlay
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError
+from pt2_viewer.core.pte.magic import etrecord_beside, is_pte
 
 OVERLAY_NAME = "Numerics error"
 FLOOR = 1e-12  # errors below this (exact matches) are drawn at the bottom of the scale
@@ -53,10 +54,12 @@ def build_request(program_path: str, program_name: str | None, options: Numerics
     if options.candidate == "lowered" and not options.table:
         raise ValueError("a lowered candidate needs its .pte or package file")
     candidate = options.table if options.candidate in ("table", "lowered") else options.candidate
+    pte = options.candidate == "lowered" and is_pte(str(candidate))
     return NumericsRequest(
         program=program_path, program_name=program_name or None, preload=options.preload or None,
         candidate=str(candidate), inputs=options.inputs, seed=options.seed, threshold=options.threshold, top=20,
         save_candidate=options.candidate in ("core", "functional", "table"),
+        etrecord=etrecord_beside(str(candidate)) if pte else None,  # without one, the source is lowered again
         # the panel asked before (an AOTInductor package's compiled code runs)
         allow_native=options.candidate == "lowered" and str(options.table).endswith(".pt2"))
 

@@ -13,3 +13,10 @@ def is_pte(path: str | os.PathLike[str]) -> bool:
     except OSError:
         return False
     return len(head) == 8 and head[4:6] == b"ET" and head[6:8].isdigit()
+
+
+def etrecord_beside(pte: str | os.PathLike[str]) -> str | None:
+    """The ETRecord saved beside a `.pte` as Lower to ExecuTorch… and ExecuTorch's own examples save it
+    (`NAME.etrecord`), or None: what maps the `.pte`'s instructions back to its source program's nodes."""
+    path = os.path.splitext(os.fspath(pte))[0] + ".etrecord"
+    return path if os.path.isfile(path) else None
