@@ -24,6 +24,10 @@ from tests.core.numerics.programs import numerics_programs  # noqa: F401  (a fix
 from tests.issue30_programs import transformer_names
 from tests.programs import REPO_ROOT
 
+# Every test here shows the Numerics tab, which asks the worker's torch whether it sees CUDA (app/run/panel.py
+# CudaProbe, once per process): whichever test of a process shows it first starts that worker.
+pytestmark = pytest.mark.worker
+
 TIMEOUT = 60_000
 JOB_TIMEOUT = 180_000  # the worker imports torch; the test machine's CPUs are shared
 
@@ -36,7 +40,6 @@ def open_numerics_tab(qtbot, window: MainWindow, path: Path) -> tuple[DocumentWi
     return doc, doc.numerics_panel
 
 
-@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_fp16_overflow_in_the_window(qtbot, window: MainWindow, numerics_programs: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
     doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
     panel.set_candidate("fp16")
@@ -81,7 +84,6 @@ def test_fp16_overflow_in_the_window(qtbot, window: MainWindow, numerics_program
     assert doc.model.selection == panel.table.item(panel.table.rowCount() - 1, 0).text()
 
 
-@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_bad_choices_are_refused_in_one_line(qtbot, window: MainWindow, numerics_programs: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
     _doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
     panel.threshold.setText("a lot")
@@ -154,7 +156,6 @@ def transformer() -> Path:
     return transformer_names()
 
 
-@pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)
 def test_names_stay_apart_ops_lead_and_a_click_keeps_the_table(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                                  transformer: Path) -> None:
     """Issue 30: at 1280x800 every row's node read "p_tran…weight", the weights at 0 error headed the table, and a
