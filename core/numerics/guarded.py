@@ -50,7 +50,7 @@ def own_inputs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any
     (`ep.module()` writes the mutations back) would otherwise hand the other side changed inputs."""
     import torch.utils._pytree as pytree  # deferred: torch, imported only inside a worker job
 
-    return pytree.tree_map(lambda v: v.detach().clone() if hasattr(v, "detach") else v, (args, kwargs))
+    return pytree.tree_map(copied, (args, kwargs))
 
 
 def copied(value: Any) -> Any:
