@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         name = argv.pop(0)
         module_name, help_text = SUBCOMMANDS[name]
         if name in WORKER_COMMANDS:
-            from pt2_viewer.app.jobs.preferences_dialog import apply_saved_choice  # deferred: Qt
+            from pt2_viewer.app.jobs.worker_choice import apply_saved_choice  # deferred: Qt
 
             apply_saved_choice()  # core reads no Qt settings; PT2V_WORKER_PYTHON still wins over it
         module = importlib.import_module(module_name)

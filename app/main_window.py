@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -20,19 +20,15 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app import theme
-from pt2_viewer.app.deploy.pte_panel import pte_panels
 from pt2_viewer.app.document.overlay_menu import fill_overlay_menu
 from pt2_viewer.app.document.tab import DocumentTab, TextTab
 from pt2_viewer.app.document.widget import DocumentWidget, show_weights_as_nodes, weights_as_nodes_wanted
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
-from pt2_viewer.app.graph.shortcuts_dialog import show_shortcuts
-from pt2_viewer.app.jobs.preferences_dialog import add_preferences_action
+from pt2_viewer.app.jobs.worker_choice import apply_saved_choice
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
 from pt2_viewer.app.qt import application
-from pt2_viewer.app.start_page import StartPage
-from pt2_viewer.app.window import file_actions
 from pt2_viewer.app.window.comparisons import Comparisons
 from pt2_viewer.app.window.recent_files import RecentFiles
 from pt2_viewer.app.window.screen_fit import keep_on_screen
@@ -40,13 +36,15 @@ from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
-from pt2_viewer.core.pt2.info import aoti_text
-from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
 
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the script, compare, decompose, AOTI views
+    from types import ModuleType
+
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
     from pt2_viewer.app.deploy.aoti_tab import AotiTab
     from pt2_viewer.app.export.script_document import ScriptDocument
+    from pt2_viewer.app.panels.panel import Panel
+    from pt2_viewer.app.start_page import StartPage
 
 OPENABLE = (".pt2", ".pte", ".py")
 Shortcut = QKeySequence.StandardKey | str | list[QKeySequence.StandardKey | str] | None
@@ -73,6 +71,9 @@ class MainWindow(QMainWindow):
         self.loader = ArchiveLoader(self)
         self.loader.loaded.connect(self._archive_loaded)
         self.loader.failed.connect(self.open_failed_message)
+        # a program not opened before: its layouts will be needed; the layout child starts on the other core while
+        # the program is read
+        self.loader.not_seen_before.connect(lambda _path: self.layouts.service.prestart())
         self.loader.built.connect(self._model_built)
         self.wanted_program: str | None = None
 
@@ -81,12 +82,12 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.tabs.currentChanged.connect(lambda _i: self._tab_changed())
-        self.start_page = StartPage()
-        self.start_page.open_requested.connect(self.open_dialog)
-        self.start_page.path_requested.connect(self.open_path)
         self.stack = QStackedWidget()
-        self.stack.addWidget(self.start_page)
         self.stack.addWidget(self.tabs)
+        # The start page is built when first shown (`start_page`): a window opened on a file shows its tab instead,
+        # and a file being read shows the empty tabs, not the page for a moment.
+        self._start_page: StartPage | None = None
+        self._opening: set[str] = set()  # files read or indexed now, for a tab to come
         self.setCentralWidget(self.stack)
         # Programs the app wrote (a script's export opened in its own tab) live as long as a tab shows them.
         self._pending_copies: dict[str, Path] = {}  # copied .pt2 being read -> its temporary folder
@@ -95,7 +96,10 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Open a .pt2 archive (File > Open, or drop it here)")
         self.comparisons = Comparisons(self, self)  # Program menu: decompose, compare (app/window/comparisons.py)
         self._build_menus(remember_recent)
-        self._update_actions()
+        self._update_actions(start_page=False)
+        # Once the caller has opened what it had to (main.py opens the command line's files right after show()),
+        # the start page is shown if nothing is open or opening.
+        QTimer.singleShot(0, self, self._update_actions)
         keep_on_screen(self, self.settings.value("window/geometry"))  # app/window/screen_fit.py
 
     # -- menus -------------------------------------------------------------------------------------------------
@@ -105,20 +109,23 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         self._add(file_menu, "&Open…", QKeySequence.StandardKey.Open, self.open_dialog)
         self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_files = RecentFiles(self.settings, self.recent_menu, self.open_path, self.start_page.set_recent,
+        self.recent_files = RecentFiles(self.settings, self.recent_menu, self.open_path, self._show_recent,
                                         remember=remember_recent)  # app/window/recent_files.py
         self.export_action = self._add(file_menu, "Export Graph as &SVG or PNG…", "Ctrl+Shift+E",
-                                       lambda: file_actions.export_graph_dialog(self, self))
-        self.export_visible_action = self._add(file_menu, "Export &Visible Area as SVG or PNG…", None,
-                                               lambda: file_actions.export_graph_dialog(self, self, visible_only=True))
+                                       lambda: _file_actions().export_graph_dialog(self, self))
+        self.export_visible_action = self._add(
+            file_menu, "Export &Visible Area as SVG or PNG…", None,
+            lambda: _file_actions().export_graph_dialog(self, self, visible_only=True))
         self.report_action = self._add(file_menu, "Export &Report…", None,
-                                       lambda: file_actions.export_report_dialog(self, self))
+                                       lambda: _file_actions().export_report_dialog(self, self))
         self.save_action = self._add(file_menu, "Save Program &As…", QKeySequence.StandardKey.SaveAs,
                                      self.save_program_dialog)
         file_menu.addSeparator()
         self.close_action = self._add(file_menu, "&Close Tab", QKeySequence.StandardKey.Close,
                                       lambda: self.close_tab(self.tabs.currentIndex()))
-        self.preferences_action = add_preferences_action(self, file_menu)
+        apply_saved_choice()  # the worker chosen in Preferences, for jobs from the start
+        self.preferences_action = self._add(file_menu, "&Preferences…", QKeySequence.StandardKey.Preferences,
+                                            self._show_preferences)
         self._add(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
         self.view_actions = [
@@ -158,8 +165,36 @@ class MainWindow(QMainWindow):
             self._add(program, "&Run…", "Ctrl+R", lambda: self._doc_call(lambda d: d.show_run_panel()))]
         self.save_decomposed_action = self._add(program, "&Save Decomposed As…", None, self.save_decomposed_dialog)
         help_menu = self.menuBar().addMenu("&Help")
-        self._add(help_menu, "&Keyboard Shortcuts", None, lambda: setattr(self, "shortcuts", show_shortcuts(self)))
+        self._add(help_menu, "&Keyboard Shortcuts", None, self._show_shortcuts)
         self._add(help_menu, "&About PT2 Viewer", None, self.about)
+
+    @property
+    def start_page(self) -> StartPage:
+        """What the window shows with nothing open (app/start_page.py), built the first time it is shown."""
+        if self._start_page is None:
+            from pt2_viewer.app.start_page import StartPage
+
+            page = StartPage()
+            page.open_requested.connect(self.open_dialog)
+            page.path_requested.connect(self.open_path)
+            page.set_recent(self.recent())
+            self.stack.addWidget(page)
+            self._start_page = page
+        return self._start_page
+
+    def _show_recent(self, paths: list[str]) -> None:
+        if self._start_page is not None:
+            self._start_page.set_recent(paths)
+
+    def _show_preferences(self) -> None:
+        from pt2_viewer.app.jobs.preferences_dialog import open_preferences  # deferred: the dialog's widgets, probes
+
+        open_preferences(self)
+
+    def _show_shortcuts(self) -> None:
+        from pt2_viewer.app.graph.shortcuts_dialog import show_shortcuts
+
+        self.shortcuts = show_shortcuts(self)
 
     def show_minimaps(self, on: bool) -> None:
         """View > Show Minimap: for every graph, remembered for the next start."""
@@ -196,12 +231,15 @@ class MainWindow(QMainWindow):
         focused = [g for g in graphs if focus is not None and (g is focus or g.isAncestorOf(focus))]
         return (focused or graphs)[0] if focused or graphs else None
 
-    def _update_actions(self) -> None:
-        """Menu entries that need a program are enabled only when the current tab shows one."""
+    def _update_actions(self, start_page: bool = True) -> None:
+        """Menu entries that need a program are enabled only when the current tab shows one; with no tab open or
+        opening, the start page shows (with `start_page`)."""
         tab = self.current_tab()
         doc = self.current_document()
-        self.stack.setCurrentWidget(self.tabs if self.tabs.count() else self.start_page)
-        if not self.tabs.count():
+        if self.tabs.count() or self._opening or not start_page:
+            self.stack.setCurrentWidget(self.tabs)
+        else:
+            self.stack.setCurrentWidget(self.start_page)
             self.start_page.set_recent(self.recent())
         for action in self.program_actions:
             action.setEnabled(doc is not None)
@@ -268,16 +306,17 @@ class MainWindow(QMainWindow):
         if p.suffix == ".py":
             self.open_script(p)
             return
-        if not ParsedProgramCache().has_entry(p):  # a program not opened before: its layouts will be needed
-            self.layouts.service.prestart()  # the layout child starts on the other core while the program is read
-        self.loader.load(str(p.resolve()) if p.exists() else str(p))
+        key = str(p.resolve()) if p.exists() else str(p)
+        self._opening.add(key)
+        self.loader.load(key)
 
     def _archive_loaded(self, path: str, archive: Archive) -> None:
         self.recent_files.remember(path)
         if not archive.programs:
             tab: DocumentTab = (aoti_tab()(path, archive, interactive=self.interactive, trust=self.trust_store)
-                                if archive.aoti is not None else TextTab(path, aoti_text(archive)))
+                                if archive.aoti is not None else TextTab(path, _aoti_text(archive)))
             self._own_pending_copy(path, tab)
+            self._opening.discard(path)
             self.add_tab(tab, Path(path).name, path)
             tab.status.emit(f"{Path(path).name}: AOTInductor package, no program graph")
             self.document_ready.emit(None)
@@ -296,14 +335,22 @@ class MainWindow(QMainWindow):
                 if not ok:
                     self._drop_pending_copy(path)
                     self.statusBar().clearMessage()
+                    self._opened(path)
                     return
                 name = picked
         self.statusBar().showMessage(f"Indexing {Path(path).name}…")
-        self.loader.build(path, archive, name)
+        self.loader.build(path, archive, name)  # still opening: `_model_built` ends it
+
+    def _opened(self, path: str) -> None:
+        """`path` is read (or could not be): with nothing else opening and no tab, the start page comes back."""
+        self._opening.discard(path)
+        if not self._opening and not self.tabs.count():
+            self._update_actions()
 
     def _model_built(self, path: str, model: DocumentModel) -> None:
+        self._opening.discard(path)
         doc = DocumentWidget(model, self.layouts, interactive=self.interactive,
-                             extra_panels=pte_panels(model.archive))
+                             extra_panels=_extra_panels(model.archive))
         doc.layout_failed.connect(lambda msg: self.warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
         doc.compare_requested.connect(
@@ -371,6 +418,7 @@ class MainWindow(QMainWindow):
     def open_failed_message(self, path: str, message: str) -> None:
         """`path` could not be opened (or compared): say so in the status bar, emit `open_failed`, and warn."""
         self._drop_pending_copy(path)
+        self._opened(path)
         self.statusBar().showMessage(f"Could not open {Path(path).name}")
         self.open_failed.emit(message)
         self.warn("Cannot open file", message)
@@ -432,7 +480,7 @@ class MainWindow(QMainWindow):
                        "decomposed program from its comparison tab.")
 
     def save_program_dialog(self) -> None:
-        file_actions.save_program_dialog(self, self)
+        _file_actions().save_program_dialog(self, self)
 
     def about(self) -> None:
         QMessageBox.about(self, "About PT2 Viewer",
@@ -455,6 +503,28 @@ def _focus_find(doc: DocumentWidget) -> None:
     doc.find.setVisible(True)
     doc.find.setFocus()
     doc.find.selectAll()
+
+
+def _extra_panels(archive: Archive) -> dict[str, Panel]:
+    """The panels beside a program's graph: a `.pte`'s ExecuTorch panel (its module loads only for a `.pte`)."""
+    if archive.executorch is None:
+        return {}
+    from pt2_viewer.app.deploy.pte_panel import pte_panels
+
+    return pte_panels(archive)
+
+
+def _aoti_text(archive: Archive) -> str:
+    from pt2_viewer.core.pt2.info import aoti_text  # deferred: a package with no program is rare
+
+    return aoti_text(archive)
+
+
+def _file_actions() -> ModuleType:
+    """File menu's export and save dialogs, imported when first used (they bring the SVG and image writers)."""
+    from pt2_viewer.app.window import file_actions
+
+    return file_actions
 
 
 def aoti_tab() -> type[AotiTab]:

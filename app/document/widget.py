@@ -313,8 +313,9 @@ class DocumentWidget(DocumentTab):
             self._fail(_internal(e))
             return
         self.failure = None
-        self.notice.setStyleSheet("QLabel { background: #fff4d6; color: #4a3a00; padding: 6px; }")
-        self.notice.setText(" ".join(notes))
+        if notes:  # a style sheet costs a restyle of the label: only for a note that shows
+            self.notice.setStyleSheet("QLabel { background: #fff4d6; color: #4a3a00; padding: 6px; }")
+            self.notice.setText(" ".join(notes))
         self.notice.setVisible(bool(notes))
         self.depth.blockSignals(True)
         self.depth.setValue(scene.expanded_depth())

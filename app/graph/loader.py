@@ -53,6 +53,7 @@ class ArchiveLoader(QObject):
 
     loaded = Signal(str, object)
     failed = Signal(str, str)
+    not_seen_before = Signal(str)  # a path with no parsed-program entry: its JSON is read now, its layouts follow
     built = Signal(str, object)
 
     def build(self, path: str, archive: Archive, program: str) -> None:
@@ -78,7 +79,8 @@ class ArchiveLoader(QObject):
     def _run(self, path: str) -> None:
         try:
             with gc_paused(freeze=True):
-                archive, store = ParsedProgramCache().read_deferred(path)  # opened before: no JSON parsed
+                archive, store = ParsedProgramCache().read_deferred(  # opened before: no JSON parsed
+                    path, on_miss=lambda: self.not_seen_before.emit(path))
         except ArchiveError as e:
             self.failed.emit(path, str(e))
         except Exception as e:  # a reader bug must not take the window down; say what happened

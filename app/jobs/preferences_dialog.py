@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QObject, QProcess, QProcessEnvironment, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QDialog,
@@ -31,7 +29,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMenu,
     QPushButton,
     QRadioButton,
     QSpinBox,
@@ -40,81 +37,28 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.jobs.job_widgets import file_row
+from pt2_viewer.app.jobs.worker_choice import (  # the saved choice and its keys, read at start-up without this dialog
+    CACHE_CAP_KEY,
+    KIND_KEY,
+    LOCAL,
+    PROBES_KEY,
+    PYTHON_KEY,
+    SSH,
+    SSH_HOST_KEY,
+    SSH_PYTHON_KEY,
+    SSH_SCRATCH_KEY,
+    apply_saved_choice,
+    default_cache_cap_gb,
+    int_setting,
+    settings,
+    ssh_url,
+)
 from pt2_viewer.app.widgets.editor_choice import EditorSection
 from pt2_viewer.core.jobs import python_env
 from pt2_viewer.core.jobs.python_env import PythonProbe
 from pt2_viewer.core.jobs.remote.probe import RemoteProbe, parse_remote_probe, probe_argv
 from pt2_viewer.core.jobs.remote.ssh import SshCommand, failure
 from pt2_viewer.core.jobs.remote.target import DEFAULT_SCRATCH, RemoteWorker, WorkerUrlError, parse_worker_url
-
-SETTINGS_ORG, SETTINGS_APP = "pt2-viewer", "PT2 Viewer"  # as app/main_window.py
-PYTHON_KEY = "worker/python"
-PROBES_KEY = "worker/probes"  # JSON: {python path: PythonProbe.to_json()}
-KIND_KEY = "worker/kind"  # "local" (this machine's Python) or "ssh"
-SSH_HOST_KEY = "worker/ssh_host"  # user@host[:port]
-SSH_PYTHON_KEY = "worker/ssh_python"
-SSH_SCRATCH_KEY = "worker/ssh_scratch"
-CACHE_CAP_KEY = "worker/cache_cap_gb"
-LOCAL, SSH = "local", "ssh"
-REMOTE_JOB = "pt2_viewer.core.jobs.remote.job"  # the worker client and its schemas: imported when first needed
-
-
-def default_cache_cap_gb() -> int:
-    from pt2_viewer.core.jobs.remote import job as remote_job
-
-    return remote_job.DEFAULT_CACHE_CAP_MB // 1024
-
-
-def settings() -> QSettings:
-    return QSettings(SETTINGS_ORG, SETTINGS_APP)
-
-
-def ssh_url(host: str, python: str) -> str:
-    """The worker URL for `user@host[:port]` and the server's Python (WorkerUrlError when it is not one)."""
-    host, python = host.strip(), python.strip()
-    if not python.startswith("/") or not host or "/" in host:
-        raise WorkerUrlError("a host (user@host[:port]) and the absolute path of the server's Python are needed")
-    url = f"ssh://{host}{python}"
-    parse_worker_url(url)
-    return url
-
-
-def saved_remote(store: QSettings | None = None) -> RemoteWorker | None:
-    """The SSH worker chosen in Preferences, or None when the choice is this machine's Python."""
-    store = store or settings()
-    if str(store.value(KIND_KEY, LOCAL) or LOCAL) != SSH:
-        return None
-    try:
-        return parse_worker_url(ssh_url(str(store.value(SSH_HOST_KEY, "") or ""),
-                                        str(store.value(SSH_PYTHON_KEY, "") or "")),
-                                str(store.value(SSH_SCRATCH_KEY, "") or "") or DEFAULT_SCRATCH)
-    except WorkerUrlError:
-        return None
-
-
-def apply_saved_choice(store: QSettings | None = None) -> str | None:
-    """Tell core which worker the user chose (at start-up and after OK); returns it (None: the default)."""
-    store = store or settings()
-    # A cap never saved is the remote job's own default: a window starting up need not import it to say so.
-    if store.contains(CACHE_CAP_KEY) or REMOTE_JOB in sys.modules:
-        from pt2_viewer.core.jobs.remote import job as remote_job
-
-        default = default_cache_cap_gb()
-        remote_job.set_cache_cap_mb(_int(store.value(CACHE_CAP_KEY, default), default) * 1024)
-    remote = saved_remote(store)
-    if remote is not None:
-        python_env.set_preferred(remote.url, remote.scratch)
-        return remote.url
-    chosen = str(store.value(PYTHON_KEY, "") or "") or None
-    python_env.set_preferred(chosen)
-    return chosen
-
-
-def _int(value: object, fallback: int) -> int:
-    try:
-        return int(str(value))
-    except ValueError:
-        return fallback
 
 
 class WorkerProbes(QObject):
@@ -266,7 +210,7 @@ class RemoteSection(QGroupBox):
         form.addRow("Python there", self.python)
         form.addRow("Scratch folder there", self.scratch)
         self.cap = QSpinBox(minimum=1, maximum=100_000, suffix=" GB")
-        self.cap.setValue(_int(store.value(CACHE_CAP_KEY, default_cache_cap_gb()), default_cache_cap_gb()))
+        self.cap.setValue(int_setting(store.value(CACHE_CAP_KEY, default_cache_cap_gb()), default_cache_cap_gb()))
         self.cap.setToolTip("Programs and scripts copied to the server are kept there, oldest first out past this")
         self.empty_button = QPushButton("Empty the server's cache")
         row = QWidget()
@@ -493,18 +437,9 @@ def environment_worker() -> EnvironmentWorker | None:
     return EnvironmentWorker(chosen.path, variable)
 
 
-def _open(window: QWidget) -> PreferencesDialog:
+def open_preferences(window: QWidget) -> PreferencesDialog:
+    """File > Preferences…: the dialog, deleted when closed."""
     dialog = PreferencesDialog(parent=window)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
     return dialog
-
-
-def add_preferences_action(window: QWidget, menu: QMenu) -> QAction:
-    """The File > Preferences… entry; also applies the remembered choice, so jobs use it from the start."""
-    apply_saved_choice()
-    action = QAction("&Preferences…", window)
-    action.setShortcut(QKeySequence(QKeySequence.StandardKey.Preferences))
-    action.triggered.connect(lambda: _open(window))
-    menu.addAction(action)
-    return action

@@ -58,6 +58,9 @@ class DetailsPanel(Panel):
         self.archive: Archive | None = None
         self.measures: dict[str, Overlay] = {}  # figures per node from elsewhere (numerics error, run time)
         self.dim_names: dict[str, str] = {}  # "x.shape[0]" -> "batch": a script's own Dim names (set_dim_names)
+        # the program's properties, kept while the same program is shown: a level change, or a panel filled when
+        # first shown (set_context, then show_node), shows them again without counting a 10k-node graph again
+        self._properties: tuple[Program, Archive | None, dict[str, str], NodeDetails] | None = None
         self.title = QLabel()
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.title.setWordWrap(True)
@@ -102,7 +105,7 @@ class DetailsPanel(Panel):
         self.tree.setVisible(True)
         if name is None or name not in self.graph.node_by_name:
             # nothing selected: the program's own properties (core/graph/properties.py)
-            self.details = program_properties(self.archive, self.program, self.dim_names)
+            self.details = self._program_properties(self.program)
             self.title.setText(f"<b style='font-size:large'>{html.escape(self.details.title)}</b><br>"
                                "<span style='color:gray'>The program. Select a node to see its details.</span>")
         else:
@@ -119,6 +122,13 @@ class DetailsPanel(Panel):
             self._add_section(section.title, section.rows)
         self.tree.expandAll()
         self._fit_columns()
+
+    def _program_properties(self, program: Program) -> NodeDetails:
+        kept = self._properties
+        if kept is None or kept[0] is not program or kept[1] is not self.archive or kept[2] != self.dim_names:
+            details = program_properties(self.archive, program, self.dim_names)
+            kept = self._properties = (program, self.archive, dict(self.dim_names), details)
+        return kept[3]
 
     def set_measure(self, name: str, overlay: Overlay | None) -> None:
         """List `overlay`'s figures for the selected node under `name` (None: no more), and show them now."""

@@ -61,18 +61,25 @@ def weight_targets(program: Program) -> WeightTargets:
 def tied_weights(program: Program, targets: dict[str, str]) -> dict[str, str]:
     """Placeholders of one tensor under several names: each one the graph does not use -> the first that it uses.
     Tied weights are one file of the archive (torch saves a shared tensor once), at one offset, of one shape."""
-    stored = {w.name: (w.path, _json_key(w.meta_json)) for w in program.weights + program.constants}
-    used = {e.src for e in program.graph.edges}
-    by_tensor: dict[tuple[str, str], list[str]] = {}
+    stored = {w.name: w for w in program.weights + program.constants}
+    by_file: dict[str, list[str]] = {}  # only names that share a file can be one tensor: the rest need no key
     for name, target in targets.items():
-        key = stored.get(target)
-        if key is not None:
-            by_tensor.setdefault(key, []).append(name)
+        w = stored.get(target)
+        if w is not None:
+            by_file.setdefault(w.path, []).append(name)
+    shared = [names for names in by_file.values() if len(names) > 1]
+    if not shared:
+        return {}
+    used = {e.src for e in program.graph.edges}
     out: dict[str, str] = {}
-    for names in by_tensor.values():
-        twin = next((n for n in names if n in used), None)
-        if twin is not None:
-            out.update({n: twin for n in names if n not in used})
+    for same_file in shared:
+        by_tensor: dict[str, list[str]] = {}
+        for name in same_file:
+            by_tensor.setdefault(_json_key(stored[targets[name]].meta_json), []).append(name)
+        for names in by_tensor.values():
+            twin = next((n for n in names if n in used), None)
+            if twin is not None:
+                out.update({n: twin for n in names if n not in used})
     return out
 
 

@@ -221,6 +221,10 @@ class SceneModel:
             if e.src in hubs or e.src in folded:
                 continue
             ca, cb = self.group_chain.get(e.src, root_chain), self.group_chain.get(e.dst, root_chain)
+            if ca is cb:  # both ends made in one group (most edges): one list per group, so compared by identity
+                if e.src != e.dst:
+                    out.setdefault(ca[-1].path, {})[(e.src, e.dst)] = None
+                continue
             k = 0
             while k + 1 < len(ca) and k + 1 < len(cb) and ca[k + 1] is cb[k + 1]:
                 k += 1

@@ -39,7 +39,6 @@ from pt2_viewer.core.model.program import Archive, Graph, StoredTensor
 from pt2_viewer.core.model.tensor_meta import tensor_meta_or_none
 from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pt2 import graph_columns as columns
-from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.reader import read_archive, read_archive_files
 from pt2_viewer.core.pte.magic import is_pte
 from pt2_viewer.core.util.files import write_atomically
@@ -83,9 +82,12 @@ class ParsedProgramCache:
             store()
         return archive
 
-    def read_deferred(self, path: str | os.PathLike[str]) -> tuple[Archive, Callable[[], bool] | None]:
+    def read_deferred(self, path: str | os.PathLike[str], on_miss: Callable[[], object] | None = None,
+                      ) -> tuple[Archive, Callable[[], bool] | None]:
         """`read`, with the entry's writing on a miss left to the caller: the window shows the program first, then
-        stores it (encoding 10k nodes takes a few tenths of a second)."""
+        stores it (encoding 10k nodes takes a few tenths of a second). `on_miss` is called as soon as the program is
+        known not to have been opened before (no entry by its size, mtime and listing), before its JSON is read: the
+        window starts its layout child then, as that program's layouts will be needed."""
 
         if self.limit_bytes <= 0 or is_pte(path):  # no cache wanted, or an ExecuTorch program: read as before
             return read_archive(path), None
@@ -102,6 +104,8 @@ class ParsedProgramCache:
                     return cached, None
                 digest = job.result()
             else:  # a sure miss: the reader takes the bytes hashed here
+                if on_miss is not None:
+                    on_miss()
                 digest = self._digest(files, listing, keep=True)
             self.misses += 1
             archive = read_archive_files(files)
@@ -116,20 +120,6 @@ class ParsedProgramCache:
         files = zipfiles.open_archive(path)
         try:
             return self._entry(files)[0]
-        finally:
-            files.close()
-
-    def has_entry(self, path: str | os.PathLike[str]) -> bool:
-        """Whether an entry is kept for the `.pt2` at `path`, by its size, mtime and listing only (its content is
-        checked when it is read): a few milliseconds, for a window guessing whether the program was opened before."""
-        if self.limit_bytes <= 0 or is_pte(path):
-            return False
-        try:
-            files = zipfiles.open_archive(path)
-        except (ArchiveError, OSError):
-            return False
-        try:
-            return self._entry(files)[0].exists()
         finally:
             files.close()
 

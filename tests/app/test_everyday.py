@@ -84,7 +84,7 @@ def test_shortcuts_act_where_the_focus_is(qtbot, window: MainWindow) -> None:  #
 def test_program_menus_follow_the_current_tab_and_the_start_page_opens_examples(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     program = [menu_action(window, "&Program", t) for t in ("&Decompose…", "&Compare With…", "&Run…")]
     export = menu_action(window, "&File", "Export Graph as &SVG or PNG…")
-    assert window.stack.currentWidget() is window.start_page
+    qtbot.waitUntil(lambda: window.stack.currentWidget() is window.start_page)  # nothing open, nothing opening
     assert not any(a.isEnabled() for a in program + [export])
     # The start page lists the bundled examples; a click opens one.
     examples = window.start_page.examples

@@ -2,8 +2,9 @@
 imported the script, compare or decompose views (they load when first used), nor torch, nor the .pte reader's
 flatbuffers runtime (which imports numpy); nor the Run and Numerics tabs' panels and the job driver under them (built
 when their tab is first shown, app/document/job_tabs.py) and the worker client (File > Preferences imports it only
-for a saved cap), the AOTInductor package's tab, pygments (the Code tab colours its Python when first shown), or the
-comparison models and diffs (a comparison imports them)."""
+for a saved cap), the AOTInductor package's tab, pygments (the Code tab colours its Python when first shown), the
+comparison models and diffs (a comparison imports them); nor the start page, which a window opened on a file never
+shows, nor the dialogs of the menus (Preferences, Keyboard Shortcuts, export and save)."""
 from __future__ import annotations
 
 import json
@@ -17,7 +18,12 @@ NOT_NEEDED = ("pt2_viewer.app.export.script_document", "pt2_viewer.app.compare.v
               "pt2_viewer.app.decompose.dialog", "torch", "flatbuffers", "numpy")
 FIRST_SHOWN = ("pt2_viewer.app.run.panel", "pt2_viewer.app.numerics.panel", "pt2_viewer.app.jobs.driver",
                "pt2_viewer.core.jobs.client", "pt2_viewer.app.deploy.aoti_tab", "pygments",
-               "pt2_viewer.core.compare.session", "pt2_viewer.core.diff.chain", "pt2_viewer.core.deploy.delegation")
+               "pt2_viewer.core.compare.session", "pt2_viewer.core.diff.chain", "pt2_viewer.core.deploy.delegation",
+               # the start page (a window opened on a file never shows it), File > Preferences, Help > Keyboard
+               # Shortcuts, the export and save dialogs, a .pte's panel, an AOTInductor package's text
+               "pt2_viewer.app.start_page", "pt2_viewer.app.jobs.preferences_dialog",
+               "pt2_viewer.app.graph.shortcuts_dialog", "pt2_viewer.app.window.file_actions",
+               "pt2_viewer.app.deploy.pte_panel", "pt2_viewer.core.pt2.info")
 
 OPEN_ONE = """
 import json, sys

@@ -280,3 +280,27 @@ def test_render_without_a_window(tmp_path: Path) -> None:
         assert out.stat().st_size > 1000
     assert "softmax" in (tmp_path / "graph.svg").read_text()
     assert _non_blank(tmp_path / "graph.png")
+
+
+def test_a_window_opened_on_a_file_shows_its_tab_and_never_builds_the_start_page(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from pt2_viewer.app.start_page import StartPage
+
+    window = MainWindow(interactive=False)
+    qtbot.addWidget(window)
+    window.show()
+    # as main.py does with the command line's file: opened right after the window is shown
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+        window.open_path(str(EXAMPLE))
+    assert window.stack.currentWidget() is window.tabs and window.current_document() is not None
+    assert window.findChildren(StartPage) == [], "the start page is built only when it is shown"
+    window.layouts.close()
+    # A window opened on a file that cannot be opened: the start page, once nothing is opening.
+    bad = tmp_path / "broken.pt2"
+    bad.write_bytes(EXAMPLE.read_bytes()[:5000])
+    other = MainWindow(interactive=False)
+    qtbot.addWidget(other)
+    other.show()
+    with qtbot.waitSignal(other.open_failed, timeout=TIMEOUT):
+        other.open_path(str(bad))
+    assert other.stack.currentWidget() is other.findChildren(StartPage)[0] and other.current_tab() is None
+    other.layouts.close()

@@ -1,6 +1,6 @@
 """A window starts the layout child while it reads a program it has not opened before (LayoutService.prestart, when
-ParsedProgramCache.has_entry says no), so the first layout of a cold open does not wait for the child's Python to
-start; the child started early is the one that lays it out. A program opened before starts none."""
+ParsedProgramCache.read_deferred finds no entry), so the first layout of a cold open does not wait for the child's
+Python to start; the child started early is the one that lays it out. A program opened before starts none."""
 from __future__ import annotations
 
 import os
@@ -31,14 +31,24 @@ def test_the_prestarted_child_lays_out_the_first_request(tmp_path: Path) -> None
     assert service.child_pid is None, "a closed service starts no child"
 
 
-def test_a_program_opened_before_has_an_entry(pt2_path: Callable[[str], Path], tmp_path: Path) -> None:  # noqa: F811
+def test_only_a_program_not_opened_before_is_said_to_be_a_miss(pt2_path: Callable[[str], Path],  # noqa: F811
+                                                                tmp_path: Path) -> None:
     path = tmp_path / "p.pt2"
     shutil.copy(pt2_path("topk_cond"), path)
     cache = ParsedProgramCache(tmp_path / "cache")
-    assert not cache.has_entry(path)
-    cache.read(path)  # a miss: read from its JSON, then stored
-    assert cache.has_entry(path)
+    misses: list[str] = []
+
+    def read() -> None:
+        _archive, store = cache.read_deferred(path, on_miss=lambda: misses.append("miss"))
+        if store is not None:
+            store()
+
+    read()
+    assert misses == ["miss"], "not opened before: said before its JSON is read"
+    read()
+    assert misses == ["miss"], "opened before: read from its entry, no layout child wanted"
     os.utime(path, ns=(1, 1))  # the same bytes, another mtime: another file as far as the entry's name knows
-    assert not cache.has_entry(path)
-    assert not ParsedProgramCache(tmp_path / "off", limit_bytes=0).has_entry(path)
-    assert not cache.has_entry(tmp_path / "missing.pt2") and not cache.has_entry(tmp_path)
+    read()
+    assert misses == ["miss", "miss"]
+    ParsedProgramCache(tmp_path / "off", limit_bytes=0).read_deferred(path, on_miss=lambda: misses.append("off"))
+    assert "off" not in misses, "no cache wanted: nothing to say"
