@@ -155,8 +155,7 @@ def open_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
         raise ArchiveError(f"'{p}' cannot be read: {e.strerror or e}.", path=str(p)) from None
 
     infos = zf.infolist()
-    names = [i.filename for i in infos if not i.is_dir()]
-    root = _root_folder(names)
+    root, _paths = member_paths([i.filename for i in infos])
     files = ArchiveFiles(path=p, root=root, _zip=zf)
     seen: set[str] = set()
     for info in infos:
@@ -193,6 +192,15 @@ def _looks_like_text(head: bytes) -> bool:
     read)."""
     text = head.decode("utf-8", errors="replace")
     return bool(text) and text.count("\ufffd") <= 1 and all(c.isprintable() or c in "\n\r\t" for c in text)
+
+
+def member_paths(names: list[str]) -> tuple[str, list[str]]:
+    """The root folder of a zip's member `names` and, in their order, the paths under it of the files (not
+    folders) it holds: what `ArchiveFiles.entries` is keyed by."""
+    files = [n for n in names if not n.endswith("/")]
+    root = _root_folder(files)
+    prefix = f"{root}/" if root else ""
+    return root, [n[len(prefix):] for n in files if n.startswith(prefix)]
 
 
 def _root_folder(names: list[str]) -> str:

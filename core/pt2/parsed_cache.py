@@ -3,7 +3,8 @@
 Not the worker's `ProgramCache` (core/jobs/program_cache.py, torch programs kept in a warm worker): this one holds
 what `read_archive` returned, the `Archive` model, in the user's cache folder (`cache_root() / "programs"`).
 
-Key and checks: an entry's file name is a hash of the archive's size, mtime and zip listing (names, sizes, CRCs),
+Key and checks: an entry's file name is a hash of the archive's size, mtime and zip listing as stored (every
+member's name, size, CRC and offset: core/pt2/zip_listing.py reads it in two reads, a reopen opens no `zipfile`),
 found without reading any member; inside, its header holds a SHA-256 of the archive's content (the listing and the
 bytes of every JSON and text member the reader reads, hashed where they lie in the file) and of the code that read
 it (the reader, model and format modules), compared with the file on disk before the entry is used (the hash runs on
@@ -32,6 +33,7 @@ import threading
 import zipfile
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,9 @@ from pt2_viewer.core.model.program import Archive, Graph, StoredTensor
 from pt2_viewer.core.model.tensor_meta import tensor_meta_or_none
 from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pt2 import graph_columns as columns
+from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.reader import read_archive, read_archive_files
+from pt2_viewer.core.pt2.zip_listing import Member, read_listing
 from pt2_viewer.core.pte.magic import is_pte
 from pt2_viewer.core.util.files import write_atomically
 
@@ -91,66 +95,45 @@ class ParsedProgramCache:
 
         if self.limit_bytes <= 0 or is_pte(path):  # no cache wanted, or an ExecuTorch program: read as before
             return read_archive(path), None
+        listing = _listing(path)
+        if listing is None:  # not a zip this cache keys: the reader reads it, or says what is wrong with it
+            return read_archive(path), None
+        entry = self._entry(path, listing)
+        if entry.exists():  # a likely hit: its content is hashed on the other core while the entry is decoded
+            job = _Digest(lambda: _digest_in_place(path, listing))
+            cached = self._load(entry, job.result)
+            job.join()
+            if cached is not None:
+                self.hits += 1
+                cached.path, cached.root, cached.entries = str(path), listing.root, list(listing.entries)
+                return cached, None
+        elif on_miss is not None:  # a sure miss
+            on_miss()
         files = zipfiles.open_archive(path)
-        job: _Digest | None = None
         try:
-            entry, listing = self._entry(files)
-            if entry.exists():  # a likely hit: its content is hashed on the other core while the entry is decoded
-                job = _Digest(lambda: self._digest(files, listing, keep=False))
-                cached = self._load(entry, job.result)
-                if cached is not None:
-                    self.hits += 1
-                    cached.path, cached.root, cached.entries = str(files.path), files.root, sorted(files.entries)
-                    return cached, None
-                digest = job.result()
-            else:  # a sure miss: the reader takes the bytes hashed here
-                if on_miss is not None:
-                    on_miss()
-                digest = self._digest(files, listing, keep=True)
+            digest = _digest_read(files, listing, keep=True)  # the reader takes the bytes hashed here
             self.misses += 1
             archive = read_archive_files(files)
         finally:
-            if job is not None:
-                job.join()  # before the archive closes under it
             files.close()
         return archive, lambda: self.store(entry, digest, archive)
 
     def entry_path(self, path: str | os.PathLike[str]) -> Path:
         """Where the entry of the `.pt2` at `path` is (or would be) kept."""
-        files = zipfiles.open_archive(path)
-        try:
-            return self._entry(files)[0]
-        finally:
-            files.close()
+        listing = _listing(path)
+        if listing is None:
+            raise ArchiveError(f"'{path}' is not a zip this cache keys.", path=str(path))
+        return self._entry(path, listing)
 
     # -- keys ---------------------------------------------------------------------------------------------------
-    def _entry(self, files: zipfiles.ArchiveFiles) -> tuple[Path, str]:
-        """The entry's path, from the file's size, mtime and listing (the listing returned too)."""
-        st = files.path.stat()
-        listing = "\n".join(f"{e.name}\t{e.size}\t{e.crc}" for e in sorted(
-            files.entries.values(), key=lambda e: e.name))
-        name = hashlib.blake2b(f"{st.st_size}\n{st.st_mtime_ns}\n{listing}".encode(), digest_size=20).hexdigest()
-        return self.directory / name[:2] / f"{name}.msgpack", listing
-
-    def _digest(self, files: zipfiles.ArchiveFiles, listing: str, keep: bool) -> bytes:
-        """The digest of the archive's content (its listing, JSON and text members) and of this viewer's reading
-        code, which an entry must hold to be used. `keep`: hand the bytes read to the reader (a sure miss)."""
-        h = hashlib.sha256()  # with the CPU's SHA instructions 2.4x blake2b's speed (140 MB: 0.08 s against 0.2 s)
-        h.update(_code_fingerprint())
-        h.update(listing.encode())
-        members = [m for m in sorted(files.entries) if m.endswith(".json") or m in _TEXT_MEMBERS]
-        with _StoredMembers(files) as stored:
-            for member in members:
-                # a likely hit: hashed where it lies, not copied out
-                data: bytes | memoryview | None = None if keep else stored.view(member)
-                if data is None:
-                    data = files.read_bytes(member)
-                    if keep:
-                        files.keep(member, data)
-                h.update(f"\n{member}\t{len(data)}\n".encode())
-                h.update(data)
-                del data
-        return h.digest()
+    def _entry(self, path: str | os.PathLike[str], listing: _Listing) -> Path:
+        """The entry's path, from the file's size and mtime and its zip listing as stored (every member's name,
+        size, CRC and offset): found without reading any member."""
+        st = os.stat(path)
+        h = hashlib.blake2b(f"{st.st_size}\n{st.st_mtime_ns}\n".encode(), digest_size=20)
+        h.update(listing.raw)
+        name = h.hexdigest()
+        return self.directory / name[:2] / f"{name}.msgpack"
 
     # -- reading ------------------------------------------------------------------------------------------------
     def _load(self, entry: Path, digest: Callable[[], bytes]) -> Archive | None:
@@ -198,19 +181,88 @@ class ParsedProgramCache:
             total -= st.st_size
 
 
-class _StoredMembers:
-    """The bytes of a zip's stored (uncompressed) members where they lie in the file, through one mmap: hashing them
-    there saves copying 140 MB out of the page cache and zipfile's own CRC pass (0.2 s at 100k nodes). `view` is
-    None for a member it cannot find so (compressed, encrypted, outside the file): the caller reads it instead."""
+@dataclass(frozen=True)
+class _Listing:
+    """What the cache needs of an archive's zip listing: the listing as stored (the key), the archive's root folder
+    and files as `open_archive` names them, and the members whose bytes the digest covers (JSON and text), by their
+    names relative to the root, sorted."""
 
-    def __init__(self, files: zipfiles.ArchiveFiles) -> None:
-        self._files = files
+    raw: bytes
+    root: str
+    entries: list[str]
+    hashed: list[tuple[str, Member]]
+
+
+def _listing(path: str | os.PathLike[str]) -> _Listing | None:
+    found = read_listing(path)
+    if found is None:
+        return None
+    root, paths = zipfiles.member_paths([m.name for m in found.members])
+    prefix = f"{root}/" if root else ""
+    by_name = {m.name: m for m in found.members}
+    entries = sorted(set(paths))
+    hashed = [(rel, by_name[prefix + rel]) for rel in entries if rel.endswith(".json") or rel in _TEXT_MEMBERS]
+    return _Listing(found.raw, root, entries, hashed)
+
+
+def _hasher(listing: _Listing) -> Any:
+    """The digest of an archive's content (its listing, JSON and text members) and of this viewer's reading code,
+    which an entry must hold to be used; `_add` feeds it each member."""
+    h = hashlib.sha256()  # with the CPU's SHA instructions 2.4x blake2b's speed (140 MB: 0.08 s against 0.2 s)
+    h.update(_code_fingerprint())
+    h.update(listing.raw)
+    return h
+
+
+def _add(h: Any, name: str, data: bytes | memoryview) -> None:
+    h.update(f"\n{name}\t{len(data)}\n".encode())
+    h.update(data)
+
+
+def _digest_read(files: zipfiles.ArchiveFiles, listing: _Listing, keep: bool) -> bytes:
+    """The digest, reading each member through the zip; `keep`: hand the bytes read to the reader (a miss)."""
+    h = _hasher(listing)
+    for name, _member in listing.hashed:
+        data = files.read_bytes(name)
+        if keep:
+            files.keep(name, data)
+        _add(h, name, data)
+    return bytes(h.digest())
+
+
+def _digest_in_place(path: str | os.PathLike[str], listing: _Listing) -> bytes:
+    """The digest, hashing the members where they lie in the file (a likely hit): through one mmap, nothing copied
+    out of the page cache and no zipfile (0.2 s at 100k nodes). A member it cannot find so (compressed, encrypted,
+    outside the file) has the whole digest read through the zip instead."""
+    h = _hasher(listing)
+    with _StoredMembers(path) as stored:
+        for name, member in listing.hashed:
+            data = stored.view(member)
+            if data is None:
+                break
+            _add(h, name, data)
+            del data
+        else:
+            return bytes(h.digest())
+    files = zipfiles.open_archive(path)
+    try:
+        return _digest_read(files, listing, keep=False)
+    finally:
+        files.close()
+
+
+class _StoredMembers:
+    """The bytes of a zip's stored (uncompressed) members where they lie in the file, through one mmap. `view` is
+    None for a member it cannot find so."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = path
         self._map: mmap.mmap | None = None
         self._view: memoryview | None = None
 
     def __enter__(self) -> _StoredMembers:
         try:
-            with open(self._files.path, "rb") as f:
+            with open(self._path, "rb") as f:
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             self._view = memoryview(self._map)
         except (OSError, ValueError):
@@ -226,26 +278,21 @@ class _StoredMembers:
         except BufferError:  # a view handed out is still held somewhere: the map goes with it
             pass
 
-    def view(self, member: str) -> memoryview | None:
-        z, m = self._files._zip, self._view
-        if z is None or m is None:
+    def view(self, member: Member) -> memoryview | None:
+        m = self._view
+        if m is None or member.compress_type != zipfile.ZIP_STORED or member.flags & 0x1:
             return None
-        try:
-            info = z.getinfo(self._files._full(member))
-        except KeyError:
-            return None
-        if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
-            return None
-        header = bytes(m[info.header_offset:info.header_offset + _LOCAL_HEADER.size])
+        at = member.header_offset
+        header = bytes(m[at:at + _LOCAL_HEADER.size])
         if len(header) != _LOCAL_HEADER.size:
             return None
         signature, *_, name_length, extra_length = _LOCAL_HEADER.unpack(header)
         if signature != b"PK\x03\x04":
             return None
-        start = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
-        if start + info.file_size > len(m):
+        start = at + _LOCAL_HEADER.size + name_length + extra_length
+        if start + member.size > len(m):
             return None
-        return m[start:start + info.file_size]
+        return m[start:start + member.size]
 
 
 class _Digest(threading.Thread):
