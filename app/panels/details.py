@@ -61,6 +61,10 @@ class DetailsPanel(Panel):
         # the program's properties, kept while the same program is shown: a level change, or a panel filled when
         # first shown (set_context, then show_node), shows them again without counting a 10k-node graph again
         self._properties: tuple[Program, Archive | None, dict[str, str], NodeDetails] | None = None
+        # what the tree shows: (node, version of what it was drawn from); a widget filling this panel calls
+        # set_context and then show_node with the same node, which is drawn once
+        self._version = 0
+        self._shown: tuple[str | None, int] | None = None
         self.title = QLabel()
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.title.setWordWrap(True)
@@ -83,6 +87,7 @@ class DetailsPanel(Panel):
         self.show_node(None)
 
     def set_context(self, context: ProgramContext) -> None:
+        self._version += 1
         program, graph, index, archive = context.program, context.graph, context.index, context.archive
         self.program, self.graph, self.index, self.archive = program, graph, index, archive
         keep = (self.details.name if self.details and self.details.kind != "program"
@@ -92,10 +97,14 @@ class DetailsPanel(Panel):
     def set_dim_names(self, names: dict[str, str]) -> None:
         """The names a script gave its dims (core/export/dim_names.py): the program's Symbols rows say `batch (s77)`."""
         self.dim_names = dict(names)
+        self._version += 1
         if self.details is not None and self.details.kind == "program":
             self.show_node(None)
 
     def show_node(self, name: str | None) -> None:
+        if self._shown == (name, self._version):
+            return
+        self._shown = (name, self._version)
         self.tree.clear()
         if self.program is None or self.graph is None:
             self.details = None
@@ -136,6 +145,7 @@ class DetailsPanel(Panel):
             self.measures.pop(name, None)
         else:
             self.measures[name] = overlay
+        self._version += 1
         if self.details is not None and self.details.kind != "program":
             self.show_node(self.details.name)
 

@@ -196,6 +196,8 @@ class GraphIndex:
     @lazy
     def duplicate_names(self) -> list[str]:
         """Node names that more than one node of the graph carries (only a damaged or crafted archive has them)."""
+        if len(self.graph.node_by_name) == len(self.graph.nodes):
+            return []  # one node per name (the index by name holds each name once)
         seen: set[str] = set()
         dups: dict[str, None] = {}
         for n in self.graph.nodes:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable
+from itertools import takewhile
 
 from pt2_viewer.core.graph.chunks import chunk_large_groups
 from pt2_viewer.core.graph.drawing import (
@@ -435,7 +436,10 @@ class SceneModel:
         owns; else its first op), then the items they feed, breadth first, at most START_ITEMS; then the title bars
         of the frames those items sit in, so the view can show which module they belong to."""
         users = self.index.users
-        inputs = [n.name for n in self.graph.nodes if n.op is NodeOp.PLACEHOLDER and n.name not in self.index.owners]
+        # a graph's placeholders come first (the reader puts them there), so the walk stops at its first op
+        owners = self.index.owners
+        inputs = [n.name for n in takewhile(lambda n: n.op is NodeOp.PLACEHOLDER, self.graph.nodes)
+                  if n.name not in owners]
         firsts = [n for n in inputs if users.get(n)] or inputs
         if not firsts:
             firsts = [n.name for n in self.graph.nodes if n.op is not NodeOp.PLACEHOLDER][:1]
