@@ -217,3 +217,29 @@ def test_screenshots_have_content(qtbot, loaded) -> None:  # type: ignore[no-unt
         if shots:
             Path(shots).mkdir(parents=True, exist_ok=True)
             assert panel.grab().save(str(Path(shots) / f"panels_{name}.png"))
+
+
+def test_details_follows_what_changes_under_the_same_node(qtbot, loaded) -> None:  # type: ignore[no-untyped-def]
+    """Details draws a node once when a panel is filled (set_context, then show_node of the same node), and again
+    whenever what it shows changes under that node: a measure arriving or going, a script's names for its dims."""
+    from pt2_viewer.core.graph.overlays import Overlay
+
+    archive, program, index = loaded
+    panel = _show(qtbot, DetailsPanel())
+    panel.set_program(program, program.graph, index, archive=archive)
+    op = next(n.name for n in program.graph.nodes if n.op.value == "call_function")
+    panel.show_node(op)
+    panel.show_node(op)
+    assert panel.tree.findItems("Run time", Qt.MatchFlag.MatchExactly) == []
+    panel.set_measure("Run time", Overlay("Run time", texts={op: "1.5 ms"}))
+    assert len(panel.tree.findItems("Run time", Qt.MatchFlag.MatchExactly)) == 1
+    panel.show_node(op)  # the same node again: nothing to redraw, the measure stays
+    assert len(panel.tree.findItems("Run time", Qt.MatchFlag.MatchExactly)) == 1
+    panel.set_measure("Run time", None)
+    assert panel.tree.findItems("Run time", Qt.MatchFlag.MatchExactly) == []
+    symbol = program.symbols[0]  # s77, from x.shape[0]
+    panel.show_node(None)
+    labelled = Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive
+    assert panel.tree.findItems(symbol.name, labelled)
+    panel.set_dim_names({symbol.sources[0]: "batch"})
+    assert panel.tree.findItems(f"batch ({symbol.name})", labelled)
