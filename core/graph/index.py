@@ -175,8 +175,7 @@ class GraphIndex:
         group_of: dict[str, ModuleGroup] = {}
         for g in root.walk():
             first_call.setdefault(g.module or "", g)
-            for n in g.nodes:
-                group_of[n] = g
+            group_of.update(dict.fromkeys(g.nodes, g))
         moved: dict[int, tuple[ModuleGroup, list[str]]] = {}
         for name, owner in self.owners.items():
             if group_of.get(name) is not root:

@@ -74,8 +74,8 @@ class SceneModel:
         self._every = every
         self.groups: dict[str, ModuleGroup] = {g.path: g for g in every}
         self.counts = _counts(every)
-        by_name = graph.node_by_name
-        self.op_counts = _counts(every, lambda n: by_name[n].op is NodeOp.CALL_FUNCTION)
+        ops = {n.name for n in graph.nodes if n.op is NodeOp.CALL_FUNCTION}
+        self.op_counts = _counts(every, ops.__contains__)
         # node -> the groups containing it, outermost first (one list shared by the nodes of a group)
         self.group_chain: dict[str, list[ModuleGroup]] = {}
         for g in every:
@@ -155,10 +155,11 @@ class SceneModel:
         `expand_to_depth(d + 1)` does), for d from 0 (the root's own items) to the depth where everything is open;
         no layout needed."""
         gain: dict[int, int] = {}
+        folded = self.folding.host
         for g in self._every:
             if g.path in self.leaves or not (g.children or g.nodes):
                 continue
-            own = sum(1 for n in g.nodes if n not in self.folding.host) + len(g.children) - (1 if g.path else 0)
+            own = len(g.nodes) - sum(map(folded.__contains__, g.nodes)) + len(g.children) - (1 if g.path else 0)
             gain[g.depth] = gain.get(g.depth, 0) + own
         counts: list[int] = []
         total = 0
@@ -530,7 +531,7 @@ def _counts(groups: list[ModuleGroup], which: Callable[[str], bool] | None = Non
     group."""
     counts: dict[str, int] = {}
     for g in reversed(groups):
-        own = len(g.nodes) if which is None else sum(1 for n in g.nodes if which(n))
+        own = len(g.nodes) if which is None else sum(map(which, g.nodes))
         counts[g.path] = own + sum(counts[c.path] for c in g.children)
     return counts
 

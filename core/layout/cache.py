@@ -1,12 +1,12 @@
 """Disk cache of finished layouts, so reopening a program shows its graph at once.
 
 An entry is keyed by the sha256 of the request's shape (`LayoutRequest.shape`: node sizes and shapes in order, edges
-by node position, rankdir; not the node ids, not the key_hint) plus the engine's identity (engine settings version,
-pygraphviz and Graphviz versions), and holds the LayoutResult as JSON with its nodes named by position, so a model's
-repeated layers share one entry. Entries are written atomically (write_atomically); an entry that cannot be read,
-does not parse, or does not fit its request is treated as missing. Location: `$PT2V_CACHE_DIR/layout` when that
-variable is set (tests point it at a temporary folder), else `$XDG_CACHE_HOME/pt2-viewer/layout`, else
-`~/.cache/pt2-viewer/layout`.
+by node position, rankdir; not the node ids, not the key_hint) plus the engine's identity (engine settings version
+and pygraphviz's files: core/layout/engine_id.py), and holds the LayoutResult as JSON with its nodes named by
+position, so a model's repeated layers share one entry. Entries are written atomically (write_atomically); an
+entry that cannot be read, does not parse, or does not fit its request is treated as missing. Location:
+`$PT2V_CACHE_DIR/layout` when that variable is set (tests point it at a temporary folder), else
+`$XDG_CACHE_HOME/pt2-viewer/layout`, else `~/.cache/pt2-viewer/layout`.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from pt2_viewer.core.layout.engine_id import engine_id
 from pt2_viewer.core.layout.records import LayoutRequest, LayoutResult, dumps
 from pt2_viewer.core.pt2.parsed_cache import cache_root
 from pt2_viewer.core.util.files import write_atomically
@@ -28,14 +29,11 @@ class LayoutCache:
 
     def __init__(self, directory: str | os.PathLike[str] | None = None, engine: str | None = None) -> None:
         self.directory = (Path(directory) if directory is not None else default_cache_dir()).absolute()
-        # The engine id imports pygraphviz, so it is looked up on first use (off the GUI thread in LayoutService).
-        self._engine = engine
+        self._engine = engine  # looked up on first use (core/layout/engine_id.py)
 
     @property
     def engine(self) -> str:
         if self._engine is None:
-            from pt2_viewer.core.layout.engine import engine_id  # deferred: pygraphviz
-
             self._engine = engine_id()
         return self._engine
 

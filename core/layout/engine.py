@@ -15,9 +15,8 @@ import pygraphviz
 
 from pt2_viewer.core.layout.records import EdgeRoute, LayoutError, LayoutRequest, LayoutResult, Point
 
-# Bump when the attributes below change, so that cached layouts made with the old ones are not reused.
-ENGINE_VERSION = 2
-
+# A change to the attributes below needs ENGINE_VERSION bumped (core/layout/engine_id.py): cached layouts made with
+# the old ones are then not reused.
 NODESEP_IN = 0.25  # horizontal gap between neighbours in a rank, inches
 RANKSEP_IN = 0.4  # vertical gap between ranks, inches
 # Above this many nodes dot's crossing minimisation and network simplex get capped: a 4k-node graph with skip
@@ -29,11 +28,6 @@ MEDIUM_GRAPH_NODES = 150
 SMALL_GRAPH_LIMITS = {"mclimit": "1.0", "nslimit": "10", "nslimit1": "10"}
 MEDIUM_GRAPH_LIMITS = {"mclimit": "1.0", "nslimit": "1", "nslimit1": "1"}
 LARGE_GRAPH_LIMITS = {"mclimit": "0.1", "nslimit": "1", "nslimit1": "1", "remincross": "false"}
-
-
-def engine_id() -> str:
-    """What, besides the request, decides a layout: part of every cache key."""
-    return f"engine{ENGINE_VERSION}/pygraphviz{pygraphviz.__version__}/graphviz{pygraphviz.__graphviz_version__}"
 
 
 def layout(request: LayoutRequest) -> LayoutResult:

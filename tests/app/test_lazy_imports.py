@@ -1,10 +1,11 @@
 """Opening one .pt2 imports only what its first view needs: a fresh process that opens a program offscreen has not
 imported the script, compare or decompose views (they load when first used), nor torch, nor the .pte reader's
-flatbuffers runtime (which imports numpy); nor the Run and Numerics tabs' panels and the job driver under them (built
-when their tab is first shown, app/document/job_tabs.py) and the worker client (File > Preferences imports it only
-for a saved cap), the AOTInductor package's tab, pygments (the Code tab colours its Python when first shown), the
-comparison models and diffs (a comparison imports them); nor the start page, which a window opened on a file never
-shows, nor the dialogs of the menus (Preferences, Keyboard Shortcuts, export and save)."""
+flatbuffers runtime (which imports numpy), nor pygraphviz (the layout child runs Graphviz); nor the Run and Numerics
+tabs' panels and the job driver under them (built when their tab is first shown, app/document/job_tabs.py) and the
+worker client (File > Preferences imports it only for a saved cap), the AOTInductor package's tab, pygments (the
+Code tab colours its Python when first shown), the comparison models and diffs (a comparison imports them); nor the
+start page, which a window opened on a file never shows, nor the dialogs of the menus (Preferences, Keyboard
+Shortcuts, export and save)."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,8 @@ import sys
 from tests.programs import REPO_ROOT
 
 NOT_NEEDED = ("pt2_viewer.app.export.script_document", "pt2_viewer.app.compare.view",
-              "pt2_viewer.app.decompose.dialog", "torch", "flatbuffers", "numpy")
+              "pt2_viewer.app.decompose.dialog", "torch", "flatbuffers", "numpy",
+              "pygraphviz")  # the layout child lays out; the window keys cached layouts by its files (engine_id.py)
 FIRST_SHOWN = ("pt2_viewer.app.run.panel", "pt2_viewer.app.numerics.panel", "pt2_viewer.app.jobs.driver",
                "pt2_viewer.core.jobs.client", "pt2_viewer.app.deploy.aoti_tab", "pygments",
                "pt2_viewer.core.compare.session", "pt2_viewer.core.diff.chain", "pt2_viewer.core.deploy.delegation",

@@ -379,3 +379,14 @@ def test_cancel_kills_every_child_of_a_shared_round(tmp_path):
         for pid in pids:
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
+
+
+def test_the_engine_id_needs_no_pygraphviz_import() -> None:
+    """A reopen's layouts all come from the cache: finding their keys must not load Graphviz in the window's process.
+    The id names pygraphviz's extension (which fixes the Graphviz version it reports) by its file."""
+    code = ("import sys; from pt2_viewer.core.layout.engine_id import engine_id; i = engine_id(); "
+            "print(i); print('pygraphviz' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    engine, imported = run.stdout.split()
+    assert imported == "False" and "/_graphviz" in engine and engine.startswith("engine")
