@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -234,6 +233,8 @@ def parse_probe(python: str, returncode: int | None, stdout: str, stderr: str) -
 
 def probe_python(python: str, timeout_s: float = PROBE_TIMEOUT_S) -> PythonProbe:
     """Ask `python` what it has (blocking, seconds: it imports torch and transformers). Never raises."""
+    import subprocess  # deferred: the window reads the saved choice at start-up without probing anything
+
     try:
         done = subprocess.run(probe_command(python), capture_output=True, text=True, timeout=timeout_s,
                               env=worker_environment(), stdin=subprocess.DEVNULL, check=False)

@@ -25,18 +25,20 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pt2_viewer.core.layout.cache import LayoutCache
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult, dumps
 from pt2_viewer.core.platform import install
 from pt2_viewer.core.util.gc_pause import gc_paused
+
+if TYPE_CHECKING:
+    import subprocess
 
 Outcome = list[LayoutResult] | LayoutError
 
@@ -378,6 +380,8 @@ class LayoutService:
             # stdlib.)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
         try:
+            import subprocess  # deferred: a reopen's layouts all come from the cache, and start no child
+
             started = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True
             )
