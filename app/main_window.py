@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the scrip
     from pt2_viewer.app.start_page import StartPage
 
 OPENABLE = (".pt2", ".pte", ".py")
+SWEEP_AFTER_MS = 1000
 Shortcut = QKeySequence.StandardKey | str | list[QKeySequence.StandardKey | str] | None
 
 
@@ -92,7 +94,10 @@ class MainWindow(QMainWindow):
         # Programs the app wrote (a script's export opened in its own tab) live as long as a tab shows them.
         self._pending_copies: dict[str, Path] = {}  # copied .pt2 being read -> its temporary folder
         self._owned_dirs: dict[object, Path] = {}  # tab widget -> the temporary folder it keeps alive
-        temp_dirs.sweep_stale()  # folders left by an app that crashed
+        # folders left by an app that crashed: swept on another thread once the window is up (a crowded temp folder
+        # took 14 ms to list; a stale export may take seconds to delete)
+        QTimer.singleShot(SWEEP_AFTER_MS, self, lambda: threading.Thread(
+            target=temp_dirs.sweep_stale, name="sweep stale temporary folders", daemon=True).start())
         self.statusBar().showMessage("Open a .pt2 archive (File > Open, or drop it here)")
         self.comparisons = Comparisons(self, self)  # Program menu: decompose, compare (app/window/comparisons.py)
         self._build_menus(remember_recent)

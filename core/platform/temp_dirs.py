@@ -77,12 +77,13 @@ def sweep_stale() -> list[Path]:
 
 
 def _app_dirs() -> list[Path]:
+    base = root()
     try:
-        entries = list(root().iterdir())
+        with os.scandir(base) as entries:  # a shared temp folder may hold thousands of entries: names first
+            return [base / e.name for e in entries if e.name.startswith(PREFIX) and _NAME.match(e.name)
+                    and e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
-    return [p for p in entries if p.name.startswith(PREFIX) and owner_pid(p) is not None and p.is_dir()
-            and not p.is_symlink()]
 
 
 atexit.register(remove_own)

@@ -213,3 +213,18 @@ def test_exported_images_open_again_with_the_users_permissions(qtbot, window: Ma
     size = png_size(5497, 16000)
     assert size.capped and max(size.width, size.height) <= MAX_SIDE and size.width * size.height * 4 <= MAX_BYTES
     assert QImageReader.allocationLimit() * 1024 * 1024 >= size.width * size.height * 4
+
+
+def test_the_window_sweeps_stale_temporary_folders_once_it_is_up(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from pt2_viewer.app.main_window import MainWindow
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    stale = temp_dirs.root() / f"pt2v-{int(dead.stdout)}-run-crashed"
+    stale.mkdir()
+    (stale / "result.json").write_text("{}")
+    window = MainWindow(interactive=False)
+    qtbot.addWidget(window)
+    assert stale.is_dir(), "not while the window is being built"
+    qtbot.waitUntil(lambda: not stale.exists(), timeout=10_000)
+    window.layouts.close()
