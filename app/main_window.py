@@ -23,10 +23,11 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app import theme
 from pt2_viewer.app.document.overlay_menu import fill_overlay_menu
 from pt2_viewer.app.document.tab import DocumentTab, TextTab
-from pt2_viewer.app.document.widget import DocumentWidget, show_weights_as_nodes, weights_as_nodes_wanted
+from pt2_viewer.app.document.widget import DocumentWidget, show_weights_as_nodes
 from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.loader import ArchiveLoader
-from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
+from pt2_viewer.app.graph.minimap import MiniMap
+from pt2_viewer.app.graph.view_settings import bool_setting, weights_as_nodes_wanted
 from pt2_viewer.app.jobs.worker_choice import apply_saved_choice
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
 from pt2_viewer.app.qt import application
@@ -344,7 +345,7 @@ class MainWindow(QMainWindow):
                     return
                 name = picked
         self.statusBar().showMessage(f"Indexing {Path(path).name}…")
-        self.loader.build(path, archive, name)  # still opening: `_model_built` ends it
+        self.loader.build(path, archive, name, self.layouts.service.cache)  # still opening: `_model_built` ends it
 
     def _opened(self, path: str) -> None:
         """`path` is read (or could not be): with nothing else opening and no tab, the start page comes back."""
@@ -369,6 +370,7 @@ class MainWindow(QMainWindow):
         self.add_tab(tab, title, path if not copy else f"{path}\n(a copy kept while this tab is open; "
                      "File > Save Program As… to keep it)")
         self.setWindowTitle(f"{title} — PT2 Viewer")
+        doc.start()  # connected: a program opened before is drawn now, its layouts read on the loader's thread
 
     def _own_pending_copy(self, path: str, tab: DocumentTab) -> bool:
         """A copy the app made to open (`open_copy`) lives as long as the tab that shows it; True if it is one."""

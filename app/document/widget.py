@@ -36,8 +36,9 @@ from pt2_viewer.app.document.tools import GraphTools
 from pt2_viewer.app.graph.breadcrumb import Breadcrumb
 from pt2_viewer.app.graph.context_menu import MenuActions, item_menu
 from pt2_viewer.app.graph.layout_client import LayoutClient
-from pt2_viewer.app.graph.minimap import MiniMap, bool_setting
+from pt2_viewer.app.graph.minimap import MiniMap
 from pt2_viewer.app.graph.view import GraphView
+from pt2_viewer.app.graph.view_settings import WEIGHTS_SETTING, weights_as_nodes_wanted
 from pt2_viewer.app.panels.code import CodePanel
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.panels.panel import Panel
@@ -60,7 +61,6 @@ if TYPE_CHECKING:  # built when their tab is first shown (app/document/job_tabs.
     from pt2_viewer.app.run.panel import RunPanel
 
 PROGRESS_AFTER_MS = 500
-WEIGHTS_SETTING = "view/weights_as_nodes"  # View > Show Weights as Nodes, remembered
 
 
 class DocumentWidget(DocumentTab):
@@ -184,8 +184,15 @@ class DocumentWidget(DocumentTab):
         self._unsubscribe = model.subscribe(self._model_changed)
         self.destroyed.connect(lambda _o=None, end=self._unsubscribe: end())
         # In the next turn of the event loop, once whoever made this widget has connected to its signals: a level
-        # that needs no Graphviz is drawn at once, and its graph_ready (or layout_failed) must reach them.
-        QTimer.singleShot(0, self, self._show_level)
+        # that needs no Graphviz is drawn at once, and its graph_ready (or layout_failed) must reach them. A maker
+        # that has connected calls `start` itself and saves that turn (and the paint of an empty graph in it).
+        self._level_shown = False
+        QTimer.singleShot(0, self, self.start)
+
+    def start(self) -> None:
+        """Show the first level (its layouts taken from the cache already are drawn now), unless shown already."""
+        if not self._level_shown:
+            self._show_level()
 
     def _wire_tools(self) -> None:
         """What the graph's tools do with the panels, the minimap and the status line, and the panels with them."""
@@ -249,6 +256,7 @@ class DocumentWidget(DocumentTab):
 
     # -- levels and layout -------------------------------------------------------------------------------------
     def _show_level(self) -> None:
+        self._level_shown = True
         self.breadcrumb.set_levels([lv.title for lv in self.model.levels])
         self._stale_panels = set(self.panel_widgets)
         self._refresh_current_panel()
@@ -502,11 +510,6 @@ class DocumentWidget(DocumentTab):
 
     def release(self) -> None:
         pass
-
-
-def weights_as_nodes_wanted() -> bool:
-    """The remembered View > Show Weights as Nodes choice (off: weights are rows of the ops that use them)."""
-    return bool_setting(WEIGHTS_SETTING, False)
 
 
 def show_weights_as_nodes(window: QWidget, on: bool) -> None:

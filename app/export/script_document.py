@@ -457,7 +457,8 @@ class ScriptDocument(DocumentTab):
                 self._show_controls(entry)
         for program in archive.programs:  # f32[2*batch, 3] where torch wrote f32[2*s6, 3]: the script's own names
             name_symbols(program, dim_names(entry.spec))
-        self.loader.build(path, archive, archive.programs[0].name)  # indexes in a thread, as the window's tabs do
+        # indexes (and takes cached layouts) in a thread, as the window's tabs do
+        self.loader.build(path, archive, archive.programs[0].name, self.layouts.service.cache)
 
     def _program_built(self, path: str, model: DocumentModel) -> None:
         entry = self.program_entry
@@ -480,6 +481,7 @@ class ScriptDocument(DocumentTab):
         self.document_entry = entry
         self.program_stack.addWidget(doc)
         self.program_stack.setCurrentWidget(doc)
+        doc.start()
 
     def _graph_ready(self, doc: DocumentWidget) -> None:
         if self._pending_symbol is not None:

@@ -7,7 +7,10 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
+from pt2_viewer.app.graph.view_settings import weights_as_nodes_wanted
 from pt2_viewer.core.graph.document import DocumentModel
+from pt2_viewer.core.layout.cache import LayoutCache
+from pt2_viewer.core.layout.driver import take_cached
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
@@ -46,6 +49,17 @@ class _DeferredStore:
         atexit.unregister(self.run)
 
 
+def first_view_model(archive: Archive, program: str, layout_cache: LayoutCache | None = None) -> DocumentModel:
+    """The document model of `program` as its first view draws it: weights folded or not as the user chose, and the
+    layouts a program opened before has in `layout_cache` (the window's layout service's) already taken
+    (core/layout/driver.py take_cached), here on the building thread, so the window draws at once."""
+    model = DocumentModel(archive, archive.program(program))
+    model.set_weights_as_nodes(weights_as_nodes_wanted())
+    if layout_cache is not None:
+        take_cached(model.level.scene, layout_cache)
+    return model
+
+
 class ArchiveLoader(QObject):
     """`load(path)` reads in a thread; `loaded(path, archive)` or `failed(path, message)` arrive on the GUI thread.
     `build(path, archive, program)` then builds the document model (indexes, module tree, shapes) in a thread too:
@@ -56,8 +70,9 @@ class ArchiveLoader(QObject):
     not_seen_before = Signal(str)  # a path with no parsed-program entry: its JSON is read now, its layouts follow
     built = Signal(str, object)
 
-    def build(self, path: str, archive: Archive, program: str) -> None:
-        self.run(path, lambda: DocumentModel(archive, archive.program(program)), "index")
+    def build(self, path: str, archive: Archive, program: str, layout_cache: LayoutCache | None = None) -> None:
+        """`first_view_model` in a thread: `built(path, model)`."""
+        self.run(path, lambda: first_view_model(archive, program, layout_cache), "index")
 
     def run(self, key: str, work: Callable[[], object], what: str = "prepare") -> None:
         """Build anything from archives already read (a document model, both sides of a comparison) in a thread,

@@ -19,6 +19,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QWidget
 
 from pt2_viewer.app import theme
+from pt2_viewer.app.graph.view_settings import bool_setting
 from pt2_viewer.core.graph.highlight_state import HighlightState
 
 if TYPE_CHECKING:
@@ -274,8 +275,3 @@ class MiniMap(QWidget):
     def mouseMoveEvent(self, event) -> None:
         if event.buttons():
             self.main.centerOn(self._to_scene(event.position()))
-
-
-def bool_setting(key: str, default: bool) -> bool:
-    value = QSettings("pt2-viewer", "PT2 Viewer").value(key, default)
-    return value if isinstance(value, bool) else str(value).lower() in ("true", "1")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from pt2_viewer.core.layout.cache import LayoutCache
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult
 from pt2_viewer.core.util.gc_pause import gc_paused
 
@@ -35,6 +36,22 @@ def lay_out_all(target: LayoutTarget, engine: Callable[[LayoutRequest], LayoutRe
         target.set_layouts({key: (req, engine(req)) for key, req in pending.items()})
         rounds += 1
     return rounds
+
+
+def take_cached(target: LayoutTarget, cache: LayoutCache) -> bool:
+    """Hand `target` what the disk cache holds of what it needs, round after round, in the calling thread; True when
+    nothing is left to lay out. A program opened before finds its first view here, on the thread that built its
+    model, so the window draws it without a round trip to the layout service; at the first miss the rest is left to
+    the window's rounds."""
+    while pending := target.pending_requests():
+        found = {}
+        for key, req in pending.items():
+            result = cache.get(req)
+            if result is None:
+                return False
+            found[key] = (req, result)
+        target.set_layouts(found)
+    return True
 
 
 class LayoutRounds:
@@ -121,4 +138,4 @@ class LayoutRounds:
             self.run(target, on_ready=on_ready, on_failed=on_failed, on_round=on_round)
 
 
-__all__ = ["LayoutRounds", "LayoutTarget", "lay_out_all"]
+__all__ = ["LayoutRounds", "LayoutTarget", "lay_out_all", "take_cached"]

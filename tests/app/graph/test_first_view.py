@@ -10,9 +10,10 @@ from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtGui import QImage
 
 from pt2_viewer.app import theme
-from pt2_viewer.app.document.widget import WEIGHTS_SETTING, DocumentWidget
+from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.items import NodeItem, WeightRowItem
 from pt2_viewer.app.graph.view import READABLE_SCALE
+from pt2_viewer.app.graph.view_settings import WEIGHTS_SETTING
 from pt2_viewer.app.main_window import MainWindow
 from tests.first_view import first_view_problems, screenshot
 from tests.programs import ExportFailed, pt2_path  # noqa: F401  (fixture)

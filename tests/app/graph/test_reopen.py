@@ -1,5 +1,6 @@
 """Issue 32 in the window: a program opened again comes from the parsed-program cache (its JSON is not read into the
-model again) and shows the same graph. On the bundled example (a real two-layer transformer export)."""
+model again), its layouts from the layout cache on the thread that builds its model (no round trip to the layout
+service), and shows the same graph. On the bundled example (a real two-layer transformer export)."""
 from __future__ import annotations
 
 import shutil
@@ -40,5 +41,9 @@ def test_a_reopened_program_comes_from_the_cache_with_the_same_graph(qtbot, wind
     assert (sorted(second.view.nodes), sorted(second.view.groups)) == shown
     assert second.model.program.graph.nodes == program.graph.nodes
     assert second.model.program.signature == program.signature
+    # its layouts were taken from the disk cache where its model was built: the layout service was asked nothing,
+    # no child started, and the graph was drawn in the turn its model arrived
+    service = again.layouts.service
+    assert (service.asked, service.cache_hits, service.laid_out, service.child_starts) == (0, 0, 0, 0)
     again.layouts.close()
 

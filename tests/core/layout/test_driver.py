@@ -86,3 +86,25 @@ def test_a_failing_service_ends_the_rounds_with_its_error() -> None:
     errors: list[BaseException] = []
     rounds.run(fresh_scene(), on_ready=lambda: errors.append(AssertionError("ready")), on_failed=errors.append)
     assert [str(e) for e in errors] == ["the layout process died"] and not rounds.busy and not service.queued
+
+
+def test_take_cached_gives_a_scene_what_the_disk_cache_holds_and_stops_at_a_miss(tmp_path: Path) -> None:
+    from pt2_viewer.core.layout.cache import LayoutCache
+    from pt2_viewer.core.layout.driver import take_cached
+
+    cache = LayoutCache(tmp_path, engine="test-engine")
+    scene = fresh_scene()
+    assert take_cached(scene, cache) is False and "" not in scene.layouts, "an empty cache: the rounds lay it out"
+    while pending := scene.pending_requests():  # laid out once, every result kept as the service keeps them
+        results = {key: (req, layout(req)) for key, req in pending.items()}
+        for req, res in results.values():
+            cache.put(req, res)
+        scene.set_layouts(results)
+    drawn = scene.compose()
+
+    again = fresh_scene()
+    assert take_cached(again, cache) is True and again.ready, "every round from the cache, children first"
+    assert again.compose().nodes == drawn.nodes
+    partly = fresh_scene()
+    (next(p for p in sorted(tmp_path.rglob("*.json")))).unlink()  # one shape gone
+    assert take_cached(partly, cache) is False and not partly.ready
