@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,7 +91,7 @@ class MainWindow(QMainWindow):
         # The start page is built when first shown (`start_page`): a window opened on a file shows its tab instead,
         # and a file being read shows the empty tabs, not the page for a moment.
         self._start_page: StartPage | None = None
-        self._opening: set[str] = set()  # files read or indexed now, for a tab to come
+        self._opening: Counter[str] = Counter()  # files read or indexed now (a file opened twice: twice), tabs to come
         self.setCentralWidget(self.stack)
         # Programs the app wrote (a script's export opened in its own tab) live as long as a tab shows them.
         self._pending_copies: dict[str, Path] = {}  # copied .pt2 being read -> its temporary folder
@@ -313,16 +314,16 @@ class MainWindow(QMainWindow):
             self.open_script(p)
             return
         key = str(p.resolve()) if p.exists() else str(p)
-        self._opening.add(key)
+        self._opening[key] += 1
         self.loader.load(key)
 
     def _archive_loaded(self, path: str, archive: Archive) -> None:
         self.recent_files.remember(path)
         if not archive.programs:
+            self._done_opening(path)
             tab: DocumentTab = (aoti_tab()(path, archive, interactive=self.interactive, trust=self.trust_store)
                                 if archive.aoti is not None else TextTab(path, _aoti_text(archive)))
             self._own_pending_copy(path, tab)
-            self._opening.discard(path)
             self.add_tab(tab, Path(path).name, path)
             tab.status.emit(f"{Path(path).name}: AOTInductor package, no program graph")
             self.document_ready.emit(None)
@@ -347,14 +348,19 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Indexing {Path(path).name}…")
         self.loader.build(path, archive, name, self.layouts.service.cache)  # still opening: `_model_built` ends it
 
+    def _done_opening(self, path: str) -> None:
+        self._opening[path] -= 1
+        if self._opening[path] <= 0:
+            del self._opening[path]
+
     def _opened(self, path: str) -> None:
         """`path` is read (or could not be): with nothing else opening and no tab, the start page comes back."""
-        self._opening.discard(path)
+        self._done_opening(path)
         if not self._opening and not self.tabs.count():
             self._update_actions()
 
     def _model_built(self, path: str, model: DocumentModel) -> None:
-        self._opening.discard(path)
+        self._done_opening(path)
         doc = DocumentWidget(model, self.layouts, interactive=self.interactive,
                              extra_panels=_extra_panels(model.archive))
         doc.layout_failed.connect(lambda msg: self.warn("Layout failed", msg))

@@ -56,7 +56,10 @@ def first_view_model(archive: Archive, program: str, layout_cache: LayoutCache |
     model = DocumentModel(archive, archive.program(program))
     model.set_weights_as_nodes(weights_as_nodes_wanted())
     if layout_cache is not None:
-        take_cached(model.level.scene, layout_cache)
+        try:
+            take_cached(model.level.scene, layout_cache)
+        except Exception:  # the cache is optional: the window's layout rounds redo it, and say what went wrong
+            pass
     return model
 
 

@@ -90,15 +90,17 @@ class ParsedProgramCache:
                       ) -> tuple[Archive, Callable[[], bool] | None]:
         """`read`, with the entry's writing on a miss left to the caller: the window shows the program first, then
         stores it (encoding 10k nodes takes a few tenths of a second). `on_miss` is called as soon as the program is
-        known not to have been opened before (no entry by its size, mtime and listing), before its JSON is read: the
-        window starts its layout child then, as that program's layouts will be needed."""
+        known not to come from the cache (no entry by its size, mtime and listing; or no cache for it: none wanted, a
+        `.pte`, a zip this cache does not key), before its JSON is read: the window starts its layout child then, as
+        that program's layouts will likely be needed."""
 
-        if self.limit_bytes <= 0 or is_pte(path):  # no cache wanted, or an ExecuTorch program: read as before
+        listing = None if self.limit_bytes <= 0 or is_pte(path) else _listing(path)
+        if listing is None:  # no cache wanted, an ExecuTorch program, or not a zip this cache keys: read as before
+            if on_miss is not None:
+                on_miss()
             return read_archive(path), None
-        listing = _listing(path)
-        if listing is None:  # not a zip this cache keys: the reader reads it, or says what is wrong with it
-            return read_archive(path), None
-        entry = self._entry(path, listing)
+        before = os.stat(path)
+        entry = self._entry(before, listing)
         if entry.exists():  # a likely hit: its content is hashed on the other core while the entry is decoded
             job = _Digest(lambda: _digest_in_place(path, listing))
             cached = self._load(entry, job.result)
@@ -116,6 +118,8 @@ class ParsedProgramCache:
             archive = read_archive_files(files)
         finally:
             files.close()
+        if _identity(os.stat(path)) != _identity(before):  # replaced while it was read: not stored under its key
+            return archive, None
         return archive, lambda: self.store(entry, digest, archive)
 
     def entry_path(self, path: str | os.PathLike[str]) -> Path:
@@ -123,13 +127,12 @@ class ParsedProgramCache:
         listing = _listing(path)
         if listing is None:
             raise ArchiveError(f"'{path}' is not a zip this cache keys.", path=str(path))
-        return self._entry(path, listing)
+        return self._entry(os.stat(path), listing)
 
     # -- keys ---------------------------------------------------------------------------------------------------
-    def _entry(self, path: str | os.PathLike[str], listing: _Listing) -> Path:
+    def _entry(self, st: os.stat_result, listing: _Listing) -> Path:
         """The entry's path, from the file's size and mtime and its zip listing as stored (every member's name,
         size, CRC and offset): found without reading any member."""
-        st = os.stat(path)
         h = hashlib.blake2b(f"{st.st_size}\n{st.st_mtime_ns}\n".encode(), digest_size=20)
         h.update(listing.raw)
         name = h.hexdigest()
@@ -179,6 +182,10 @@ class ParsedProgramCache:
             except OSError:
                 continue
             total -= st.st_size
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns
 
 
 @dataclass(frozen=True)

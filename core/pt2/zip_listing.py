@@ -103,6 +103,8 @@ def _members(raw: bytes, count: int) -> list[Member] | None:
             at += _RECORD.size
             name_bytes = raw[at:at + name_len]
             name = name_bytes.decode("utf-8" if flags & _UTF8_NAME else "cp437")
+            if "\x00" in name:  # zipfile cuts such a name short: read the file through zipfile instead
+                return None
             if compressed == 0xFFFFFFFF or size == 0xFFFFFFFF or header_offset == 0xFFFFFFFF:
                 size, compressed, header_offset = _zip64(raw[at + name_len:at + name_len + extra_len], size,
                                                          compressed, header_offset)

@@ -47,3 +47,17 @@ def test_a_reopened_program_comes_from_the_cache_with_the_same_graph(qtbot, wind
     assert (service.asked, service.cache_hits, service.laid_out, service.child_starts) == (0, 0, 0, 0)
     again.layouts.close()
 
+
+
+def test_a_layout_cache_that_fails_does_not_stop_a_program_from_opening(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Taking the first view's layouts from the cache is optional: when it raises (a broken pygraphviz, a damaged
+    entry), the window's layout rounds lay the program out as for a first open."""
+    from pt2_viewer.core.layout.cache import LayoutCache
+
+    def broken(*_args: object) -> None:
+        raise ModuleNotFoundError("No module named 'pygraphviz'")
+
+    monkeypatch.setattr(LayoutCache, "get", broken)
+    doc = open_and_wait(qtbot, window, EXAMPLE)
+    assert doc.ready and doc.view.nodes

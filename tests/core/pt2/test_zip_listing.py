@@ -96,3 +96,18 @@ def test_a_deflated_archive_is_cached_too(pt2_path: Callable[[str], Path], tmp_p
     first, second = cache.read(path), cache.read(path)
     assert (cache.misses, cache.hits) == (1, 1)
     assert first == second == read_archive(path)
+
+
+def test_a_name_zipfile_would_cut_short_is_left_to_zipfile(pt2_path: Callable[[str], Path],  # noqa: F811
+                                                          tmp_path: Path) -> None:
+    """zipfile cuts a member's name at a NUL: such an archive is read as zipfile reads it, and still opens."""
+    path = tmp_path / "nul.pt2"
+    shutil.copy(pt2_path("topk_cond"), path)
+    with zipfile.ZipFile(path, "a") as z:
+        root = z.namelist()[0].split("/")[0]
+        z.writestr(f"{root}/jQnk.json", b"{}")
+    data = path.read_bytes()  # zipfile writes no NUL in a name: put one there, in both headers, as a crafted file has
+    path.write_bytes(data.replace(b"/jQnk.json", b"/j\x00nk.json"))
+    assert read_listing(path) is None
+    cache = ParsedProgramCache(tmp_path / "cache")
+    assert cache.read(path).programs[0].graph.nodes == read_archive(path).programs[0].graph.nodes
