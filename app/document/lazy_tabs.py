@@ -18,9 +18,10 @@ class LazyTabs(QObject):
     """Lazy pages of one `QTabWidget`. A page clicked is built before the tab widget's later `currentChanged`
     handlers run (this one is connected first), so they see the panel, never its placeholder."""
 
-    def __init__(self, tabs: QTabWidget) -> None:
+    def __init__(self, tabs: QTabWidget, on_build: Callable[[str, QWidget], object] | None = None) -> None:
         super().__init__(tabs)
         self.tabs = tabs
+        self._on_build = on_build  # told of each page built, once it is in its tab's place
         self.panels: dict[str, QWidget] = {}  # the pages built so far, by title
         self._waiting: dict[str, tuple[QWidget, Callable[[], QWidget]]] = {}  # title: (placeholder, factory)
         tabs.currentChanged.connect(self._current_changed)
@@ -59,4 +60,6 @@ class LazyTabs(QObject):
         finally:
             self.tabs.blockSignals(blocked)
         placeholder.deleteLater()
+        if self._on_build is not None:
+            self._on_build(title, panel)
         return panel

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from pt2_viewer.app.document.find_bar import FindBar
 from pt2_viewer.app.document.job_tabs import JobTabs
+from pt2_viewer.app.document.side_panels import SidePanels
 from pt2_viewer.app.document.tab import DocumentTab
 from pt2_viewer.app.document.tools import GraphTools
 from pt2_viewer.app.graph.breadcrumb import Breadcrumb
@@ -39,12 +40,7 @@ from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.minimap import MiniMap
 from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.graph.view_settings import WEIGHTS_SETTING, weights_as_nodes_wanted
-from pt2_viewer.app.panels.code import CodePanel
-from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.panels.panel import Panel
-from pt2_viewer.app.panels.signature import SignaturePanel
-from pt2_viewer.app.panels.summary import SummaryPanel
-from pt2_viewer.app.panels.symbols import SymbolsPanel
 from pt2_viewer.app.qt import tool_button
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.core.graph.details import node_tooltip
@@ -56,8 +52,9 @@ from pt2_viewer.core.layout.driver import LayoutRounds
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest
 from pt2_viewer.core.util.words import plural
 
-if TYPE_CHECKING:  # built when their tab is first shown (app/document/job_tabs.py)
+if TYPE_CHECKING:  # built when their tab is first shown (app/document/job_tabs.py, side_panels.py)
     from pt2_viewer.app.numerics.panel import NumericsPanel
+    from pt2_viewer.app.panels.symbols import SymbolsPanel
     from pt2_viewer.app.run.panel import RunPanel
 
 PROGRESS_AFTER_MS = 500
@@ -139,13 +136,10 @@ class DocumentWidget(DocumentTab):
         lv.addWidget(self.results)
 
         self.panels = QTabWidget()
-        self.symbols_panel = SymbolsPanel()
-        self.panel_widgets: dict[str, Panel] = {"Details": DetailsPanel(), "Signature": SignaturePanel(),
-                                                "Symbols": self.symbols_panel, "Code": CodePanel(),
-                                                "Summary": SummaryPanel()}
-        self.panel_widgets.update(extra_panels or {})  # what a kind of file adds (an ExecuTorch .pte's panel)
-        for title, panel in self.panel_widgets.items():
-            self.panels.addTab(panel, title)
+        self._stale_panels: set[str] = set()
+        # Details now, the other side panels when first shown (app/document/side_panels.py), and what a kind of file
+        # adds (an ExecuTorch .pte's panel)
+        self.panel_widgets = SidePanels(self.panels, extra_panels or {}, self._panel_built)
         self.job_tabs = JobTabs(self.panels, model.archive.path, model.program, interactive, self.tools,
                                 self.reveal, self.compare_requested.emit)  # Run and Numerics, built when first shown
         # wide enough for every tab's title whole (a script's tab is narrow: "De…, Sig…, Sy…" said nothing)
@@ -170,13 +164,7 @@ class DocumentWidget(DocumentTab):
         self.breadcrumb.level_clicked.connect(self.go_to_level)
         self.cancel_button.clicked.connect(self.cancel_layout)
         self.depth.valueChanged.connect(self.expand_to_depth)
-        for panel in self.panel_widgets.values():
-            panel.node_requested.connect(self.reveal)
-            panel.nodes_highlighted.connect(self.mark)
-            panel.subgraph_requested.connect(self.enter_subgraph)
-            panel.source_requested.connect(self._open_source)
         self._wire_tools()
-        self._stale_panels: set[str] = set()
         self.subgraph_menu: QMenu | None = None
         self.menu: QMenu | None = None  # the last right-click menu (kept while shown, and for tests)
         self.panels.currentChanged.connect(lambda _i: self._refresh_current_panel())
@@ -204,13 +192,24 @@ class DocumentWidget(DocumentTab):
         view.scene_shown.connect(self._place_minimap)
         view.context_requested.connect(self._context_menu)
         view.describe = self.describe
-        for panel in self.panel_widgets.values():
-            panel.nodes_highlighted.connect(tools.go_through_marked)
+
+    def _panel_built(self, title: str, panel: Panel) -> None:
+        """A side panel built (Details with the document, the others when first shown): wired to the document, and
+        filled when it is shown."""
+        panel.node_requested.connect(self.reveal)
+        panel.nodes_highlighted.connect(self.mark)
+        panel.nodes_highlighted.connect(self.tools.go_through_marked)
+        panel.subgraph_requested.connect(self.enter_subgraph)
+        panel.source_requested.connect(self._open_source)
+        self._stale_panels.add(title)
+
+    @property
+    def symbols_panel(self) -> SymbolsPanel:
+        return self.panel_widgets.symbols  # built now if its tab was never shown
 
     def _set_measure(self, name: str, overlay: object) -> None:
-        details = self.panel_widgets["Details"]
-        assert isinstance(details, DetailsPanel) and (overlay is None or isinstance(overlay, Overlay))
-        details.set_measure(name, overlay)  # an overlay's figures for the selected node, under its name
+        assert overlay is None or isinstance(overlay, Overlay)
+        self.panel_widgets.details.set_measure(name, overlay)  # its figures for the selected node, under its name
 
     def _overlay_shown(self) -> None:
         if not self.minimap.pixmap.isNull():
@@ -219,7 +218,7 @@ class DocumentWidget(DocumentTab):
     def describe(self, node: str) -> str:
         """A node's tooltip: target, module path, output types and users (core/graph/details.node_tooltip)."""
         level = self.model.level
-        return node_tooltip(self.model.program, level.graph, node, level.index, self.symbols_panel.dim_names)
+        return node_tooltip(self.model.program, level.graph, node, level.index, self.panel_widgets.details.dim_names)
 
     def item_menu(self, item: str) -> QMenu:
         """The right-click menu for a node, a group or the background ("") (app/graph/context_menu.py)."""
@@ -413,7 +412,7 @@ class DocumentWidget(DocumentTab):
     def select(self, item: str | None) -> None:
         self.model.select(item)
         node = self._selected_node()
-        for title, panel in self.panel_widgets.items():
+        for title, panel in self.panel_widgets.built.items():
             if title not in self._stale_panels:
                 panel.show_node(node)
         if node is not None and not self.job_tabs.is_panel(self.panels.currentWidget()):
@@ -426,7 +425,7 @@ class DocumentWidget(DocumentTab):
     def _refresh_current_panel(self) -> None:
         """Panels are filled when first shown: a 10k-node program's code view or symbol table costs time nobody
         should pay for a tab they do not open."""
-        for title, panel in self.panel_widgets.items():
+        for title, panel in self.panel_widgets.built.items():
             if panel is self.panels.currentWidget() and title in self._stale_panels:
                 self._stale_panels.discard(title)
                 panel.set_context(self.model.context())

@@ -5,7 +5,7 @@ tabs' panels and the job driver under them (built when their tab is first shown,
 worker client (File > Preferences imports it only for a saved cap), the AOTInductor package's tab, pygments (the
 Code tab colours its Python when first shown), the comparison models and diffs (a comparison imports them); nor the
 start page, which a window opened on a file never shows, nor the dialogs of the menus (Preferences, Keyboard
-Shortcuts, export and save)."""
+Shortcuts, export and save), nor the side panels but Details (built when their tab is first shown)."""
 from __future__ import annotations
 
 import json
@@ -25,7 +25,10 @@ FIRST_SHOWN = ("pt2_viewer.app.run.panel", "pt2_viewer.app.numerics.panel", "pt2
                # Shortcuts, the export and save dialogs, a .pte's panel, an AOTInductor package's text
                "pt2_viewer.app.start_page", "pt2_viewer.app.jobs.preferences_dialog",
                "pt2_viewer.app.graph.shortcuts_dialog", "pt2_viewer.app.window.file_actions",
-               "pt2_viewer.app.deploy.pte_panel", "pt2_viewer.core.pt2.info")
+               "pt2_viewer.app.deploy.pte_panel", "pt2_viewer.core.pt2.info",
+               # the side panels but Details (app/document/side_panels.py)
+               "pt2_viewer.app.panels.signature", "pt2_viewer.app.panels.symbols", "pt2_viewer.app.panels.code",
+               "pt2_viewer.app.panels.summary")
 
 OPEN_ONE = """
 import json, sys

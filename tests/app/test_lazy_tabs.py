@@ -81,3 +81,25 @@ def test_the_code_tab_colours_its_python_once_shown(qtbot, doc: DocumentWidget) 
     click_tab(qtbot, doc, "Code")
     assert "def forward" in code.editor.toPlainText()  # type: ignore[attr-defined]
     assert code.highlighter is not None  # type: ignore[attr-defined]
+
+
+def test_the_side_panels_but_details_are_built_when_first_shown(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """Signature, Symbols, Code and Summary are placeholders until their tab is shown (or code asks for them); then
+    the panel takes the placeholder's place, filled with the program, and follows the selection from then on."""
+    from pt2_viewer.app.panels.panel import Panel
+    from tests.app.graph.test_graph_tools import EXAMPLE, open_and_wait
+
+    doc = open_and_wait(qtbot, window, EXAMPLE)
+    titles = [doc.panels.tabText(i) for i in range(doc.panels.count())]
+    assert titles[:5] == ["Details", "Signature", "Symbols", "Code", "Summary"]
+    assert set(doc.panel_widgets.built) == {"Details"}
+    assert not any(isinstance(doc.panels.widget(i), Panel) for i in range(1, 5)), "placeholders"
+    doc.panels.setCurrentIndex(titles.index("Signature"))
+    signature = doc.panels.currentWidget()
+    assert isinstance(signature, Panel) and doc.panel_widgets["Signature"] is signature
+    assert signature.tree.topLevelItemCount() > 0, "filled with the program when shown"
+    assert doc.panels.tabText(doc.panels.currentIndex()) == "Signature"
+    node = next(n.name for n in doc.model.program.graph.nodes if n.op.value == "call_function")
+    doc.select(node)  # a built panel follows the selection; Details comes to the front
+    assert doc.panels.currentWidget() is doc.panel_widgets["Details"]
+    assert doc.symbols_panel is doc.panel_widgets["Symbols"] and "Symbols" in doc.panel_widgets.built
