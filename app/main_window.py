@@ -69,6 +69,7 @@ class MainWindow(QMainWindow):
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.trust_scripts = trust_scripts  # run .py scripts without asking (the user named them for --screenshot)
         self.trust_store = TrustStore.default()
+        apply_saved_choice()  # the worker chosen in Preferences, for jobs from the start (app/jobs/worker_choice.py)
         self.settings = QSettings("pt2-viewer", "PT2 Viewer")
         theme.apply_link_colors(application())  # links readable on a dark palette too
         self.layouts = layouts or LayoutClient(parent=self)
@@ -130,7 +131,6 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self.close_action = self._add(file_menu, "&Close Tab", QKeySequence.StandardKey.Close,
                                       lambda: self.close_tab(self.tabs.currentIndex()))
-        apply_saved_choice()  # the worker chosen in Preferences, for jobs from the start
         self.preferences_action = self._add(file_menu, "&Preferences…", QKeySequence.StandardKey.Preferences,
                                             self._show_preferences)
         self._add(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)

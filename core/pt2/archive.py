@@ -155,7 +155,7 @@ def open_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
         raise ArchiveError(f"'{p}' cannot be read: {e.strerror or e}.", path=str(p)) from None
 
     infos = zf.infolist()
-    root, _paths = member_paths([i.filename for i in infos])
+    root, paths = member_paths([i.filename for i in infos])
     files = ArchiveFiles(path=p, root=root, _zip=zf)
     seen: set[str] = set()
     for info in infos:
@@ -163,11 +163,9 @@ def open_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
         if key in seen:
             files.duplicates.append(info.filename)
         seen.add(key)
-    prefix = f"{root}/" if root else ""
-    for info in infos:
-        if info.is_dir() or not info.filename.startswith(prefix):
-            continue
-        rel = info.filename[len(prefix):]
+    by_name = {info.filename: info for info in infos}  # a name listed twice: the last, as zipfile reads it
+    for name, rel in paths:
+        info = by_name[name]
         files.entries[rel] = ZipEntry(rel, info.file_size, info.compress_size, info.CRC)
     return files
 
@@ -194,13 +192,14 @@ def _looks_like_text(head: bytes) -> bool:
     return bool(text) and text.count("\ufffd") <= 1 and all(c.isprintable() or c in "\n\r\t" for c in text)
 
 
-def member_paths(names: list[str]) -> tuple[str, list[str]]:
-    """The root folder of a zip's member `names` and, in their order, the paths under it of the files (not
-    folders) it holds: what `ArchiveFiles.entries` is keyed by."""
+def member_paths(names: list[str]) -> tuple[str, list[tuple[str, str]]]:
+    """The root folder of a zip's member `names` and, in their order, each file (not folder) under it with its path
+    there: `(name, path)`, the path being what `ArchiveFiles.entries` is keyed by. One rule for `open_archive` and
+    the parsed-program cache's listing."""
     files = [n for n in names if not n.endswith("/")]
     root = _root_folder(files)
     prefix = f"{root}/" if root else ""
-    return root, [n[len(prefix):] for n in files if n.startswith(prefix)]
+    return root, [(n, n[len(prefix):]) for n in files if n.startswith(prefix)]
 
 
 def _root_folder(names: list[str]) -> str:

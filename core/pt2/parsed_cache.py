@@ -205,10 +205,10 @@ def _listing(path: str | os.PathLike[str]) -> _Listing | None:
     if found is None:
         return None
     root, paths = zipfiles.member_paths([m.name for m in found.members])
-    prefix = f"{root}/" if root else ""
     by_name = {m.name: m for m in found.members}
-    entries = sorted(set(paths))
-    hashed = [(rel, by_name[prefix + rel]) for rel in entries if rel.endswith(".json") or rel in _TEXT_MEMBERS]
+    under_root = {rel: by_name[name] for name, rel in paths}
+    entries = sorted(under_root)
+    hashed = [(rel, under_root[rel]) for rel in entries if rel.endswith(".json") or rel in _TEXT_MEMBERS]
     return _Listing(found.raw, root, entries, hashed)
 
 
@@ -303,7 +303,7 @@ class _StoredMembers:
 
 
 class _Digest(threading.Thread):
-    """`ParsedProgramCache._digest` on another thread, while the entry is decoded on this one: hashlib lets go of the
+    """`_digest_in_place` on another thread, while the entry is decoded on this one: hashlib lets go of the
     GIL while it hashes a large buffer, so on a second core the 140 MB of a 100k-node program (0.12 s) cost no wall
     time. `result()` waits for it, and raises what it raised."""
 
