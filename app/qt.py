@@ -9,6 +9,9 @@ type-checked without casts:
   walking a tree in range never meets None: `top_level_items`, `child_items`.
 - `QTableWidget.cellWidget` is a plain optional `QWidget`: `cell_widget(table, row, column, QSpinBox)` checks it is
   the kind of widget the table put there.
+
+Importing this module also turns off PySide6's source scan of later imports (`_skip_feature_scan`), so the window's
+modules load without it: import it before them (app/main.py does).
 """
 from __future__ import annotations
 
@@ -26,6 +29,25 @@ from PySide6.QtWidgets import (
 )
 
 W = TypeVar("W", bound=QWidget)
+
+
+def _skip_feature_scan() -> None:
+    """PySide6 reads the whole source of every module imported after it (`_mod_uses_pyside` in shibokensupport's
+    feature.py, called for each import) to learn whether `from __feature__ import snake_case` could switch names
+    for it. The viewer never selects a feature, and the answer is only read once a module does; the scan was 14-16 ms
+    of the ~130 ms of importing the window's modules (135 files read and tokenized). Every module is taken to use
+    PySide6, the safe answer: it keeps Qt's own names whatever another module selects. Where PySide6 has no such
+    hook (another version), nothing changes."""
+    feature = sys.modules.get("shibokensupport.feature")
+    if feature is not None and callable(getattr(feature, "_mod_uses_pyside", None)):
+        vars(feature)["_mod_uses_pyside"] = _uses_pyside
+
+
+def _uses_pyside(module: object) -> bool:
+    return True
+
+
+_skip_feature_scan()
 
 
 def application() -> QApplication:

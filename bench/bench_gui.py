@@ -36,11 +36,11 @@ def child(path: str) -> None:
     t0 = time.perf_counter()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QElapsedTimer, QTimer
-    from PySide6.QtWidgets import QApplication
 
+    from pt2_viewer.app import qt  # first, as app/main.py imports it: its PySide6 setting applies
     from pt2_viewer.app.main_window import MainWindow
 
-    app = QApplication([])
+    app = qt.application()
     window = MainWindow(interactive=False)
     window.resize(1400, 900)
     window.show()
