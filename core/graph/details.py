@@ -71,6 +71,8 @@ Link = NodeLink | SubgraphLink | SourceLink | CopyLink
 
 @dataclass(frozen=True)
 class DetailRow:
+    """One line of the Details panel: a label and its text, maybe a link."""
+
     label: str
     text: str
     link: Link | None = None
@@ -80,12 +82,16 @@ class DetailRow:
 
 @dataclass
 class DetailSection:
+    """A titled section of the Details panel."""
+
     title: str
     rows: list[DetailRow] = field(default_factory=list)
 
 
 @dataclass
 class NodeDetails:
+    """What the Details panel shows for a node, a group or the program."""
+
     name: str
     title: str  # "aten.linear.default", "placeholder", "output"
     kind: str  # the colour family from pt2_viewer.core.model.node_kinds ("matmul", "hop", "parameter" ...)

@@ -72,6 +72,8 @@ Subscriber = Callable[[DocumentEvent], None]
 
 @dataclass
 class GraphLevel:
+    """One level of the breadcrumb: the top graph, or a subgraph entered from a control-flow node."""
+
     title: str  # breadcrumb label: the program name, or "cond › true_graph_0"
     graph: Graph
     index: GraphIndex
@@ -81,6 +83,8 @@ class GraphLevel:
 
 @dataclass
 class Look:
+    """How an item is labelled: title, subtitle and colour family."""
+
     title: str
     subtitle: str
     kind: str
@@ -88,6 +92,8 @@ class Look:
 
 @dataclass
 class Highlight:
+    """What the selection lights up: nodes, groups and edges, and the hub shown."""
+
     nodes: dict[str, HighlightState] = field(default_factory=dict)
     groups: dict[str, HighlightState] = field(default_factory=dict)  # by module path
     edges: set[tuple[str, str]] = field(default_factory=set)

@@ -25,6 +25,8 @@ ROW_MAX_W = 300.0
 
 @dataclass
 class NodeBox:
+    """Where a node's box is drawn, in scene coordinates."""
+
     node: str
     x: float  # top-left
     y: float
@@ -40,6 +42,8 @@ class NodeBox:
 
 @dataclass
 class GroupBox:
+    """Where a module group's frame (expanded) or box (collapsed) is drawn."""
+
     path: str
     title: str
     count: int
@@ -54,6 +58,8 @@ class GroupBox:
 
 @dataclass
 class EdgeLine:
+    """An edge as drawn between two visible items, with its route when Graphviz gave one."""
+
     src: str  # visible item id (core/graph/ids.py): a node name or a group's id
     dst: str
     values: tuple[str, ...]  # the values carried
@@ -64,6 +70,8 @@ class EdgeLine:
 
 @dataclass
 class HubProxy:
+    """A small stand-in for a hub node (one that feeds many) drawn beside one consumer instead of an edge."""
+
     hub: str  # the hub node
     consumer: str  # visible item id it feeds
     x: float
@@ -72,6 +80,8 @@ class HubProxy:
 
 @dataclass
 class SceneLayout:
+    """Everything the scene draws for one expansion: boxes, frames, edges and hub stand-ins."""
+
     nodes: list[NodeBox] = field(default_factory=list)
     groups: list[GroupBox] = field(default_factory=list)
     edges: list[EdgeLine] = field(default_factory=list)

@@ -75,6 +75,8 @@ class ModuleGroup:
 
 @dataclass(frozen=True)
 class SearchHit:
+    """A node Find matched, and which of its fields matched."""
+
     node: str
     field: str  # "name", "target", "module" or "shape"
     text: str

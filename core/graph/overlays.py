@@ -31,6 +31,8 @@ DTYPE_BYTES = {
 
 @dataclass(frozen=True)
 class LegendItem:
+    """One entry of an overlay's legend."""
+
     label: str
     level: float | None = None  # a scale overlay's position (0 or 1)
     category: int | None = None  # a category overlay's index
@@ -38,6 +40,8 @@ class LegendItem:
 
 @dataclass
 class Overlay:
+    """Values painted over the graph's nodes (run time, dtype, ...) and the legend that reads them."""
+
     name: str  # "Run time", "dtype", ...: the View > Overlay entry and the legend's title
     levels: dict[str, float] = field(default_factory=dict)  # scale: node -> 0..1
     categories: dict[str, int] = field(default_factory=dict)  # category: node -> index into `legend`

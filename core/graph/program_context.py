@@ -12,6 +12,8 @@ from pt2_viewer.core.model.program import Archive, Graph, Program
 
 @dataclass(frozen=True)
 class ProgramContext:
+    """What a side panel needs to show one graph of a program."""
+
     program: Program
     graph: Graph  # the graph shown: program.graph, or a subgraph reached through the breadcrumb
     index: GraphIndex  # of `graph`

@@ -24,6 +24,8 @@ UNKNOWN_FIELD_CHARS = 200
 
 @dataclass(frozen=True)
 class OpCount:
+    """How many times an operator is called, for the Summary's histogram."""
+
     op: str  # "aten.linear.default", "_operator.ge"
     count: int
     kind: str = "other"  # colour family (pt2_viewer.core.model.node_kinds): "matmul", "view" ...
@@ -39,6 +41,8 @@ class OpCount:
 
 @dataclass
 class ProgramSummary:
+    """The Summary tab's figures for one program."""
+
     program: str
     torch_version: str
     schema_version: str
@@ -85,6 +89,8 @@ class ProgramSummary:
 
 @dataclass(frozen=True)
 class SignatureRow:
+    """One row of the Signature tab: an input or output, its kind, target and type."""
+
     direction: str  # "input" or "output"
     name: str  # the value's name
     kind: str  # "USER_INPUT", "PARAMETER", "BUFFER_MUTATION" ... ("SUBGRAPH_INPUT" inside a HOP subgraph)
@@ -96,6 +102,8 @@ class SignatureRow:
 
 @dataclass(frozen=True)
 class SymbolRow:
+    """One row of the Symbols tab: a symbol, its range, where it comes from and what constrains it."""
+
     name: str
     min: int | None
     max: int | None

@@ -32,6 +32,8 @@ class Frame:
 
 @dataclass(frozen=True)
 class PlacedTitle:
+    """Where a group's title is drawn on screen."""
+
     path: str
     text: str
     rect: Rect

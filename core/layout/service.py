@@ -50,6 +50,8 @@ SHARE_ABOVE_NODES = 400
 
 @dataclass
 class _Ticket:
+    """One `LayoutService.submit`: its requests, and which children are laying them out."""
+
     number: int
     requests: list[LayoutRequest]
     cancelled: bool = False

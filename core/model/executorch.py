@@ -36,6 +36,8 @@ class PlannedTensor:
 
 @dataclass
 class MemoryPlan:
+    """What a method's memory planning decided: its planned buffers and the tensors placed in them."""
+
     buffers: list[int]  # planned buffer sizes in bytes, memory id 1 first (the file's non_const_buffer_sizes[1:])
     tensors: list[PlannedTensor] = field(default_factory=list)
     instructions: int = 0
@@ -56,6 +58,8 @@ class MemoryPlan:
 
 @dataclass(frozen=True)
 class IoSpec:
+    """One input or output of a method, as the .pte declares it."""
+
     value: str
     dtype: str  # "float32"; for a non-tensor input its kind ("int", "bool", ...)
     shape: tuple[int, ...] | None  # None for a non-tensor
@@ -64,6 +68,8 @@ class IoSpec:
 
 @dataclass
 class PteMethod:
+    """One method of an ExecuTorch program (`forward`, ...): its operators, delegated blocks, I/O and memory."""
+
     name: str
     operators: list[str]  # "aten::add.out", as the file spells it
     delegates: list[DelegateBlock]
@@ -79,6 +85,8 @@ class PteMethod:
 
 @dataclass(frozen=True)
 class Segment:
+    """A data segment stored after the flatbuffer, and what it holds."""
+
     index: int
     offset: int  # from the start of the file
     nbytes: int
@@ -87,6 +95,8 @@ class Segment:
 
 @dataclass(frozen=True)
 class ConstantData:
+    """A constant buffer of the program, and the values that use it."""
+
     index: int  # data_buffer_idx
     nbytes: int
     names: tuple[str, ...]  # the values that use it (a fully qualified name when the file has one)
@@ -94,6 +104,8 @@ class ConstantData:
 
 @dataclass
 class ExecutorchProgram:
+    """What a `.pte` file holds, read from its flatbuffer without ExecuTorch (core/pte/reader.py)."""
+
     identifier: str  # "ET12"
     schema_version: int  # Program.version
     methods: list[PteMethod]

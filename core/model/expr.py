@@ -19,6 +19,8 @@ _LOGIC = {"And": " and ", "Or": " or "}
 
 @dataclass(frozen=True)
 class SymExprText:
+    """A symbolic expression as the views show it, and the symbols it mentions."""
+
     text: str  # readable form, e.g. "2*s77"
     symbols: tuple[str, ...]  # free symbols in order of appearance, e.g. ("s77",)
 

@@ -18,6 +18,8 @@ _LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/", "/lib/python3", "<froz
 
 @dataclass(frozen=True)
 class Frame:
+    """One frame of a node's `stack_trace`; `is_user`: the user's code, not torch's or a library's."""
+
     file: str
     line: int
     function: str
@@ -27,6 +29,8 @@ class Frame:
 
 @dataclass(frozen=True)
 class ModuleScope:
+    """One entry of a node's `nn_module_stack`: a module the node was traced inside."""
+
     key: str  # torch's unique key, e.g. "L__self___layers_0"
     path: str  # the module's fully qualified name, e.g. "layers.0" ("" for the root)
     class_name: str  # e.g. "torch.nn.modules.linear.Linear"

@@ -94,6 +94,8 @@ def capped_text(text: str, limit: int) -> str:
 
 @dataclass
 class Node:
+    """One FX node of a graph: its op, target, arguments, outputs and torch's metadata."""
+
     name: str
     op: NodeOp
     target: str  # as the archive spells it: "torch.ops.aten.linear.default"; a placeholder's own name. At most
@@ -200,6 +202,8 @@ for _name in ("inputs", "metadata"):  # after @dataclass: its __init__ still set
 
 @dataclass(frozen=True)
 class Edge:
+    """A value flowing from the node that produces it to one that uses it."""
+
     src: str  # producing node
     dst: str  # consuming node
     value: str  # the value carried (a subgraph's name for get_attr -> HOP)
@@ -207,6 +211,8 @@ class Edge:
 
 @dataclass
 class Graph:
+    """An FX graph: a program's top graph or a control-flow subgraph."""
+
     name: str  # "" for a program's top graph, else the subgraph name ("true_graph_0")
     nodes: list[Node]
     edges: list[Edge]
@@ -249,6 +255,8 @@ class OutputKind(str, Enum):
 
 @dataclass(frozen=True)
 class InputSpec:
+    """One input of the graph signature: a user input, parameter, buffer, constant or token."""
+
     name: str  # the placeholder's name
     kind: InputKind
     target: str | None  # the parameter/buffer/constant's fqn
@@ -258,6 +266,8 @@ class InputSpec:
 
 @dataclass(frozen=True)
 class OutputSpec:
+    """One output of the graph signature: a user output, a buffer mutation, a gradient, ..."""
+
     name: str
     kind: OutputKind
     target: str | None
@@ -265,6 +275,8 @@ class OutputSpec:
 
 @dataclass
 class Signature:
+    """The graph signature: what each placeholder and each output of the top graph stands for."""
+
     inputs: list[InputSpec]
     outputs: list[OutputSpec]
 
@@ -349,6 +361,8 @@ def _parse_meta(meta_json: Any) -> TensorMeta | None:
 
 @dataclass
 class ModuleCall:
+    """One entry of the module call graph: a submodule's call and the values it took and gave."""
+
     fqn: str
     forward_arg_names: list[str] | None
     inputs: list[str]
@@ -357,6 +371,8 @@ class ModuleCall:
 
 @dataclass
 class Program:
+    """One exported program of an archive (`model` in most): graph, signature, symbols and weights."""
+
     name: str  # model name inside the archive ("model")
     graph: Graph
     signature: Signature
@@ -398,6 +414,8 @@ class AotiPackage:
 
 @dataclass
 class Archive:
+    """A whole `.pt2` (or a `.pte`): its programs and what its zip holds besides."""
+
     path: str
     root: str
     entries: list[str]

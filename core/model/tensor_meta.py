@@ -30,6 +30,8 @@ Dim = int | SymDim
 
 @dataclass(frozen=True)
 class TensorMeta:
+    """A tensor's metadata as the archive holds it (torch's `TensorMeta`), dims either ints or symbols."""
+
     dtype: str  # torch spelling without the prefix: "float32", "int64", "bool"
     sizes: tuple[Dim, ...]
     strides: tuple[Dim, ...]

@@ -29,6 +29,8 @@ AOTI_DIR = "data/aotinductor/"
 
 @dataclass
 class ZipEntry:
+    """One member of the archive's zip: its path under the root, sizes and CRC."""
+
     name: str  # path relative to the archive root
     size: int
     compressed_size: int

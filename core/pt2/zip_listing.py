@@ -36,6 +36,8 @@ class Member(NamedTuple):  # a tuple: one per member, thousands per archive, bui
 
 @dataclass(frozen=True)
 class ZipListing:
+    """A zip's central directory as stored, and its members."""
+
     raw: bytes  # the central directory as stored
     members: list[Member]
 
