@@ -13,7 +13,7 @@ from pathlib import Path
 from pt2_viewer.core.graph.details import DetailRow, DetailSection, NodeDetails, NodeLink, symbol_label
 from pt2_viewer.core.graph.summary import human_bytes, human_count, signature_rows
 from pt2_viewer.core.model.expr import range_text
-from pt2_viewer.core.model.program import Archive, InputKind, OutputKind, Program, StoredTensor
+from pt2_viewer.core.model.program import Archive, InputKind, NodeOp, OutputKind, Program, StoredTensor
 from pt2_viewer.core.util.words import plural
 
 MAX_LISTED = 50  # inputs, outputs or symbols listed one per row; the rest are counted
@@ -32,7 +32,8 @@ def program_properties(archive: Archive | None, program: Program,
 
 def _program(archive: Archive | None, program: Program) -> DetailSection:
     graphs = program.all_graphs()
-    calls = sum(1 for _, g in graphs for n in g.nodes if n.op.value == "call_function")
+    call = NodeOp.CALL_FUNCTION  # compared by identity: an Enum's `.value` is a property, ~4x slower at 10k nodes
+    calls = sum(1 for _, g in graphs for n in g.nodes if n.op is call)
     rows = [DetailRow("name", program.name),
             DetailRow("dialect", program.dialect or "?"),
             DetailRow("torch", program.torch_version or "?", note="the version that exported it"),
