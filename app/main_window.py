@@ -346,7 +346,7 @@ class MainWindow(QMainWindow):
                     return
                 name = picked
         self.statusBar().showMessage(f"Indexing {Path(path).name}…")
-        self.loader.build(path, archive, name, self.layouts.service.cache)  # still opening: `_model_built` ends it
+        self.loader.build(path, archive, name, self.layouts.service)  # still opening: `_model_built` ends it
 
     def _done_opening(self, path: str) -> None:
         self._opening[path] -= 1

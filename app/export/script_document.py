@@ -458,7 +458,7 @@ class ScriptDocument(DocumentTab):
         for program in archive.programs:  # f32[2*batch, 3] where torch wrote f32[2*s6, 3]: the script's own names
             name_symbols(program, dim_names(entry.spec))
         # indexes (and takes cached layouts) in a thread, as the window's tabs do
-        self.loader.build(path, archive, archive.programs[0].name, self.layouts.service.cache)
+        self.loader.build(path, archive, archive.programs[0].name, self.layouts.service)
 
     def _program_built(self, path: str, model: DocumentModel) -> None:
         entry = self.program_entry

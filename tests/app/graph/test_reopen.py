@@ -61,3 +61,23 @@ def test_a_layout_cache_that_fails_does_not_stop_a_program_from_opening(qtbot, w
     monkeypatch.setattr(LayoutCache, "get", broken)
     doc = open_and_wait(qtbot, window, EXAMPLE)
     assert doc.ready and doc.view.nodes
+
+
+
+def test_a_program_opened_for_the_first_time_is_laid_out_while_its_widgets_are_built(  # type: ignore[no-untyped-def]
+        qtbot, cold_layout_cache: Path, tmp_path: Path) -> None:
+    """On a miss, the thread that builds the model sends the first view's round to the layout service at once
+    (loader.first_view_model): the child lays it out while the window builds the document, and the window's own
+    first round is then answered from the disk cache (later rounds, for groups inside groups, are the window's)."""
+    window = MainWindow(interactive=False)
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+    path = shutil.copy(EXAMPLE, tmp_path / "example.pt2")
+    doc = open_and_wait(qtbot, window, Path(path))
+    assert doc.ready and doc.view.nodes
+    service = window.layouts.service
+    assert service.cache is not None and service.cache.directory == cold_layout_cache.absolute()
+    assert service.laid_out > 0  # nothing was in the cache: the child laid the first view out
+    assert service.cache_hits > 0  # the window's first round found its shapes in the cache, laid out ahead
+    window.layouts.close()
