@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 from pt2_viewer.app.qt import application
 from pt2_viewer.core.platform import install
 from pt2_viewer.core.util.files import write_atomically
+from pt2_viewer.core.util.gc_pause import gc_paused
 
 if TYPE_CHECKING:
     from pt2_viewer.app.main_window import MainWindow
@@ -55,14 +56,23 @@ def run_gui(args: argparse.Namespace) -> int:
             return 0
         instance.listen()
 
-    from pt2_viewer.app.main_window import MainWindow  # deferred: Qt views, after the single-instance check
-
-    window = MainWindow()
+    window = new_window()  # after the single-instance check: a second launch hands its files over without them
     if instance is not None:
         instance.files_received.connect(lambda paths: _open_many(window, paths))
     window.show()
     _open_many(window, files or ([str(EXAMPLE)] if EXAMPLE.exists() else []), program=args.program)
     return app.exec()
+
+
+def new_window(*, interactive: bool = True, trust_scripts: bool = False, remember_recent: bool = True) -> MainWindow:
+    """The main window (MainWindow's options), the views' modules imported here. The cyclic collector waits
+    meanwhile, and what start-up made (classes, functions, enums: ~150k objects that live as long as the app) is then
+    frozen out of later collections (core/util/gc_pause.py): collections during these imports took 6-9 ms of a
+    first view's ~0.4 s, and every later one walked all of it again."""
+    with gc_paused(freeze=True):
+        from pt2_viewer.app.main_window import MainWindow
+
+        return MainWindow(interactive=interactive, trust_scripts=trust_scripts, remember_recent=remember_recent)
 
 
 def _open_many(window: MainWindow, paths: list[str], program: str | None = None) -> None:
@@ -81,10 +91,8 @@ def _set_icon(app: QApplication) -> None:
 
 
 def _screenshot(app: QApplication, path: str, out: str, program: str | None) -> int:
-    from pt2_viewer.app.main_window import MainWindow  # deferred: Qt views, after the single-instance check
-
     # the user named the file on the command line: a script runs without asking, and the file is not a recent one
-    window = MainWindow(interactive=False, trust_scripts=True, remember_recent=False)
+    window = new_window(interactive=False, trust_scripts=True, remember_recent=False)
     window.resize(1400, 900)
     window.show()
     error = take_screenshot(window, path, out, program)

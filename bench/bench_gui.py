@@ -37,11 +37,11 @@ def child(path: str) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QElapsedTimer, QTimer
 
-    from pt2_viewer.app import qt  # first, as app/main.py imports it: its PySide6 setting applies
-    from pt2_viewer.app.main_window import MainWindow
+    from pt2_viewer.app.main import new_window  # the app's own start-up (app/qt.py's setting, the views' imports)
+    from pt2_viewer.app.qt import application
 
-    app = qt.application()
-    window = MainWindow(interactive=False)
+    app = application()
+    window = new_window(interactive=False)
     window.resize(1400, 900)
     window.show()
     stalls: list[float] = []
