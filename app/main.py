@@ -12,6 +12,7 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 from pt2_viewer.app.qt import application
+from pt2_viewer.app.settings import APPLICATION, ORGANIZATION
 from pt2_viewer.core.platform import install
 from pt2_viewer.core.util.files import write_atomically
 from pt2_viewer.core.util.gc_pause import gc_paused
@@ -37,8 +38,8 @@ def run_gui(args: argparse.Namespace) -> int:
             return 1
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
     app = application()
-    app.setApplicationName("PT2 Viewer")
-    app.setOrganizationName("pt2-viewer")
+    app.setApplicationName(APPLICATION)
+    app.setOrganizationName(ORGANIZATION)
     app.setDesktopFileName("pt2-viewer")
     _set_icon(app)
     files = [str(Path(f).expanduser().resolve()) if Path(f).exists() else f for f in args.files]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -32,6 +32,7 @@ from pt2_viewer.app.graph.view_settings import bool_setting, weights_as_nodes_wa
 from pt2_viewer.app.jobs.worker_choice import apply_saved_choice
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
 from pt2_viewer.app.qt import application
+from pt2_viewer.app.settings import app_settings
 from pt2_viewer.app.window.comparisons import Comparisons
 from pt2_viewer.app.window.recent_files import RecentFiles
 from pt2_viewer.app.window.screen_fit import keep_on_screen
@@ -70,7 +71,7 @@ class MainWindow(QMainWindow):
         self.trust_scripts = trust_scripts  # run .py scripts without asking (the user named them for --screenshot)
         self.trust_store = TrustStore.default()
         apply_saved_choice()  # the worker chosen in Preferences, for jobs from the start (app/jobs/worker_choice.py)
-        self.settings = QSettings("pt2-viewer", "PT2 Viewer")
+        self.settings = app_settings()
         theme.apply_link_colors(application())  # links readable on a dark palette too
         self.layouts = layouts or LayoutClient(parent=self)
         self.loader = ArchiveLoader(self)

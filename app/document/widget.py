@@ -13,7 +13,7 @@ import functools
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -42,6 +42,7 @@ from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.graph.view_settings import WEIGHTS_SETTING, weights_as_nodes_wanted
 from pt2_viewer.app.panels.panel import Panel
 from pt2_viewer.app.qt import tool_button
+from pt2_viewer.app.settings import app_settings
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.core.graph.details import node_tooltip
 from pt2_viewer.core.graph.document import DocumentChange, DocumentEvent, DocumentModel, Expansion, ExpansionCause
@@ -513,7 +514,7 @@ class DocumentWidget(DocumentTab):
 
 def show_weights_as_nodes(window: QWidget, on: bool) -> None:
     """View > Show Weights as Nodes for every graph in `window` (compare views too), remembered for the next start."""
-    QSettings("pt2-viewer", "PT2 Viewer").setValue(WEIGHTS_SETTING, on)
+    app_settings().setValue(WEIGHTS_SETTING, on)
     for doc in window.findChildren(DocumentWidget):
         doc.set_weights_as_nodes(on)
 

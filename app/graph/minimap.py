@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, QSettings, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
     QPainter,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QWidget
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.graph.view_settings import bool_setting
+from pt2_viewer.app.settings import app_settings
 from pt2_viewer.core.graph.highlight_state import HighlightState
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class MiniMap(QWidget):
 
     @classmethod
     def remember_wanted(cls, wanted: bool) -> None:
-        QSettings("pt2-viewer", "PT2 Viewer").setValue(cls.SETTING, wanted)
+        app_settings().setValue(cls.SETTING, wanted)
 
     def graph_fits(self) -> bool:
         drawing = self.main.drawing

@@ -2,13 +2,13 @@
 window's thread, and the thread that builds a program's first view (app/graph/loader.py)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings
+from pt2_viewer.app.settings import app_settings
 
 WEIGHTS_SETTING = "view/weights_as_nodes"  # View > Show Weights as Nodes, remembered
 
 
 def bool_setting(key: str, default: bool) -> bool:
-    value = QSettings("pt2-viewer", "PT2 Viewer").value(key, default)
+    value = app_settings().value(key, default)
     return value if isinstance(value, bool) else str(value).lower() in ("true", "1")
 
 

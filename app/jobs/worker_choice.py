@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings
 
+from pt2_viewer.app.settings import app_settings
+
 if TYPE_CHECKING:
     from pt2_viewer.core.jobs.remote.target import RemoteWorker
 
-SETTINGS_ORG, SETTINGS_APP = "pt2-viewer", "PT2 Viewer"  # as app/main_window.py
 PYTHON_KEY = "worker/python"
 PROBES_KEY = "worker/probes"  # JSON: {python path: PythonProbe.to_json()}
 KIND_KEY = "worker/kind"  # "local" (this machine's Python) or "ssh"
@@ -34,7 +35,7 @@ def default_cache_cap_gb() -> int:
 
 
 def settings() -> QSettings:
-    return QSettings(SETTINGS_ORG, SETTINGS_APP)
+    return app_settings()
 
 
 def ssh_url(host: str, python: str) -> str:

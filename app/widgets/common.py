@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QButtonGroup, QRadioButton, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-SETTINGS = ("pt2-viewer", "PT2 Viewer")  # the app's QSettings (organization, application)
+from pt2_viewer.app.settings import app_settings
 
 
 def splitter(orientation: Qt.Orientation, first: QWidget, second: QWidget, sizes: tuple[int, int],
@@ -21,15 +21,14 @@ def splitter(orientation: Qt.Orientation, first: QWidget, second: QWidget, sizes
     split.setStretchFactor(1, stretch[1])
     split.setSizes(list(remembered_sizes(remember) or sizes))
     if remember is not None:
-        split.splitterMoved.connect(lambda _pos, _i: QSettings(*SETTINGS).setValue(f"splitters/{remember}",
-                                                                                   split.sizes()))
+        split.splitterMoved.connect(lambda _pos, _i: app_settings().setValue(f"splitters/{remember}", split.sizes()))
     return split
 
 
 def remembered_sizes(name: str | None) -> list[int] | None:
     if name is None:
         return None
-    value = QSettings(*SETTINGS).value(f"splitters/{name}")
+    value = app_settings().value(f"splitters/{name}")
     try:
         sizes = [int(v) for v in value] if isinstance(value, list) else None
     except (TypeError, ValueError):

@@ -8,14 +8,14 @@ from __future__ import annotations
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QWidget
 
-from pt2_viewer.app.widgets.common import SETTINGS
+from pt2_viewer.app.settings import app_settings
 from pt2_viewer.core.platform.editor import CHOICES, detect
 
 EDITOR_KEY = "source/editor"
 
 
 def chosen_editor(store: QSettings | None = None) -> str:
-    store = store or QSettings(*SETTINGS)
+    store = store or app_settings()
     choice = str(store.value(EDITOR_KEY, "") or "")
     if choice not in CHOICES:
         choice = detect()

@@ -8,11 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QWidget
 
 from pt2_viewer.app.jobs.preferences_dialog import PreferencesDialog
-from pt2_viewer.app.widgets.common import SETTINGS
+from pt2_viewer.app.settings import app_settings
 from pt2_viewer.app.widgets.editor_choice import EDITOR_KEY, chosen_editor
 from pt2_viewer.app.widgets.source_view import SourceView, open_source
 from pt2_viewer.core.platform.editor import BUILTIN, ENVIRONMENT, VSCODE
@@ -32,13 +31,13 @@ def source(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "model.py"
     path.write_text("import torch\n" * 20)
     yield path
-    QSettings(*SETTINGS).remove(EDITOR_KEY)  # the other tests' links find no choice saved
+    app_settings().remove(EDITOR_KEY)  # the other tests' links find no choice saved
 
 
 def test_a_link_runs_visual_at_the_line(qtbot, tmp_path: Path, source: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     exe, out = _recorder(tmp_path, "my-editor")
     monkeypatch.setenv("VISUAL", f"{exe} --wait")
-    QSettings(*SETTINGS).setValue(EDITOR_KEY, ENVIRONMENT)
+    app_settings().setValue(EDITOR_KEY, ENVIRONMENT)
     parent = QWidget()
     qtbot.addWidget(parent)
     assert open_source(str(source), 12, parent) is None  # the editor took it: no built-in window
@@ -48,7 +47,7 @@ def test_a_link_runs_visual_at_the_line(qtbot, tmp_path: Path, source: Path, mon
 
 def test_preferences_choose_the_built_in_view(qtbot, source: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("VISUAL", "/nonexistent/editor")
-    store = QSettings(*SETTINGS)
+    store = app_settings()
     store.setValue(EDITOR_KEY, ENVIRONMENT)
     dialog = PreferencesDialog(store)
     qtbot.addWidget(dialog)
@@ -71,7 +70,7 @@ def test_first_use_detects_vs_code_and_remembers_it(tmp_path: Path, source: Path
     bin_dir.mkdir()
     _, out = _recorder(bin_dir, "code")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    store = QSettings(*SETTINGS)
+    store = app_settings()
     store.remove(EDITOR_KEY)
     assert chosen_editor(store) == VSCODE and store.value(EDITOR_KEY) == VSCODE
     assert open_source(str(source), 7, None) is None
