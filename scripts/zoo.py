@@ -10,6 +10,8 @@
   run         `python -m pt2_viewer run F --device cpu --json`  the same outputs as torch running the program on its
                                                                inputs
   decompose   `python -m pt2_viewer decompose F --to core -o OUT.pt2`  the ops torch's run_decompositions gives
+  reopen      the window's second open (here, in this process): comes from the parsed-program cache and equals the
+              program the reader builds from the JSON, node by node
 
 No stderr may hold a Python traceback. Where torch itself cannot do what a command asks (run or decompose raise in
 torch too), the command must say so in one clear line and fail: that counts as ok ("explained"). Each command has a
@@ -38,8 +40,8 @@ if str(REPO_ROOT) not in sys.path:
 
 VENV_PYTHON = REPO_ROOT / ".venv" / "bin" / "python"
 PYTHON = str(VENV_PYTHON) if VENV_PYTHON.exists() else sys.executable
-COMMANDS = ("info", "screenshot", "render", "run", "decompose")
-TIMEOUT_S = {"info": 120, "screenshot": 300, "render": 300, "run": 300, "decompose": 300}
+COMMANDS = ("info", "screenshot", "render", "run", "decompose", "reopen")
+TIMEOUT_S = {"info": 120, "screenshot": 300, "render": 300, "run": 300, "decompose": 300, "reopen": 300}
 INFO_FIELDS = ("name", "dialect", "node_count", "nodes", "subgraphs", "inputs", "outputs", "range_constraints")
 
 
@@ -378,9 +380,40 @@ def check_decompose(path: Path, work: Path) -> Outcome:
     return Outcome("decompose", problem is None, inv.seconds, problem or _with(added))
 
 
+def check_reopen(path: Path, work: Path) -> Outcome:
+    """What the window reads on a second open: the parsed-program cache's entry (core/pt2/parsed_cache.py), in a
+    cache folder of this check's own, decoded into the same archive the reader builds from the JSON."""
+    from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
+    from pt2_viewer.core.pt2.reader import read_archive
+
+    start = time.perf_counter()
+    cache = ParsedProgramCache(Path(tempfile.mkdtemp(prefix="parsed-", dir=work)))
+    cache.read(path)
+    reopened = cache.read(path)
+    expected = read_archive(path)
+    problem = None
+    if (cache.misses, cache.hits) != (1, 1):
+        problem = f"the second open was not a cache hit (misses {cache.misses}, hits {cache.hits})"
+    elif reopened != expected:
+        problem = _first_difference(reopened, expected)
+    return Outcome("reopen", problem is None, time.perf_counter() - start, problem or "")
+
+
+def _first_difference(got: Any, expected: Any) -> str:
+    """Where a program read back from the cache first differs from the reader's: a node, else the program."""
+    for mine, theirs in zip(got.programs, expected.programs, strict=False):
+        for (_, g), (_, h) in zip(mine.all_graphs(), theirs.all_graphs(), strict=False):
+            for n, m in zip(g.nodes, h.nodes, strict=False):
+                if n != m:
+                    return f"{mine.name}: node {m.name!r} differs from the reader's: {str(n)[:200]}"
+        if mine != theirs:
+            return f"program {mine.name!r} differs from the reader's (outside its nodes)"
+    return "the archive differs from the reader's (outside its programs)"
+
+
 CHECKS: dict[str, Callable[[Path, Path], Outcome]] = {
     "info": check_info, "screenshot": check_screenshot, "render": check_render, "run": check_run,
-    "decompose": check_decompose,
+    "decompose": check_decompose, "reopen": check_reopen,
 }
 
 
