@@ -56,6 +56,7 @@ from pt2_viewer.core.model.tensor_meta import (
 )
 from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pt2.program_json import parse_program
 from pt2_viewer.core.pte.errors import PteError
 from pt2_viewer.core.pte.magic import is_pte
 
@@ -129,7 +130,7 @@ def _read(files: zipfiles.ArchiveFiles) -> Archive:
     )
     for member in model_files:
         model = member[len(zipfiles.MODELS_DIR):-len(".json")]
-        doc = files.read_json(member)
+        doc = files.read_json(member, parse=parse_program)
         try:
             program = _ProgramReader(model, doc, files, result.warnings).read()
         except (KeyError, TypeError, AttributeError, ValueError, IndexError, RecursionError) as e:
@@ -184,6 +185,7 @@ class _ProgramReader:
         self.files = files
         self.warnings = warnings
         self._metas: dict[bytes, Any] = {}
+        self._shared: dict[int, Any] = {}  # id of a metadata dict seen already -> its shared dict
         self._encode: Callable[[Any], bytes] | None = None
         try:
             from msgspec.msgpack import encode  # the archive's JSON is parsed by msgspec (core/pt2/archive.py)
@@ -198,11 +200,15 @@ class _ProgramReader:
         `Value.meta` parses each shared dict once (`program._parse_meta`). The dicts are never modified."""
         if self._encode is None:
             return meta
+        known = self._shared.get(id(meta))  # the same dict again: the program's JSON shares equal ones already
+        if known is not None:
+            return known
         try:
             key = self._encode(meta)
         except (TypeError, OverflowError, ValueError):  # e.g. an int past 64 bits: kept as it is
             return meta
-        return self._metas.setdefault(key, meta)
+        shared = self._shared[id(meta)] = self._metas.setdefault(key, meta)
+        return shared
 
     def read(self) -> Program:
         doc = self.doc

@@ -1,0 +1,61 @@
+"""A program's JSON as the reader parses it (core/pt2/program_json.py): the document `json.loads` gives, with the top
+graph's equal tensor metadata parsed once and shared; any other shape (a field torch does not write, tensor values
+that are not an object) parsed whole as before; and the reader builds the same program either way. Real archives
+exported by torch (tests/programs.py)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pt2_viewer.core.pt2 import archive, reader
+from pt2_viewer.core.pt2.errors import ArchiveError
+from pt2_viewer.core.pt2.program_json import parse_program
+from tests.programs import member_named, pt2_path, read_members, with_model_json  # noqa: F401  (a fixture)
+
+
+def _model_json(path: Path) -> bytes:
+    members = read_members(path)
+    return members[member_named(members, "models/model.json")]
+
+
+@pytest.mark.parametrize("name", ["dynamic_shapes", "cond_map", "custom_op", "topk_cond"])
+def test_it_gives_what_json_loads_gives_with_equal_metadata_shared(name: str,
+                                                                   pt2_path: Callable[[str], Path]) -> None:
+    data = _model_json(pt2_path(name))
+    doc = parse_program(data)
+    assert doc == json.loads(data)
+    metas = list(doc["graph_module"]["graph"]["tensor_values"].values())
+    distinct = {json.dumps(m, sort_keys=True) for m in metas}
+    assert len({id(m) for m in metas}) == len(distinct) < len(metas)  # one dict per distinct metadata
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d.__setitem__("dialect", "EDGE"),  # a field this torch does not write (an older one did)
+    lambda d: d["graph_module"]["graph"].__setitem__("tensor_values", []),  # not an object
+    lambda d: d["graph_module"].__setitem__("graph", None),
+    lambda d: d["graph_module"]["graph"]["tensor_values"].update(odd=float("nan")),  # NaN, as json.dumps writes it
+], ids=["unknown_field", "values_a_list", "no_graph", "nan"])
+def test_another_shape_is_parsed_whole_and_read_as_before(change: Callable[[dict], object],
+                                                          pt2_path: Callable[[str], Path], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    path = with_model_json(pt2_path("dynamic_shapes"), tmp_path / "odd.pt2", change)
+    data = _model_json(path)
+    assert json.dumps(parse_program(data), sort_keys=True) == json.dumps(json.loads(data), sort_keys=True)
+
+    def read(parse: Callable[[bytes], object]) -> object:
+        monkeypatch.setattr(reader, "parse_program", parse)
+        try:
+            return reader.read_archive(path)
+        except ArchiveError as e:
+            return str(e)
+
+    assert read(parse_program) == read(archive.parse_json)
+
+
+def test_what_is_not_json_is_refused_as_before() -> None:
+    for data in (b"{", b'{"graph_module": }', b"\xff\xfe"):
+        with pytest.raises(ValueError):
+            parse_program(data)
