@@ -127,8 +127,9 @@ class DetailsPanel(Panel):
         sections = list(self.details.sections)
         if name is not None and self.details.kind != "program":
             sections[1:1] = measure_sections(self.measures, name)  # the figures asked for, right under the op
-        for section in sections:
-            self._add_section(section.title, section.rows)
+        tops = [self._add_section(section.title, section.rows) for section in sections]
+        for top in tops:  # after all are in: each call first lays out the tree anew (QTreeView::setFirstColumnSpanned)
+            top.setFirstColumnSpanned(True)
         self.tree.expandAll()
         self._fit_columns()
 
@@ -180,13 +181,13 @@ class DetailsPanel(Panel):
                 return child_items(top)
         return []
 
-    def _add_section(self, title: str, rows: list[DetailRow]) -> None:
+    def _add_section(self, title: str, rows: list[DetailRow]) -> QTreeWidgetItem:
+        """A section's title and rows added to the tree; the title is to span every column once all are in."""
         top = QTreeWidgetItem([title])
         bold = QFont(self.font())
         bold.setBold(True)
         top.setFont(0, bold)
         self.tree.addTopLevelItem(top)
-        top.setFirstColumnSpanned(True)  # only once in the tree
         mono = fixed_font()
         for row in rows:
             item = QTreeWidgetItem([row.label, row.text, row.note])
@@ -206,6 +207,7 @@ class DetailsPanel(Panel):
                 for col in range(2):
                     item.setForeground(col, QBrush(muted_color()))
             top.addChild(item)
+        return top
 
     def _clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         link = item.data(0, LINK_ROLE)
