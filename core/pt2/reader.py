@@ -56,7 +56,7 @@ from pt2_viewer.core.model.tensor_meta import (
 )
 from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pt2.errors import ArchiveError
-from pt2_viewer.core.pt2.program_json import parse_program
+from pt2_viewer.core.pt2.program_json import parse_payload_config, parse_program
 from pt2_viewer.core.pte.errors import PteError
 from pt2_viewer.core.pte.magic import is_pte
 
@@ -421,7 +421,7 @@ class _ProgramReader:
     def _stored(self, config_name: str, folder: str) -> list[StoredTensor]:
         if not self.files.has(config_name):
             return []
-        doc = _obj(self.files.read_json(config_name), config_name)
+        doc = _obj(self.files.read_json(config_name, parse=parse_payload_config), config_name)
         out = []
         for name, entry in _obj(doc.get("config", {}), "config").items():
             entry = _obj(entry, name)

@@ -12,8 +12,8 @@ import pytest
 
 from pt2_viewer.core.pt2 import archive, reader
 from pt2_viewer.core.pt2.errors import ArchiveError
-from pt2_viewer.core.pt2.program_json import parse_program
-from tests.programs import member_named, pt2_path, read_members, with_model_json  # noqa: F401  (a fixture)
+from pt2_viewer.core.pt2.program_json import parse_payload_config, parse_program
+from tests.programs import REPO_ROOT, member_named, pt2_path, read_members, with_model_json  # noqa: F401  (a fixture)
 
 
 def _model_json(path: Path) -> bytes:
@@ -59,3 +59,15 @@ def test_what_is_not_json_is_refused_as_before() -> None:
     for data in (b"{", b'{"graph_module": }', b"\xff\xfe"):
         with pytest.raises(ValueError):
             parse_program(data)
+
+
+def test_a_weights_config_gives_what_json_loads_gives_with_equal_metadata_shared() -> None:
+    members = read_members(REPO_ROOT / "resources" / "examples" / "example.pt2")  # a two-layer transformer
+    data = members[member_named(members, "data/weights/model_weights_config.json")]
+    doc = parse_payload_config(data)
+    assert doc == json.loads(data)
+    metas = [entry["tensor_meta"] for entry in doc["config"].values()]
+    assert len({id(m) for m in metas}) == len({json.dumps(m, sort_keys=True) for m in metas}) < len(metas)
+    odd = json.loads(data)
+    odd["config"][next(iter(odd["config"]))]["dtype_hint"] = "float32"  # a field torch does not write
+    assert parse_payload_config(json.dumps(odd).encode()) == odd  # parsed whole, as before
