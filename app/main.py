@@ -67,9 +67,9 @@ def run_gui(args: argparse.Namespace) -> int:
 
 def new_window(*, interactive: bool = True, trust_scripts: bool = False, remember_recent: bool = True) -> MainWindow:
     """The main window (MainWindow's options), the views' modules imported here. The cyclic collector waits
-    meanwhile, and what start-up made (classes, functions, enums: ~150k objects that live as long as the app) is then
-    frozen out of later collections (core/util/gc_pause.py): collections during these imports took 6-9 ms of a
-    first view's ~0.4 s, and every later one walked all of it again."""
+    meanwhile, and what start-up made (classes, functions, enums: ~40k tracked objects that live as long as the app)
+    is then frozen out of later collections (core/util/gc_pause.py): collections during these imports took 6-9 ms of
+    a first view's ~0.4 s, and every later one walked all of it again."""
     with gc_paused(freeze=True):
         from pt2_viewer.app.main_window import MainWindow
 
