@@ -50,9 +50,9 @@ from pt2_viewer.app.jobs.worker_choice import (  # the saved choice and its keys
     apply_saved_choice,
     default_cache_cap_gb,
     int_setting,
-    settings,
     ssh_url,
 )
+from pt2_viewer.app.settings import app_settings
 from pt2_viewer.app.widgets.editor_choice import EditorSection
 from pt2_viewer.core.jobs import python_env
 from pt2_viewer.core.jobs.python_env import PythonProbe
@@ -87,13 +87,13 @@ def worker_probes() -> WorkerProbes:
 
 
 def remembered_probe(python: str, store: QSettings | None = None) -> PythonProbe | None:
-    probes = _probes(store or settings())
+    probes = _probes(store or app_settings())
     data = probes.get(python)
     return PythonProbe.from_json(data) if isinstance(data, dict) else None
 
 
 def remember_probe(probe: PythonProbe, store: QSettings | None = None) -> None:
-    store = store or settings()
+    store = store or app_settings()
     probes = _probes(store)
     probes[probe.python] = probe.to_json()
     store.setValue(PROBES_KEY, json.dumps(probes))
@@ -289,7 +289,7 @@ class PreferencesDialog(QDialog):
     def __init__(self, store: QSettings | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Preferences")
-        self.store = store or settings()
+        self.store = store or app_settings()
         self.checker = PythonChecker(self)
         self.checker.probed.connect(self._probed)
         v = QVBoxLayout(self)

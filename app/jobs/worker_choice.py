@@ -34,10 +34,6 @@ def default_cache_cap_gb() -> int:
     return remote_job.DEFAULT_CACHE_CAP_MB // 1024
 
 
-def settings() -> QSettings:
-    return app_settings()
-
-
 def ssh_url(host: str, python: str) -> str:
     """The worker URL for `user@host[:port]` and the server's Python (WorkerUrlError when it is not one)."""
     from pt2_viewer.core.jobs.remote.target import WorkerUrlError, parse_worker_url
@@ -52,7 +48,7 @@ def ssh_url(host: str, python: str) -> str:
 
 def saved_remote(store: QSettings | None = None) -> RemoteWorker | None:
     """The SSH worker chosen in Preferences, or None when the choice is this machine's Python."""
-    store = store or settings()
+    store = store or app_settings()
     if str(store.value(KIND_KEY, LOCAL) or LOCAL) != SSH:
         return None
     from pt2_viewer.core.jobs.remote.target import DEFAULT_SCRATCH, WorkerUrlError, parse_worker_url
@@ -67,7 +63,7 @@ def saved_remote(store: QSettings | None = None) -> RemoteWorker | None:
 
 def apply_saved_choice(store: QSettings | None = None) -> str | None:
     """Tell core which worker the user chose (at start-up and after OK); returns it (None: the default)."""
-    store = store or settings()
+    store = store or app_settings()
     # A cap never saved is the remote job's own default: a window starting up need not import it to say so.
     if store.contains(CACHE_CAP_KEY) or REMOTE_JOB in sys.modules:
         from pt2_viewer.core.jobs.remote import job as remote_job

@@ -33,7 +33,7 @@ import sys
 import threading
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,7 +115,7 @@ class ParsedProgramCache:
         files = zipfiles.open_archive(path)
         try:
             members = _read_members(files, listing)  # handed to the reader, and hashed on the other core meanwhile
-            job = _Digest(functools.partial(_digest_of, listing, members))
+            job = _Digest(functools.partial(_digest_of, listing, _handed_over(members)))
             del members
             self.misses += 1
             archive = read_archive_files(files)
@@ -232,10 +232,7 @@ def _add(h: Any, name: str, data: bytes | memoryview) -> None:
 
 def _digest_read(files: zipfiles.ArchiveFiles, listing: _Listing) -> bytes:
     """The digest, reading each member through the zip, one at a time."""
-    h = _hasher(listing)
-    for name, _member in listing.hashed:
-        _add(h, name, files.read_bytes(name))
-    return bytes(h.digest())
+    return _digest_of(listing, ((name, files.read_bytes(name)) for name, _member in listing.hashed))
 
 
 def _read_members(files: zipfiles.ArchiveFiles, listing: _Listing) -> list[tuple[str, bytes]]:
@@ -248,13 +245,17 @@ def _read_members(files: zipfiles.ArchiveFiles, listing: _Listing) -> list[tuple
     return members
 
 
-def _digest_of(listing: _Listing, members: list[tuple[str, bytes]]) -> bytes:
-    """The digest of members read already. On a `_Digest` thread while the reader parses them: hashing 14 MB of
-    JSON at 10k nodes took 10 ms of the reading thread. The list is emptied as it goes, so the bytes are the
-    reader's alone once hashed."""
-    h = _hasher(listing)
+def _handed_over(members: list[tuple[str, bytes]]) -> Iterator[tuple[str, bytes]]:
+    """`members`, each taken out of the list as it is hashed, so its bytes are the reader's alone once hashed."""
     while members:
-        name, data = members.pop(0)
+        yield members.pop(0)
+
+
+def _digest_of(listing: _Listing, members: Iterable[tuple[str, bytes]]) -> bytes:
+    """The digest of `members` (name, bytes), in the listing's order. On a miss it runs on a `_Digest` thread while
+    the reader parses them: hashing 14 MB of JSON at 10k nodes took 10 ms of the reading thread."""
+    h = _hasher(listing)
+    for name, data in members:
         _add(h, name, data)
     return bytes(h.digest())
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from pt2_viewer.app.jobs.preferences_dialog import PYTHON_KEY, PreferencesDialog, remembered_probe, settings
+from pt2_viewer.app.jobs.preferences_dialog import PYTHON_KEY, PreferencesDialog, remembered_probe
+from pt2_viewer.app.settings import app_settings
 from pt2_viewer.core.jobs import python_env
 from pt2_viewer.core.jobs.python_env import FROM_PREFERENCES, WORKER_PYTHON_ENV
 from tests.pythons import python_without_torch  # noqa: F401  (a fixture)
@@ -21,10 +22,10 @@ PROBE_TIMEOUT = 120_000  # importing torch and transformers on a shared two-core
 def fresh_settings(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.delenv(WORKER_PYTHON_ENV, raising=False)
     monkeypatch.delenv(python_env.WORKER_ENV, raising=False)
-    settings().clear()
+    app_settings().clear()
     python_env.set_preferred(None)
     yield
-    settings().clear()
+    app_settings().clear()
     python_env.set_preferred(None)
 
 
@@ -43,7 +44,7 @@ def test_the_chosen_python_is_checked_remembered_and_used(qtbot,  # type: ignore
     assert f"{python_without_torch}, has no torch" in dialog.status.text()
     assert "File > Preferences" in dialog.status.text()
     dialog.accept()
-    assert settings().value(PYTHON_KEY) == str(python_without_torch)
+    assert app_settings().value(PYTHON_KEY) == str(python_without_torch)
     assert python_env.choose_worker_python() == python_env.WorkerPython(str(python_without_torch), FROM_PREFERENCES)
 
     again = PreferencesDialog()  # what each Python had is remembered: no second probe
@@ -90,7 +91,7 @@ def test_the_environment_variable_wins_and_is_the_python_checked(  # type: ignor
     # the three-line answer is whole, not cut over the next field: the dialog is as tall as its texts need
     assert dialog.height() >= dialog.layout().totalHeightForWidth(dialog.width())
     dialog.accept()
-    assert settings().value(PYTHON_KEY) == sys.executable  # kept for when the variable is unset
+    assert app_settings().value(PYTHON_KEY) == sys.executable  # kept for when the variable is unset
     assert python_env.choose_worker_python().path == str(python_without_torch)
 
 

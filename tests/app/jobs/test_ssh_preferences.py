@@ -10,9 +10,10 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from pt2_viewer.app.jobs.preferences_dialog import KIND_KEY, SSH, PreferencesDialog, settings, worker_probes
+from pt2_viewer.app.jobs.preferences_dialog import KIND_KEY, SSH, PreferencesDialog, worker_probes
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.run.panel import CudaProbe
+from pt2_viewer.app.settings import app_settings
 from pt2_viewer.core.jobs import python_env
 from pt2_viewer.core.jobs.remote.job import RemoteJob
 from pt2_viewer.core.jobs.remote.probe import RemoteProbe
@@ -30,10 +31,10 @@ GPU_ANSWER = {"python": "/opt/venv/bin/python", "python_version": "3.11.7", "hos
 def fresh_settings(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     for key in (python_env.WORKER_PYTHON_ENV, python_env.WORKER_ENV):
         monkeypatch.delenv(key, raising=False)
-    settings().clear()
+    app_settings().clear()
     python_env.set_preferred(None)
     yield
-    settings().clear()
+    app_settings().clear()
     python_env.set_preferred(None)
 
 
@@ -60,7 +61,7 @@ def test_test_connection_reports_the_server_and_ok_chooses_it(qtbot, ssh_server:
     assert f"torch {torch.__version__}" in text and "CPU-only build" in text and "memory:" in text
     assert probe.cuda() == (False, f"torch on {probe.host} is a CPU-only build")
     dialog.accept()
-    assert settings().value(KIND_KEY) == SSH
+    assert app_settings().value(KIND_KEY) == SSH
     chosen = python_env.choose_worker()
     assert chosen.remote and chosen.path == f"ssh://{HOST_ALIAS}{ssh_server.python}"
     assert python_env.preferred_scratch() == str(ssh_server.scratch)
