@@ -68,19 +68,19 @@ class Argument:
 
     def refs(self) -> list[str]:
         out: list[str] = []
-        _collect_refs(self.value, out)
+        collect_refs(self.value, out)
         return out
 
 
-def _collect_refs(v: Any, out: list[str]) -> None:
+def collect_refs(v: Any, out: list[str]) -> None:
     if isinstance(v, Ref):
         out.append(v.value)
     elif isinstance(v, (list, tuple)):
         for x in v:
-            _collect_refs(x, out)
+            collect_refs(x, out)
     elif isinstance(v, dict):
         for x in v.values():
-            _collect_refs(x, out)
+            collect_refs(x, out)
 
 
 MAX_TARGET_CHARS = 1000  # what a node keeps of its target for labels, search and counts (real ones are < 200)
@@ -167,7 +167,7 @@ class Node:
             if isinstance(v, Ref):  # most arguments are one reference or a literal: no recursion for those
                 out.append(v.value)
             elif isinstance(v, (list, tuple, dict)):
-                _collect_refs(v, out)
+                collect_refs(v, out)
         return out
 
 
@@ -184,14 +184,17 @@ class _Deferred:
     def __get__(self, obj: object, cls: type | None = None) -> Any:
         if obj is None:
             return self
-        fill = obj.__dict__.get(DEFERRED)
+        fill = getattr(obj, DEFERRED, None)
         if fill is None:
             raise AttributeError(self.name)
         if isinstance(fill, tuple):  # (fill, the node's position), for a graph whose node names repeat
             fill[0](obj, fill[1])
         else:
             fill(obj)  # two threads may both fill one node: the same values, computed twice
-        obj.__dict__.pop(DEFERRED, None)
+        try:
+            object.__delattr__(obj, DEFERRED)
+        except AttributeError:  # the other thread's
+            pass
         return obj.__dict__[self.name]
 
 

@@ -34,6 +34,7 @@ from pt2_viewer.core.model.program import (
     SymDim,
     Value,
     capped_text,
+    collect_refs,
 )
 from pt2_viewer.core.model.tensor_meta import (
     LAYOUTS,
@@ -186,6 +187,7 @@ class _ProgramReader:
         self.warnings = warnings
         self._metas: dict[bytes, Any] = {}
         self._shared: dict[int, Any] = {}  # id of a metadata dict seen already -> its shared dict
+        self._targets: dict[str, str] = {}  # a node's target -> the interned string its nodes share
         self._encode: Callable[[Any], bytes] | None = None
         try:
             from msgspec.msgpack import encode  # the archive's JSON is parsed by msgspec (core/pt2/archive.py)
@@ -277,32 +279,44 @@ class _ProgramReader:
             nodes.append(Node(pname, NodeOp.PLACEHOLDER, pname, outputs=[vname or pname]))
             values.setdefault(vname or pname, Value(vname or pname, "constant"))
 
+        refs: list[list[str] | None] = [None] * len(nodes)  # each node's input refs, as `Node.input_refs` gives
         for raw in _list(g["nodes"], "nodes"):
-            node = self._node(raw)
+            node, node_refs = self._node(raw)
             for sg in node.subgraphs:
                 nodes.append(Node(sg.name, NodeOp.GET_ATTR, sg.name, outputs=[sg.name]))
                 values.setdefault(sg.name, Value(sg.name, "graph"))
+                refs.append(None)
             nodes.append(node)
+            refs.append(node_refs)
 
         outputs = [_name_of(a) for a in _list(g["outputs"], "graph outputs")]
         nodes.append(Node("output", NodeOp.OUTPUT, "output",
                           inputs=[Argument("", [Ref(o) if o else None for o in outputs])]))
+        refs.append([o for o in outputs if o])
         _link(nodes, values)
-        return Graph(name=name, nodes=nodes, edges=_edges(nodes, values), values=values, inputs=inputs,
+        return Graph(name=name, nodes=nodes, edges=_edges(nodes, values, refs), values=values, inputs=inputs,
                      outputs=outputs)
 
-    def _node(self, raw: Any) -> Node:
-        raw = _obj(raw, "node")
+    def _node(self, raw: Any) -> tuple[Node, list[str]]:
+        """The node, and the value names its inputs refer to (what `Node.input_refs` answers), collected here so that
+        `_edges` need not walk every argument again."""
+        if type(raw) is not dict:
+            _obj(raw, "node")
         target = raw["target"]
-        if not isinstance(target, str):
-            raise ValueError(f"a node's target should be a string, found {type(target).__name__}")
-        shown = capped_text(target, MAX_TARGET_CHARS)
-        full_target = target if shown is not target else None
-        shown = sys.intern(shown) if full_target is None else shown  # one string per operator, not per node
+        shown = self._targets.get(target) if type(target) is str else None
+        if shown is None:
+            if not isinstance(target, str):
+                raise ValueError(f"a node's target should be a string, found {type(target).__name__}")
+            shown = capped_text(target, MAX_TARGET_CHARS)
+            if shown is target:  # one string per operator, not per node
+                shown = self._targets[target] = sys.intern(target)
+        full_target = None if shown is target or len(target) <= MAX_TARGET_CHARS else target
         subgraphs: list[Graph] = []
         args = []
-        # Checks spelled out (type(...) is ...) rather than through _obj/_list: this loop runs ~25,000 times at 10k
-        # nodes, and the f-strings naming what is wrong are built only when something is.
+        refs: list[str] = []
+        # Checks spelled out (type(...) is ...) rather than through _obj/_list, and a tensor argument (most of them)
+        # read here rather than in `_arg`: this loop runs ~25,000 times at 10k nodes, and the f-strings naming what
+        # is wrong are built only when something is.
         inputs = raw.get("inputs", [])
         if type(inputs) is not list:
             _list(inputs, f"inputs of {shown}")
@@ -310,20 +324,40 @@ class _ProgramReader:
             if type(na) is not dict:
                 _obj(na, "named argument")
             arg_name = na.get("name", "")
-            args.append(Argument(arg_name if type(arg_name) is str else str(arg_name), self._arg(na["arg"], subgraphs),
+            a = na["arg"]
+            x = a.get("as_tensor") if type(a) is dict and len(a) == 1 else None
+            if type(x) is dict:
+                ref = x["name"]
+                ref = ref if type(ref) is str else str(ref)
+                value: Any = Ref(ref)
+                refs.append(ref)
+            else:
+                value = self._arg(a, subgraphs)
+                if isinstance(value, Ref):
+                    refs.append(value.value)
+                elif isinstance(value, (list, tuple, dict)):
+                    collect_refs(value, refs)
+            args.append(Argument(arg_name if type(arg_name) is str else str(arg_name), value,
                                  "keyword" if na.get("kind") == 2 else "positional"))
         outputs: list[str | None] = []
         raw_outputs = raw.get("outputs", [])
         if type(raw_outputs) is not list:
             _list(raw_outputs, f"outputs of {shown}")
         for o in raw_outputs:
-            outputs.extend(_output_names(o))
+            x = o.get("as_tensor") if type(o) is dict and len(o) == 1 else None
+            if type(x) is dict:  # the commonest kind: what `_output_names` answers for it
+                out = x["name"]
+                outputs.append(out if type(out) is str else str(out))
+            else:
+                outputs.extend(_output_names(o))
         metadata = raw.get("metadata") or {}
         if type(metadata) is not dict or not _STR_ONLY.issuperset(map(type, metadata.values())):
             raise ValueError(f"the metadata of a '{shown}' node should map names to strings")
         name = raw.get("name") or next((o for o in outputs if o), None) or shown.rsplit(".", 2)[-2]
-        return Node(capped_text(str(name), MAX_TARGET_CHARS), NodeOp.CALL_FUNCTION, shown, args, outputs, metadata,
-                    subgraphs, full_target=full_target)
+        if type(name) is not str or len(name) > MAX_TARGET_CHARS:
+            name = capped_text(str(name), MAX_TARGET_CHARS)
+        return Node(name, NodeOp.CALL_FUNCTION, shown, args, outputs, metadata, subgraphs,
+                    full_target=full_target), refs
 
     def _arg(self, a: Any, subgraphs: list[Graph]) -> Any:
         kind, x = _union(a, "argument")
@@ -462,18 +496,23 @@ def _link(nodes: list[Node], values: dict[str, Value]) -> None:
             v.producer = node.name
 
 
-def _edges(nodes: list[Node], values: dict[str, Value]) -> list[Edge]:
+def _edges(nodes: list[Node], values: dict[str, Value], refs: list[list[str] | None]) -> list[Edge]:
+    """Each node's data edges, in order, each (producer, value) once per consumer: `refs[i]` holds what node i's
+    inputs refer to (None: none; a get_attr for a subgraph)."""
     edges: list[Edge] = []
-    for node in nodes:
-        seen: set[tuple[str, str]] = set()
+    for node, node_refs in zip(nodes, refs):
+        dst = node.name
         for sg in node.subgraphs:
-            edges.append(Edge(sg.name, node.name, sg.name))
-        for ref in node.input_refs():
+            edges.append(Edge(sg.name, dst, sg.name))
+        if not node_refs:
+            continue
+        seen: set[tuple[str, str]] = set()
+        for ref in node_refs:
             v = values.get(ref)
             if v is None or v.producer is None or (v.producer, ref) in seen:
                 continue
             seen.add((v.producer, ref))
-            edges.append(Edge(v.producer, node.name, ref))
+            edges.append(Edge(v.producer, dst, ref))
     return edges
 
 
