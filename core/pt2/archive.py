@@ -77,7 +77,8 @@ class ArchiveFiles:
                 path=str(self.path),
                 member=name,
             )
-        assert self._zip is not None
+        if self._zip is None:  # built from a listing (the parsed-program cache's miss): opened when first needed
+            self._zip = open_zip(self.path)
         try:
             with self._zip.open(self._full(name)) as f:
                 data = f.read(limit + 1)
@@ -145,8 +146,34 @@ def open_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
         raise ArchiveError(f"'{p}' does not exist. Check the path.", path=str(p))
     if p.is_dir():
         raise ArchiveError(f"'{p}' is a folder, not a .pt2 file. Choose the archive file itself.", path=str(p))
+    zf = open_zip(p)
+    infos = zf.infolist()
+    return files_of(p, [(i.filename, i.file_size, i.compress_size, i.CRC) for i in infos], zf)
+
+
+def files_of(path: Path, members: list[tuple[str, int, int, int]], zf: zipfile.ZipFile | None = None) -> ArchiveFiles:
+    """The `ArchiveFiles` of a zip whose members are `(name as stored, size, compressed size, CRC)`, in the
+    directory's order. One rule for `open_archive` and for the parsed-program cache, which lists the zip itself
+    (core/pt2/zip_listing.py) and hands no `zf`: the zip is then opened only if a member is read through it."""
+    root, paths = member_paths([m[0] for m in members])
+    files = ArchiveFiles(path=path, root=root, _zip=zf)
+    seen: set[str] = set()
+    for name, *_ in members:
+        key = name.lower()
+        if key in seen:
+            files.duplicates.append(name)
+        seen.add(key)
+    by_name = {m[0]: m for m in members}  # a name listed twice: the last, as zipfile reads it
+    for name, rel in paths:
+        _, size, compressed_size, crc = by_name[name]
+        files.entries[rel] = ZipEntry(rel, size, compressed_size, crc)
+    return files
+
+
+def open_zip(p: Path) -> zipfile.ZipFile:
+    """`zipfile.ZipFile(p)`; `ArchiveError` saying what `p` is, when it is not a readable zip."""
     try:
-        zf = zipfile.ZipFile(p)
+        return zipfile.ZipFile(p)
     except PermissionError:
         raise ArchiveError(f"'{p}' cannot be read: permission denied.", path=str(p)) from None
     except (zipfile.BadZipFile, EOFError, ValueError) as e:
@@ -157,21 +184,6 @@ def open_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
         raise ArchiveError(_not_a_zip(p, e), path=str(p)) from None
     except OSError as e:
         raise ArchiveError(f"'{p}' cannot be read: {e.strerror or e}.", path=str(p)) from None
-
-    infos = zf.infolist()
-    root, paths = member_paths([i.filename for i in infos])
-    files = ArchiveFiles(path=p, root=root, _zip=zf)
-    seen: set[str] = set()
-    for info in infos:
-        key = info.filename.lower()
-        if key in seen:
-            files.duplicates.append(info.filename)
-        seen.add(key)
-    by_name = {info.filename: info for info in infos}  # a name listed twice: the last, as zipfile reads it
-    for name, rel in paths:
-        info = by_name[name]
-        files.entries[rel] = ZipEntry(rel, info.file_size, info.compress_size, info.CRC)
-    return files
 
 
 def _not_a_zip(p: Path, e: BaseException) -> str:
