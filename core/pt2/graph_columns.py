@@ -246,14 +246,17 @@ def decode_graph(b: dict[str, Any], metas: list[Any], parsed: list[TensorMeta | 
     nodes: list[Node] = []
     append = nodes.append
     shared = columns.fill_named  # names are unique: a node finds its record by its name (no object per node)
+    # Node's own __init__ is the fastest way to build one (measured); then its two deferred fields go. Through
+    # object's own attribute calls, never `n.__dict__`: asked for, an instance's dict is made and every later read of
+    # the node's fields is slower (core/util/lazy.py).
+    delete, put = object.__delattr__, object.__setattr__
     for i, name in enumerate(names):
-        # Node's own __init__ is the fastest way to build one (measured); then its two deferred fields go
         n = Node(name, op_of[i], targets[target_ids[i]], None, out_flat[out_off[i]:out_off[i + 1]], None,  # type: ignore[arg-type]
                  subgraphs.get(i) or [], full.get(i))
-        d = n.__dict__
-        del d["inputs"], d["metadata"]
-        d["module_stack"] = stacks[stack_ids[i]]
-        d[DEFERRED] = shared if shared is not None else (columns.fill, i)
+        delete(n, "inputs")
+        delete(n, "metadata")
+        put(n, "module_stack", stacks[stack_ids[i]])
+        put(n, DEFERRED, shared if shared is not None else (columns.fill, i))
         append(n)
     edge_values: list[str] = b["edge_values"]
     if b["edge_names"] is not None:
@@ -261,12 +264,8 @@ def decode_graph(b: dict[str, Any], metas: list[Any], parsed: list[TensorMeta | 
     else:
         src = _ids(b["edge_src"], len(edge_values), count)
         dst = _ids(b["edge_dst"], len(edge_values), count)
-        edges = []
-        add, new = edges.append, object.__new__
-        for si, di, v in zip(src, dst, edge_values, strict=True):
-            e = new(Edge)  # a frozen dataclass's __init__ sets each field through object.__setattr__: 1.4x slower
-            e.__dict__.update(src=names[si], dst=names[di], value=v)
-            add(e)
+        # Edge's own __init__ (through object.__setattr__): its fields stay inline (see above), read faster
+        edges = [Edge(names[si], names[di], v) for si, di, v in zip(src, dst, edge_values, strict=True)]
     graph = Graph(name=b["name"], nodes=nodes, edges=edges, values=_values(b, metas, parsed), inputs=b["inputs"],
                   outputs=b["outputs"])
     graph.__dict__["node_by_name"] = dict(zip(names, nodes))  # Graph.node_by_name's answer (the last of a name wins)

@@ -3,6 +3,11 @@
 On Python < 3.12, `functools.cached_property` holds one lock per class while computing: when a reader thread warms
 `GraphIndex.symbol_users` (0.7 s on a 10k-node program), every other `GraphIndex` cached property asked for by the GUI
 thread waits for it, and the window freezes. Computing twice in a rare race is harmless here: values are pure.
+
+The value is kept with `object.__setattr__` (it passes a frozen dataclass's guard), never by writing `obj.__dict__`:
+on CPython 3.11+ an instance keeps its attributes in a compact inline table until its `__dict__` is asked for, and
+from then on every attribute read of that object is slower (2.4x for a field of a 14k-edge list; a 10k-node model,
+whose every node computes `module_stack`, was built in 75-102 ms against 68-86 ms).
 """
 from __future__ import annotations
 
@@ -31,5 +36,5 @@ class lazy(Generic[T]):  # noqa: N801 (used as a decorator, like property)
         if obj is None:
             return self
         value = self.fn(obj)
-        obj.__dict__[self.name] = value  # a non-data descriptor: from now on the instance attribute wins
+        object.__setattr__(obj, self.name, value)  # a non-data descriptor: from now on the instance attribute wins
         return value
