@@ -517,7 +517,7 @@ def _decode(data: memoryview, digest: Callable[[], bytes]) -> Archive | None:
             program.graph = columns.decode_graph(block, table, parsed)
             for t in program.weights + program.constants:
                 if t.meta_json is not None:
-                    t.__dict__["meta"] = by_id[id(t.meta_json)]
+                    object.__setattr__(t, "meta", by_id[id(t.meta_json)])  # its fields inline (core/util/lazy.py)
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, IndexError, KeyError, TypeError, struct.error,
             UnicodeDecodeError):
         return None
