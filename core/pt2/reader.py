@@ -506,13 +506,11 @@ def _edges(nodes: list[Node], values: dict[str, Value], refs: list[list[str] | N
             edges.append(Edge(sg.name, dst, sg.name))
         if not node_refs:
             continue
-        seen: set[tuple[str, str]] = set()
-        for ref in node_refs:
+        # a value read twice is one edge (its producer follows from it): deduplicated in order, at C speed
+        for ref in dict.fromkeys(node_refs) if len(node_refs) > 1 else node_refs:
             v = values.get(ref)
-            if v is None or v.producer is None or (v.producer, ref) in seen:
-                continue
-            seen.add((v.producer, ref))
-            edges.append(Edge(v.producer, dst, ref))
+            if v is not None and v.producer is not None:
+                edges.append(Edge(v.producer, dst, ref))
     return edges
 
 
