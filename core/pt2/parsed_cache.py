@@ -4,7 +4,8 @@ Not the worker's `ProgramCache` (core/jobs/program_cache.py, torch programs kept
 what `read_archive` returned, the `Archive` model, in the user's cache folder (`cache_root() / "programs"`).
 
 Key and checks: an entry's file name is a hash of the archive's size, mtime and zip listing as stored (every
-member's name, size, CRC and offset: core/pt2/zip_listing.py reads it in two reads, a reopen opens no `zipfile`),
+member's name, size, CRC and offset: core/pt2/zip_listing.py reads it in two reads; no `zipfile` is opened for an
+archive torch wrote, on a reopen or a first open, whose members are read where they lie, their CRCs checked beside),
 found without reading any member; inside, its header holds a SHA-256 of the archive's content (the listing and the
 bytes of every JSON and text member the reader reads, hashed where they lie in the file) and of the code that read
 it (the reader, model and format modules), compared with the file on disk before the entry is used (the hash runs on
