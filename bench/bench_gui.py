@@ -14,7 +14,8 @@ has it. Prints figures; asserts nothing. Usage: `.venv/bin/python bench/bench_gu
 [--against TREE] [LAYERS ...]` (default 13 54 135 layers: about 1k, 4k and 10k nodes; `--tiles 13`:
 bench/tiled_program.py's ~100k nodes; N rounds each, medians of the ratios at the end). `--against TREE`: another
 checkout of the viewer (an older commit, `git worktree add`) opens the same program cold and on reopen in each round
-too, its rows marked "(other)": a before/after in one run, under the same load.
+too, its rows marked "(other)": a before/after in one run, under the same load, the two trees taking turns to go
+first (the one measured second ran 2-3% slower on this machine).
 """
 from __future__ import annotations
 
@@ -197,20 +198,26 @@ def main(layers: list[int], repeat: int, tiles: list[int] | None = None, against
         if against is not None:
             ratios.update({"cold (other)": [], "reopen (other)": []})
         cpu_ratios: dict[str, list[float]] = {k: [] for k in ratios}
-        for _ in range(repeat):
+        for i in range(repeat):
             with tempfile.TemporaryDirectory() as home:
                 env = {**os.environ, "XDG_CACHE_HOME": home, "XDG_CONFIG_HOME": home, "QT_QPA_PLATFORM": "offscreen"}
                 env.pop("PT2V_CACHE_DIR", None)
                 with_bytecode(env)
                 before = measure_floor(path, env)
-                runs = {cache: run_child(path, env) for cache in ("cold", "reopen")}
+                runs: dict[str, dict | None] = {}  # type: ignore[type-arg]
+                # every other round the other tree goes first: the one measured second ran 2-3% slower here
+                other_first = against is not None and i % 2 == 1
+                if other_first:
+                    runs.update(other_tree(path, env, against))  # type: ignore[arg-type]
+                runs.update({cache: run_child(path, env) for cache in ("cold", "reopen")})
                 # the same reopen reading the JSON (no parsed-program cache; layouts still cached): what it saves
                 runs["reopen, JSON"] = run_child(path, {**env, "PT2V_PROGRAM_CACHE_MB": "0"})
-                if against is not None:
+                if against is not None and not other_first:
                     runs.update(other_tree(path, env, against))
                 after = measure_floor(path, env)
                 floor, floor_cpu = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
-            for cache, r in runs.items():
+            for cache in ratios:  # in the table's order, whichever ran first
+                r = runs.get(cache)
                 if r is None:
                     continue
                 f = r["frames"]
