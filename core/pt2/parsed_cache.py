@@ -285,24 +285,39 @@ def _read_in_place(path: str | os.PathLike[str], listing: _Listing,
 def _stored_data(f: BinaryIO, member: Member) -> bytes | None:
     """The bytes of a member stored plainly (not compressed, not encrypted), read from `f` after its local header,
     which must be what zipfile accepts: its signature, and the directory's name for it. None otherwise."""
+
+    def read_at(at: int, n: int) -> bytes:
+        f.seek(at)
+        return f.read(n)
+
+    start = _data_start(member, read_at, same_name=True)
+    if start is None:
+        return None
+    data = read_at(start, member.size)
+    return data if len(data) == member.size else None
+
+
+def _data_start(member: Member, read_at: Callable[[int, int], bytes], same_name: bool = False) -> int | None:
+    """Where a plainly stored member's bytes start in the file, from its local header (`read_at(offset, n)` reads the
+    file); None for a member not stored plainly, or a header that is not one. `same_name`: None too when the header
+    names another file than the directory does (zipfile refuses to read such a member)."""
     if member.compress_type != zipfile.ZIP_STORED or member.flags & _NOT_PLAIN:
         return None
-    f.seek(member.header_offset)
-    header = f.read(_LOCAL_HEADER.size)
+    at = member.header_offset
+    header = read_at(at, _LOCAL_HEADER.size)
     if len(header) != _LOCAL_HEADER.size:
         return None
     signature, *_, name_length, extra_length = _LOCAL_HEADER.unpack(header)
     if signature != b"PK\x03\x04":
         return None
-    try:
-        name = f.read(name_length).decode("utf-8" if member.flags & 0x800 else "cp437")
-    except UnicodeDecodeError:
-        return None
-    if name != member.name:
-        return None
-    f.seek(extra_length, os.SEEK_CUR)
-    data = f.read(member.size)
-    return data if len(data) == member.size else None
+    if same_name:
+        try:
+            name = read_at(at + _LOCAL_HEADER.size, name_length).decode("utf-8" if member.flags & 0x800 else "cp437")
+        except UnicodeDecodeError:
+            return None
+        if name != member.name:
+            return None
+    return at + _LOCAL_HEADER.size + name_length + extra_length
 
 
 class _Damaged(Exception):
@@ -379,17 +394,10 @@ class _StoredMembers:
 
     def view(self, member: Member) -> memoryview | None:
         m = self._view
-        if m is None or member.compress_type != zipfile.ZIP_STORED or member.flags & _NOT_PLAIN:
+        if m is None:
             return None
-        at = member.header_offset
-        header = bytes(m[at:at + _LOCAL_HEADER.size])
-        if len(header) != _LOCAL_HEADER.size:
-            return None
-        signature, *_, name_length, extra_length = _LOCAL_HEADER.unpack(header)
-        if signature != b"PK\x03\x04":
-            return None
-        start = at + _LOCAL_HEADER.size + name_length + extra_length
-        if start + member.size > len(m):
+        start = _data_start(member, lambda at, n: bytes(m[at:at + n]))
+        if start is None or start + member.size > len(m):
             return None
         return m[start:start + member.size]
 

@@ -29,8 +29,7 @@ from pt2_viewer.core.util.files import write_atomically
 MAX_ENTRIES = 5000  # past this (many versions' classes), the table keeps only what this process used
 _table: dict[str, CodeType] = {}  # the method's source text -> its code
 _used: set[str] = set()  # the texts this process made classes with
-_compiled: set[str] = set()  # those it found nowhere and compiled
-_grew = False
+_compiled: set[str] = set()  # those it found nowhere and compiled, not yet saved
 _builtin_exec = exec
 
 
@@ -56,19 +55,17 @@ def _exec(source: Any, scope: Any = None, names: Any = None) -> None:
     """`exec` as `dataclasses` calls it, with the text's code from the table."""
     if not isinstance(source, str):
         return _builtin_exec(source, scope, names)
-    global _grew
     code = _table.get(source)
     if code is None:
         # as exec(source) compiles it from inside dataclasses: "<string>", and none of this module's __future__ flags
         code = _table[source] = compile(source, "<string>", "exec", dont_inherit=True)
         _compiled.add(source)
-        _grew = True
     _used.add(source)
     return _builtin_exec(code, scope, names)
 
 
 def counts() -> tuple[int, int]:
-    """(methods made through the table, of which compiled by this process) since `install()`."""
+    """(methods made through the table since `install()`, of which compiled by this process and not saved yet)."""
     return len(_used), len(_compiled)
 
 
@@ -87,15 +84,14 @@ def _load() -> dict[str, CodeType]:
 
 
 def save() -> bool:
-    """Write the table if it grew since it was read; True if written. A failure to write costs only time."""
-    global _grew
+    """Write the table if it grew since it was read or saved; True if written. A failure to write costs only time."""
     path = table_path()
-    if not _grew or path is None or sys.dont_write_bytecode:
+    if not _compiled or path is None or sys.dont_write_bytecode:
         return False
     table = _table if len(_table) <= MAX_ENTRIES else {k: _table[k] for k in _used}
     try:
         write_atomically(path, marshal.dumps(table))
     except (OSError, ValueError):
         return False
-    _grew = False
+    _compiled.clear()
     return True
