@@ -3,8 +3,9 @@ beside each call, core/export/doctor.py) and lists every problem of every call i
 user's source line as a link, torch's suggestion, and the fix (a `torch._check` to add at that line, or a changed
 `dynamic_shapes`) as a diff. Only verified fixes have a diff (the worker re-exported a patched copy); each has an
 "Apply to file" link, which shows the diff and writes it to the user's file only when the user confirms
-(`confirm_apply`), keeping the original as NAME.py.orig, then asks for a re-export (`file_changed`). A problem
-without a verified fix shows the reason in words, and the fixes that were tried with their failure.
+(`confirm_apply`), keeping the original as NAME.py.orig (NAME.py.orig2… when taken, the dialog naming the one it will
+write), then asks for a re-export (`file_changed`). A problem without a verified fix shows the reason in words, and
+the fixes that were tried with their failure.
 The job and the findings are core's; this view only shows them and sends clicks back.
 """
 from __future__ import annotations
@@ -165,7 +166,8 @@ class DiagnosePanel(QWidget):
     def _ask(self, name: str, diff: str) -> bool:
         narrows = next((p.narrows for c in (self.report.calls if self.report else []) if c.problems
                         for p in c.problems.items if p.diff == diff), "")
-        return ApplyDialog(name, diff, narrows, self).exec() == ApplyDialog.DialogCode.Accepted
+        base = Path(self.report.script).parent if self.report else Path.cwd()
+        return ApplyDialog.for_fix(name, diff, base, narrows, self).exec() == ApplyDialog.DialogCode.Accepted
 
     def _link(self, url: QUrl) -> None:
         text = url.toString()

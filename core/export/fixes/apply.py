@@ -97,15 +97,30 @@ class Written:
     original: Path
 
 
+def _changed_files(diff: str, base: str | os.PathLike[str]) -> dict[Path, tuple[str, list[str]]]:
+    """Each file the diff changes under `base`, resolved, with its name in the diff and its hunk lines; a name
+    outside `base` is a `PatchError`."""
+    root = Path(base).resolve()
+    files: dict[Path, tuple[str, list[str]]] = {}
+    for name, hunks in split_files(diff).items():
+        path = (root / name).resolve()
+        if root not in path.parents:
+            raise PatchError(f"the diff names {name}, outside the script's folder")
+        files[path] = (name, hunks)
+    return files
+
+
+def planned_backups(diff: str, base: str | os.PathLike[str]) -> list[Written]:
+    """Each file the diff would change and the name its original would be kept under, as `apply_to_files` keeps it
+    now (`free_orig_path`): what "Apply to file" says before it writes."""
+    return [Written(path, free_orig_path(path)) for path in _changed_files(diff, base)]
+
+
 def apply_to_files(diff: str, base: str | os.PathLike[str]) -> list[Written]:
     """Apply the diff to the files under `base` (the script's folder), keeping each original beside it; returns the
     files changed. Nothing is written unless every file's hunks apply."""
-    root = Path(base)
     new: dict[Path, bytes] = {}
-    for name, hunks in split_files(diff).items():
-        path = (root / name).resolve()
-        if root.resolve() not in path.parents:
-            raise PatchError(f"the diff names {name}, outside the script's folder")
+    for path, (name, hunks) in _changed_files(diff, base).items():
         try:
             text = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError:
@@ -133,7 +148,8 @@ def orig_path(path: Path) -> Path:
 
 
 def free_orig_path(path: Path) -> Path:
-    """NAME.orig, or NAME.orig2, NAME.orig3, ... if the user already has a file of that name."""
+    """Where `path`'s original is kept: NAME.orig, or NAME.orig2, NAME.orig3, ... if the user already has a file of
+    that name. The one place that decides it, for the confirmation's words (`planned_backups`) and the writer."""
     candidate, n = orig_path(path), 1
     while candidate.exists():
         n += 1

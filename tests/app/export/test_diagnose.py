@@ -102,12 +102,33 @@ def test_export_report_of_a_program_tab(qtbot, window: MainWindow, pt2_path, tmp
 
 def test_the_apply_dialog_shows_the_whole_diff_and_what_it_narrows(qtbot) -> None:  # type: ignore[no-untyped-def]
     from pt2_viewer.app.export.apply_dialog import ApplyDialog
+    from pt2_viewer.core.export.fixes.apply import Written
 
     diff = "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,3 @@\n a = 1\n+torch._check(m > 10)\n if m > 10:\n"
-    dialog = ApplyDialog("m.py", diff, "the exported program will reject inputs where m <= 10")
+    dialog = ApplyDialog("m.py", diff, [Written(Path("m.py"), Path("m.py.orig"))],
+                         "the exported program will reject inputs where m <= 10")
     qtbot.addWidget(dialog)
     assert dialog.diff.toPlainText() == diff and dialog.write.text() == "Write to file"
     assert "reject inputs where m &lt;= 10" in dialog.text.text() and "m.py.orig" in dialog.text.text()
+
+
+def test_the_apply_dialog_names_the_backup_it_will_write(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 43: with fail_unbacked.py.orig already there, the confirmation said ".orig" and the writer kept
+    ".orig2". Both now ask core/export/fixes/apply.py for the name."""
+    from pt2_viewer.app.export.apply_dialog import ApplyDialog
+    from pt2_viewer.core.export.fixes.apply import apply_to_files
+
+    script = tmp_path / "fail_unbacked.py"
+    script.write_text("a = 1\nif m > 10:\n    pass\n")
+    (tmp_path / "fail_unbacked.py.orig").write_text("the user's own\n")
+    diff = ("--- a/fail_unbacked.py\n+++ b/fail_unbacked.py\n@@ -1,2 +1,3 @@\n a = 1\n+torch._check(m > 10)\n"
+            " if m > 10:\n")
+    dialog = ApplyDialog.for_fix("fail_unbacked.py", diff, tmp_path)
+    qtbot.addWidget(dialog)
+    assert "The original is kept as <b>fail_unbacked.py.orig2</b>" in dialog.text.text()
+    [written] = apply_to_files(diff, tmp_path)  # what "Write to file" does
+    assert written.original.name == "fail_unbacked.py.orig2"
+    assert (tmp_path / "fail_unbacked.py.orig").read_text() == "the user's own\n"
 
 
 @pytest.mark.worker  # starts a worker through the window (tests/conftest.py checks)

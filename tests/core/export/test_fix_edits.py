@@ -9,7 +9,7 @@ import pytest
 
 from pt2_viewer.core.export.failures import SpecChange
 from pt2_viewer.core.export.fixes import code_fixes, spec_fixes
-from pt2_viewer.core.export.fixes.apply import PatchError, apply_to_files, undo
+from pt2_viewer.core.export.fixes.apply import PatchError, Written, apply_to_files, planned_backups, undo
 from pt2_viewer.core.export.fixes.edits import Edit, EditConflict, apply_edits, unified_diff
 from pt2_viewer.core.export.fixes.source import Script
 
@@ -142,7 +142,10 @@ def test_apply_to_file_keeps_line_endings_and_never_overwrites_a_file_of_the_use
     diff = unified_diff([Edit(s.path, 2, 2, ["b = 3"])], str(tmp_path))
     Path(s.path).write_bytes(b"a = 1\r\nb = 2\r\n")  # the same lines, saved on Windows
     (tmp_path / "model.py.orig").write_text("the user's own backup\n")
+    planned = planned_backups(diff, tmp_path)  # what the confirmation names, before anything is written
+    assert planned == [Written(tmp_path / "model.py", tmp_path / "model.py.orig2")]
     [written] = apply_to_files(diff, tmp_path)
+    assert [written] == planned
     assert Path(s.path).read_bytes() == b"a = 1\r\nb = 3\r\n"
     assert (tmp_path / "model.py.orig").read_text() == "the user's own backup\n"
     assert written.original == tmp_path / "model.py.orig2" and written.original.read_bytes() == b"a = 1\r\nb = 2\r\n"
