@@ -1,5 +1,6 @@
 """What the main window asks of any tab (a program's document, a script's tab, a comparison, a package's text), so it
-needs no `isinstance` to enable a menu entry, find the graph a key acts on, save a program, or close a tab.
+needs no `isinstance` to enable a menu entry, find the graph a key acts on, save a program, or close a tab (asking
+first when the tab holds something the user made and has not saved: `unsaved`).
 
 `DocumentTab` is a base class, not a convention: the window adds only `DocumentTab`s to its tab bar
 (`MainWindow.add_tab`) and reads them back with an `isinstance` check, so a widget that does not keep the contract
@@ -52,7 +53,16 @@ class DocumentTab(QWidget):
         return False
 
     def program_file(self) -> str | None:
-        """The `.pt2` that Save Program As… copies; None when there is nothing to save yet."""
+        """The `.pt2` (or `.pte`, with its ETRecord) that Save Program As… copies; None when there is nothing to save
+        yet."""
+        return None
+
+    def program_saved(self, path: str) -> None:
+        """Save Program As… wrote this tab's program to `path` (a tab holding unsaved work stops asking)."""
+
+    def unsaved(self) -> str | None:
+        """What closing this tab would lose, in words for the question asked first ("the lowered program
+        m.xnnpack.pte and its ETRecord"); None when the tab holds nothing the user made and has not saved."""
         return None
 
     def can_save_decomposed(self) -> bool:
