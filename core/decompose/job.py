@@ -21,6 +21,7 @@ from pt2_viewer.core.decompose.provenance import provenance_mapping
 from pt2_viewer.core.decompose.table import load_table
 from pt2_viewer.core.graph.op_stats import program_diff
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
+from pt2_viewer.core.jobs.kinds import DECOMPOSE
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
 from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest, DecomposeResult, OpChange
 from pt2_viewer.core.jobs.typed_job import TypedJob, failed
@@ -99,7 +100,7 @@ def run(request: DecomposeRequest, out: Path, emit: Emit) -> DecomposeResult:
         return failed(DecomposeResult, f.failure, seconds=seconds, log=log)
 
 
-run_job = TypedJob(run, DecomposeRequest)  # the worker's entry (core/jobs/typed_job.py)
+run_job = TypedJob(run, DECOMPOSE)  # the worker's entry: the `decompose` job of core/jobs/kinds.py
 
 
 def _normalise_target(request: DecomposeRequest) -> tuple[str, str | None]:

@@ -19,6 +19,7 @@ from pt2_viewer.core.deploy.provenance import call_nodes, source_index, target_t
 from pt2_viewer.core.deploy.pte_map import pte_program, source_to_pte
 from pt2_viewer.core.deploy.why import SupportRecorder, Verdict, verdicts
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
+from pt2_viewer.core.jobs.kinds import LOWER
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
 from pt2_viewer.core.jobs.schemas.lower import BACKENDS, LowerRequest, LowerResult, NotDelegated
 from pt2_viewer.core.jobs.typed_job import TypedJob, reporting
@@ -36,7 +37,7 @@ def run(request: LowerRequest, out: Path, emit: Emit) -> LowerResult:
     return reporting(_run, request, out, emit, LowerResult(ok=False), finished_only=("seconds",))
 
 
-run_job = TypedJob(run, LowerRequest)  # the worker's entry (core/jobs/typed_job.py)
+run_job = TypedJob(run, LOWER)  # the worker's entry: the `lower` job of core/jobs/kinds.py
 
 
 def etrecord_path_for(pte: str | Path) -> Path:

@@ -45,6 +45,7 @@ from pt2_viewer.core.export.fixes.code_fixes import Candidates
 from pt2_viewer.core.export.fixes.verify import budget_s, verify
 from pt2_viewer.core.export.guards import GuardCapture, GuardLog, resolve_inputs
 from pt2_viewer.core.export.report import CONVENTION, REPORT_FILE, ExportCall, ExportReport, Rerun, ScriptError
+from pt2_viewer.core.jobs.kinds import EXPORT_SCRIPT
 from pt2_viewer.core.jobs.protocol import PROGRESS, write_json_atomic
 from pt2_viewer.core.jobs.schemas.export import ExportDone, ExportRequest
 from pt2_viewer.core.jobs.typed_job import TypedJob
@@ -503,4 +504,4 @@ def run(request: ExportRequest, out: Path, emit: Emit) -> ExportDone:
                       programs=[c.pt2 for c in calls if c.pt2])
 
 
-run_job = TypedJob(run, ExportRequest)  # the worker's entry (core/jobs/typed_job.py)
+run_job = TypedJob(run, EXPORT_SCRIPT)  # the worker's entry: the `export_script` job of core/jobs/kinds.py

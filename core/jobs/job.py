@@ -17,7 +17,7 @@ from pt2_viewer.core.jobs.schemas.base import Schema
 
 
 class Job(Protocol):
-    job: str  # the job's name (core/worker/__main__.py JOBS)
+    job: str  # the job's name: a kind of core/jobs/kinds.py
     request: Schema  # the job's typed request (core/jobs/spec.py)
     out_dir: Path  # where request.json and result.json are
     outcome: JobOutcome | None  # set once it ended

@@ -5,9 +5,9 @@ machine (`remote.job.RemoteJob`) all take a `JobSpec`, so the options a job take
 caller that picks the kind of job (`WarmPool.job`, `worker_job`) passes the spec on as it came. A kind of job that
 has no use for an option (a warm worker's `python` is its key's) ignores it there, in one line that says why.
 
-The request is the job's typed request (a dataclass of core/jobs/schemas/); whoever runs the job reads its fields
-(the warm pool its program, the window's driver its trust) and writes its JSON only where it leaves this process:
-request.json for the worker, the SSH server's copy, the warm worker's job line.
+The request is the job's typed request, of the type its kind says (core/jobs/kinds.py), checked here; whoever runs
+the job reads its fields (the warm pool its program, the window's driver its trust) and writes its JSON only where it
+leaves this process: request.json for the worker, the SSH server's copy, the warm worker's job line.
 """
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.jobs.kinds import JobKind, job_kind
 from pt2_viewer.core.jobs.outcome import JobOutcome
-from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError
-from pt2_viewer.core.jobs.schemas.jobs import JOB_SCHEMAS
+from pt2_viewer.core.jobs.schemas.base import Schema
 
 DEFAULT_TIMEOUT_S = 3600.0  # a job with no limit given stops after an hour (timeout_s=0: no limit)
 
@@ -28,8 +28,8 @@ DEFAULT_TIMEOUT_S = 3600.0  # a job with no limit given stops after an hour (tim
 class JobSpec:
     """A job to run: its name, request and folder, the worker's limits and environment, and who hears from it."""
 
-    job: str  # the job's name (core/worker/__main__.py JOBS)
-    request: Schema  # the job's typed request (JOB_SCHEMAS[job].request); JSON given here is read through it
+    job: str  # the job's name: a kind of core/jobs/kinds.py
+    request: Schema  # the job's typed request (its kind's `request`); JSON given here is read through it
     out_dir: str | os.PathLike[str]  # where request.json and result.json go (resolved: `folder`)
     timeout_s: float | None = None  # None: the default (an hour); 0: none
     memory_limit_mb: int | None = None  # the worker's address-space limit and its tree's cap; None: default, 0: none
@@ -41,8 +41,13 @@ class JobSpec:
     on_finished: Callable[[JobOutcome], None] | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.request, Mapping):  # a request written as JSON (the tests, a script's own): read it here
-            self.request = typed_request(self.job, self.request)
+        """The request checked against the job's kind: `UnknownJob` for a name no kind has, `SchemaError` for JSON
+        that does not read as its request, `TypeError` for a request of another type."""
+        self.request = kind_request(job_kind(self.job), self.request)
+
+    @property
+    def kind(self) -> JobKind[Any, Any]:
+        return job_kind(self.job)
 
     @property
     def folder(self) -> Path:
@@ -54,24 +59,18 @@ class JobSpec:
         return DEFAULT_TIMEOUT_S if self.timeout_s is None else (self.timeout_s or None)
 
 
-@dataclass
-class JsonRequest(Schema):
-    """A request kept as the JSON it came as (every key in `extra`, written back as it came): for a job with no
-    schema, or a request that does not read through its job's. The worker's own check is the one that counts: it
-    says what is wrong as the job's failure of kind `request`."""
-
-    KIND = "request"
-
-
-def typed_request(job: str, request: Mapping[str, Any]) -> Schema:
-    """`request` (JSON) read through `job`'s request schema: the one place a JobSpec's request is read from JSON."""
-    schema = JOB_SCHEMAS.get(job)
-    if schema is not None:
-        try:
-            return schema.request.from_json(request)
-        except SchemaError:
-            pass  # sent as it is: the worker turns it into a `request` failure, in its own words
-    return JsonRequest.from_json(request)
+def kind_request(kind: JobKind[Any, Any], request: Schema | Mapping[str, Any]) -> Schema:
+    """`request` as `kind`'s request type: JSON (the tests', a script's own) read through it, a request of that type
+    as it is, and one of a type it extends (a `RunRequest` for `run_pte`, whose `ArtifactRunRequest` adds `source`,
+    `method` and `etrecord`) read as one with those fields unset. Any other type is a caller's mistake: TypeError."""
+    wanted = kind.request
+    if isinstance(request, Mapping):
+        return wanted.from_json(request)
+    if isinstance(request, wanted):
+        return request
+    if isinstance(request, Schema) and issubclass(wanted, type(request)):
+        return wanted.from_json(request.to_json())
+    raise TypeError(f"the job '{kind.name}' takes a {wanted.__name__}, not a {type(request).__name__}")
 
 
-__all__ = ["DEFAULT_TIMEOUT_S", "JobSpec", "JsonRequest", "typed_request"]
+__all__ = ["DEFAULT_TIMEOUT_S", "JobSpec", "kind_request"]

@@ -1,10 +1,11 @@
 """A job that takes its typed request and returns its typed result; JSON only at the process boundary.
 
 A job module writes `def run(request: XRequest, out: Path, emit) -> XResult` and exposes it to the worker as
-`run_job = TypedJob(run, XRequest)`. The worker (core/worker/__main__.py) checks the request against the job's schema
-and calls `run_job.typed` with the request it read, then writes the returned result's `to_json()` to result.json.
-Calling `run_job(request_dict, out, emit)` does the same reading and writing in this process (the tests do, to stay
-fast): the dict is read through the schema and the result comes back as its JSON.
+`run_job = TypedJob(run, X)`, X its `JobKind` (core/jobs/kinds.py: the request and result types are the kind's, and
+the type checker holds `run` to them). The worker (core/worker/__main__.py) reads the request through the kind's
+schema and calls `run_job.typed` with it, then writes the returned result's `to_json()` to result.json. Calling
+`run_job(request_dict, out, emit)` does the same reading and writing in this process (the tests do, to stay fast):
+the dict is read through the schema and the result comes back as its JSON.
 
 `reporting(body, request, out, emit, result)` runs a job body that fills in `result` as it learns, and
 `failed(XResult, failure, **learned)` makes a failed result: either way a failed result carries only what the job
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pt2_viewer.core.jobs.errors import JobFailure
+from pt2_viewer.core.jobs.kinds import JobKind
 from pt2_viewer.core.jobs.schemas.base import Schema
 from pt2_viewer.core.jobs.schemas.failure import Failure, JobResult
 
@@ -30,15 +32,15 @@ Emit = Callable[[dict[str, Any]], None]
 
 @dataclass(frozen=True)
 class TypedJob(Generic[Req, Res]):
-    """A job's typed body and its request schema; called with a dict, it is the job at the process boundary."""
+    """A job's typed body and its kind; called with a dict, it is the job at the process boundary."""
 
     typed: Callable[[Req, Path, Emit], Res]
-    request_type: type[Req]
+    kind: JobKind[Req, Res]
 
     def __call__(self, request: dict[str, Any], out: Path, emit: Emit) -> dict[str, Any]:
         """The result's JSON as the job hands it to the worker, which writes it through the schema (adding
         `"version"`)."""
-        result = self.typed(self.request_type.from_json(request), Path(out), emit).to_json()
+        result = self.typed(self.kind.request.from_json(request), Path(out), emit).to_json()
         result.pop("version", None)
         return result
 

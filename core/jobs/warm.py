@@ -3,10 +3,11 @@
 `WarmPool.job(spec)` (a `JobSpec`) returns a job with the one interface of core/jobs/job.py (`Job`:
 start, fds, poll, cancel, wait, outcome, events, stdout_lines, stderr_lines; the type checker checks it): a
 `WarmJob` that runs in the warm worker for the request's program (`python -m pt2_viewer.core.worker serve`, started
-on first use or by `prewarm`), or a plain one-shot `WorkerJob` when the job cannot go warm. Goes warm: a job other
-than `export_script` whose request names a `program`, when that program's worker is alive and idle (or none exists
-yet). Otherwise one-shot: a busy worker (a run while a decompose runs), `PT2V_WARM=0`, or no program in the request.
-The command lines never use the pool: one-shot.
+on first use or by `prewarm`), or a plain one-shot `WorkerJob` when the job cannot go warm. Goes warm: a job whose
+kind a warm worker serves (`JobKind.warm`, core/jobs/kinds.py: all but `export_script`) and whose request names a
+`program`, when that program's worker is alive and idle (or none exists yet). Otherwise one-shot: a busy worker (a
+run while a decompose runs), `PT2V_WARM=0`, or no program in the request. The command lines never use the pool:
+one-shot.
 
 The worker keeps the loaded `ExportedProgram` (core/jobs/program_cache.py): every job still passes the archive's
 safety check with its own `trust`; each gets its own copy of the graph; a job that changed the weights drops them.
@@ -50,6 +51,7 @@ from pt2_viewer.core.jobs.client import (
     start_worker_process,
     stopped_message,
 )
+from pt2_viewer.core.jobs.kinds import Warm
 from pt2_viewer.core.jobs.protocol import describe_exit, write_json_atomic
 from pt2_viewer.core.jobs.python_env import HOW_TO_FIX, choose_worker_python, worker_environment
 from pt2_viewer.core.jobs.schemas.run import ProgramRequest
@@ -60,7 +62,6 @@ WARM_ENV = "PT2V_WARM"  # "0": every job one-shot
 IDLE_ENV = "PT2V_WARM_IDLE_S"
 MEMORY_ENV = "PT2V_WARM_MEMORY_MB"
 DEFAULT_IDLE_S = 600.0
-NOT_WARM = frozenset({"export_script"})
 READY = "ready"
 
 
@@ -378,14 +379,21 @@ class WarmPool:
 
     # -- jobs ------------------------------------------------------------------------------------------------------
     def key(self, spec: JobSpec) -> WarmKey | None:
-        request = spec.request  # a job on a program (ProgramRequest): its worker is that program's
-        if not self.enabled or spec.job in NOT_WARM or not isinstance(request, ProgramRequest) or not request.program:
+        """The warm worker `spec` runs in, or None when it runs one-shot."""
+        if spec.kind.warm is Warm.NEVER:
+            return None
+        return self._key(spec.request, spec.python, spec.memory_limit_mb, spec.env, spec.cwd)
+
+    def _key(self, request: object, python: str | None = None, memory_limit_mb: int | None = None,
+             env: dict[str, str] | None = None, cwd: str | None = None) -> WarmKey | None:
+        """A job on a program (ProgramRequest): its worker is that program's, with the job's Python and limits."""
+        if not self.enabled or not isinstance(request, ProgramRequest) or not request.program:
             return None
         return WarmKey(program=str(Path(request.program).resolve()),
-                       python=spec.python or choose_worker_python().path,
+                       python=python or choose_worker_python().path,
                        preload=request.preload or None,
-                       memory_limit_mb=spec.memory_limit_mb,
-                       env=tuple(sorted((str(k), str(v)) for k, v in spec.env.items())), cwd=spec.cwd)
+                       memory_limit_mb=memory_limit_mb,
+                       env=tuple(sorted((str(k), str(v)) for k, v in (env or {}).items())), cwd=cwd)
 
     def job(self, spec: JobSpec) -> AnyJob:
         """A job that runs warm when it can, else one-shot; not started yet (call `start()`)."""
@@ -396,11 +404,12 @@ class WarmPool:
             return WorkerJob(spec)
         return WarmJob(worker, spec)
 
-    def prewarm(self, program: str, **options: Any) -> WarmWorker | None:
-        """Start the program's worker now (it imports torch while the user chooses what to do); `options` are
-        JobSpec's."""
+    def prewarm(self, program: str, python: str | None = None, memory_limit_mb: int | None = None,
+                env: dict[str, str] | None = None, cwd: str | None = None) -> WarmWorker | None:
+        """Start the program's worker now (it imports torch while the user chooses what to do); the options are those
+        of the JobSpecs that will run in it."""
         self.reap()
-        key = self.key(JobSpec("prewarm", ProgramRequest(program=program), "", **options))
+        key = self._key(ProgramRequest(program=program), python, memory_limit_mb, env, cwd)
         return self._worker(key) if key is not None else None
 
     def _worker(self, key: WarmKey) -> WarmWorker | None:

@@ -28,6 +28,7 @@ from pt2_viewer.core.compare.mapping import write_mapping
 from pt2_viewer.core.decompose.job import decompose, decomposition_table, mapping_path_for
 from pt2_viewer.core.decompose.provenance import provenance_mapping
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
+from pt2_viewer.core.jobs.kinds import NUMERICS
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
 from pt2_viewer.core.jobs.schemas.numerics import (
     DivergenceRecord,
@@ -74,7 +75,7 @@ def run(request: NumericsRequest, out: Path, emit: Emit) -> NumericsResult:
                                                               cuda_unavailable_reason=why))
 
 
-run_job = TypedJob(run, NumericsRequest)  # the worker's entry (core/jobs/typed_job.py)
+run_job = TypedJob(run, NUMERICS)  # the worker's entry: the `numerics` job of core/jobs/kinds.py
 
 
 def candidate_kind(candidate: str) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 
 from pt2_viewer.core.jobs.archive_check import ArchiveCheck
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
+from pt2_viewer.core.jobs.kinds import RUN_AOTI
 from pt2_viewer.core.jobs.loading import Trusting, require_native, trust_options
 from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.run import Hot, KernelTime, RunResult
@@ -44,7 +45,7 @@ def run(request: ArtifactRunRequest, out: Path, emit: Emit) -> RunResult:
                                                          cuda_unavailable_reason=why))
 
 
-run_job = TypedJob(run, ArtifactRunRequest)  # the worker's entry (core/jobs/typed_job.py)
+run_job = TypedJob(run, RUN_AOTI)  # the worker's entry: the `run_aoti` job of core/jobs/kinds.py
 
 
 def load_package(path: Path, request: Trusting, model: str | None = None, device: str = "cpu"

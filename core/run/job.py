@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
+from pt2_viewer.core.jobs.kinds import RUN_PROGRAM
 from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
 from pt2_viewer.core.jobs.schemas.run import Build, Difference, Hot, RunRequest, RunResult
 from pt2_viewer.core.jobs.schemas.run import Inputs as InputsReport
@@ -55,7 +56,7 @@ def run(request: RunRequest, out: Path, emit: Emit) -> RunResult:
                                                          cuda_unavailable_reason=why))
 
 
-run_job = TypedJob(run, RunRequest)  # the worker's entry (core/jobs/typed_job.py)
+run_job = TypedJob(run, RUN_PROGRAM)  # the worker's entry: the `run_program` job of core/jobs/kinds.py
 
 
 def _device(request: RunRequest, report: RunResult) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pt2_viewer.core.deploy.node_times import pte_node_times
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
+from pt2_viewer.core.jobs.kinds import RUN_PTE
 from pt2_viewer.core.jobs.loading import load_program, trust_options
 from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunResult
@@ -36,7 +37,7 @@ def run(request: ArtifactRunRequest, out: Path, emit: Emit) -> RunResult:
                                                          cuda_unavailable_reason=why))
 
 
-run_job = TypedJob(run, ArtifactRunRequest)  # the worker's entry (core/jobs/typed_job.py)
+run_job = TypedJob(run, RUN_PTE)  # the worker's entry: the `run_pte` job of core/jobs/kinds.py
 
 
 def runtime() -> Any:

@@ -1,18 +1,18 @@
 """Entry point of a worker process: `python -m pt2_viewer.core.worker JOB --request REQUEST.json --out DIR`.
 
-It imports the module JOBS names for JOB (below), calls its `run_job(request, out, emit)` with the request checked
-against the job's schema (core/jobs/schemas/; a typed job, core/jobs/typed_job.py, gets the request object and
-returns its result object), writes the returned dict through that schema to DIR/result.json and
-emits `done`, or emits `error` with the message and traceback if the job raised. Events go
-to the file descriptor in `PT2V_EVENTS_FD` (stderr when it is not set, for running a job by hand). `--max-memory-mb`
-caps the address space with resource.setrlimit before any job code runs, so a script that eats memory fails inside
-this process instead of taking the machine down. The client (core/jobs/client.py) starts this in its own process
-group.
+It imports the module that JOB's kind names (core/jobs/kinds.py), reads the request through the kind's schema, hands
+it to the module's `run_job` (a `TypedJob` of that kind, core/jobs/typed_job.py), writes the result object it
+returns through the kind's result schema to DIR/result.json and emits `done`, or emits `error` with the message and
+traceback if the job raised. Events go to the file descriptor in `PT2V_EVENTS_FD` (stderr when it is not set, for
+running a job by hand). `--max-memory-mb` caps the address space with resource.setrlimit before any job code runs, so
+a script that eats memory fails inside this process instead of taking the machine down. The client
+(core/jobs/client.py) starts this in its own process group.
 
 `python -m pt2_viewer.core.worker serve [--max-memory-mb N] [--idle-timeout S]` is the warm worker
-(core/jobs/warm.py): it imports torch and the program jobs at once, then runs jobs one after another, each asked
-for by a JSON line on its stdin (`{"id", "job", "request", "out"}`), with the same events (each with `job_id`),
-result.json and `done`/`error` as a one-shot worker. A `ProgramCache` takes the place of `load_program`, so a job on
+(core/jobs/warm.py): it imports torch and the jobs whose kind says to import them first (`Warm.PREIMPORTED`), then
+runs jobs one after another, those a warm worker may serve (`JobKind.warm`), each asked for by a JSON line on its
+stdin (`{"id", "job", "request", "out"}`), with the same events (each with `job_id`), result.json and `done`/`error`
+as a one-shot worker. A `ProgramCache` takes the place of `load_program`, so a job on
 a program an earlier job loaded does not load it again (core/jobs/program_cache.py). It exits when its stdin closes
 (the client went away, even mid-job), after `--idle-timeout` seconds without a job, or after a job raised.
 """
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.jobs.errors import failed_result
+from pt2_viewer.core.jobs.kinds import JOB_KINDS, JobKind, Warm, job_kind
 from pt2_viewer.core.jobs.program_cache import ProgramCache, install
 from pt2_viewer.core.jobs.protocol import (
     DONE,
@@ -44,21 +45,8 @@ from pt2_viewer.core.jobs.protocol import (
 from pt2_viewer.core.jobs.python_env import missing_torch_message
 from pt2_viewer.core.jobs.schemas.base import SchemaError
 from pt2_viewer.core.jobs.schemas.failure import Failure
-from pt2_viewer.core.jobs.schemas.jobs import JOB_SCHEMAS
 from pt2_viewer.core.jobs.schemas.warm import WarmJobLine
 from pt2_viewer.core.jobs.typed_job import TypedJob
-
-# The jobs a worker runs, by name. The worker is the top of the child process: it names the domain modules that hold
-# the jobs (each imports torch), and they import only what lies below them (pt2_viewer.core.jobs), never the worker.
-JOBS: dict[str, str] = {
-    "export_script": "pt2_viewer.core.export.job",
-    "decompose": "pt2_viewer.core.decompose.job",
-    "run_program": "pt2_viewer.core.run.job",
-    "numerics": "pt2_viewer.core.numerics.job",
-    "run_pte": "pt2_viewer.core.run.pte_job",  # an ExecuTorch .pte, with executorch.runtime
-    "run_aoti": "pt2_viewer.core.run.aoti_job",  # an AOTInductor package, after --allow-native
-    "lower": "pt2_viewer.core.deploy.lower",  # a .pt2 lowered to an ExecuTorch .pte, with its ETRecord
-}
 
 
 class EventWriter:
@@ -103,28 +91,27 @@ def limit_memory(megabytes: int) -> None:
 
 
 SERVE = "serve"
-SERVE_PREIMPORT = ("decompose", "run_program")  # imported before the first job: torch and its export machinery
-NOT_SERVED = frozenset({"export_script"})  # runs a user's script as __main__ and patches torch: always one-shot
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m pt2_viewer.core.worker", description="Run one PT2 Viewer worker job.")
-    p.add_argument("job", help=f"job name: one of {', '.join(sorted(JOBS))}")
+    p.add_argument("job", help=f"job name: one of {', '.join(sorted(kind.name for kind in JOB_KINDS))}")
     p.add_argument("--request", required=True, type=Path, help="JSON file with the job's request")
     p.add_argument("--out", required=True, type=Path, help="folder for the job's results")
     p.add_argument("--max-memory-mb", type=int, default=None, help="address-space limit for this process")
     return p.parse_args(argv)
 
 
-def load_job(name: str) -> Callable[..., dict[str, Any]]:
-    """The `run_job(request, out, emit)` of a job named in JOBS (imported only when asked for: each pulls in torch)."""
-    if name not in JOBS:
-        raise ValueError(f"there is no job named '{name}' (jobs: {', '.join(sorted(JOBS))})")
-    module = importlib.import_module(JOBS[name])
-    run_job = getattr(module, "run_job", None)
-    if not callable(run_job):
-        raise ValueError(f"{JOBS[name]} has no run_job(request, out, emit) function")
+def load_job(name: str) -> TypedJob[Any, Any]:
+    """The `run_job` of the job named `name`, from the module its kind names (imported only when asked for: each
+    pulls in torch). The worker is the top of the child process: the domain modules that hold the jobs import only
+    what lies below them (pt2_viewer.core.jobs), never the worker."""
+    kind = job_kind(name)
+    run_job = getattr(importlib.import_module(kind.module), "run_job", None)
+    if not isinstance(run_job, TypedJob) or run_job.kind != kind:
+        raise ValueError(f"{kind.module} has no run_job = TypedJob(run, ...) for the job '{name}' "
+                         "(core/jobs/kinds.py)")
     return run_job
 
 
@@ -143,7 +130,11 @@ def read_request(path: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [SERVE]:
-        return serve(parse_serve_args(argv[1:]))
+        code = serve(parse_serve_args(argv[1:]))
+        _flush_std()
+        # At once, as at the end of its stdin: the thread reading it holds stdin's lock, and the interpreter's
+        # shutdown would wait for that lock and abort (SIGABRT, "could not acquire lock ... at interpreter shutdown").
+        os._exit(code)
     args = parse_args(argv)
     emit = open_events()
     emit({"type": STARTED, "job": args.job, "pid": os.getpid()})
@@ -154,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         request = read_request(args.request)
         out = args.out.resolve()
         out.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out / RESULT_FILE, run_checked(args.job, run_job, request, out, emit))
+        write_json_atomic(out / RESULT_FILE, run_checked(run_job, request, out, emit))
     except BaseException as e:  # the job failed: say so on the events pipe, then exit non-zero
         emit({"type": ERROR, "message": _error_message(e, args.max_memory_mb), "traceback": traceback.format_exc()})
         _flush_std()
@@ -164,29 +155,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_checked(name: str, run_job: Callable[..., dict[str, Any]], request: dict[str, Any], out: Path,
+def run_checked(run_job: TypedJob[Any, Any], request: dict[str, Any], out: Path,
                 emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """`run_job` on a request read through the job's schema (core/jobs/schemas/jobs.py), and its result written
-    through it: a malformed request is the job's failure of kind `request` (or, for a job that reports none, an
-    error); a result that does not fit its schema is a bug, raised. A typed job (core/jobs/typed_job.py) receives
-    the request as read and returns its result object, written here; a job not yet typed gets the dict as it came."""
-
-    schema = JOB_SCHEMAS.get(name)
-    if schema is None:
-        return run_job(request, out, emit)
+    """`run_job` on the request read through its kind's schema, and its result written through the kind's result
+    schema: a malformed request is the job's failure of kind `request` (or, for a job that reports none, an error);
+    a result that does not fit its schema is a bug, raised."""
+    kind: JobKind[Any, Any] = run_job.kind
     try:
-        typed_request = schema.request.from_json(request)
+        typed_request = kind.request.from_json(request)
     except SchemaError as e:
-        if not schema.reports_failures:
+        if not kind.reports_failures:
             raise ValueError(f"the request is malformed: {e}") from None
         failure = Failure("request", f"The request is malformed: {e}.", "Send the fields docs/jobs.md describes.")
         emit({"type": "job_failed", **failure.to_json()})
         result = failed_result(failure)
-    else:  # a typed job takes the request as read and returns its result object, written here
-        result = (run_job.typed(typed_request, out, emit).to_json() if isinstance(run_job, TypedJob)
-                  else run_job(request, out, emit))
+    else:
+        result = run_job.typed(typed_request, out, emit).to_json()
     as_written = json.loads(json.dumps(result, default=str))  # what result.json holds: paths and the like as text
-    return schema.result.from_json(as_written).to_json()
+    return kind.result.from_json(as_written).to_json()
 
 
 def _error_message(e: BaseException, max_memory_mb: int | None) -> str:
@@ -233,9 +219,9 @@ def serve(args: argparse.Namespace) -> int:
             limit_memory(args.max_memory_mb)
         import torch.export  # noqa: F401  (seconds: done before the first job is asked for the jobs import torch inside)
 
-        for name in SERVE_PREIMPORT:
-            if name in JOBS:
-                load_job(name)
+        for kind in JOB_KINDS:
+            if kind.warm is Warm.PREIMPORTED:
+                load_job(kind.name)
     except BaseException as e:
         emit({"type": ERROR, "message": _error_message(e, args.max_memory_mb), "traceback": traceback.format_exc()})
         _flush_std()
@@ -264,14 +250,14 @@ def serve_one(item: dict[str, Any], emit: Callable[[dict[str, Any]], None], cach
     cache.emit = job_emit
     try:
         line = WarmJobLine.from_json(item)
-        if name in NOT_SERVED:
+        if job_kind(name).warm is Warm.NEVER:
             raise ValueError(f"the job '{name}' runs only in a fresh worker")
         run_job = load_job(name)
-        install(cache, sys.modules[JOBS[name]])
+        install(cache, sys.modules[run_job.kind.module])
         request = read_request(Path(line.request))
         out = Path(line.out).resolve()
         out.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out / RESULT_FILE, run_checked(name, run_job, request, out, job_emit))
+        write_json_atomic(out / RESULT_FILE, run_checked(run_job, request, out, job_emit))
     except BaseException as e:
         job_emit({"type": ERROR, "message": _error_message(e, max_memory_mb), "traceback": traceback.format_exc()})
         _flush_std()

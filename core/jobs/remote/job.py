@@ -284,7 +284,7 @@ class RemoteJob:
             if size > 64 * 1024 * 1024:
                 self._progress("hash", f"Hashing {path.name} ({size / 2**20:,.0f} MB), once per version of the file")
 
-        job_plan = plan(self.job, self.request.to_json(), self.out_dir,
+        job_plan = plan(self.spec.kind, self.request.to_json(), self.out_dir,
                         int(folder_cap) * 2**20 if folder_cap.isdigit() else None, hashing)
         self._check_cancel()
         for _attempt in range(3):  # run at once; copy what the server says it lacks, and run again

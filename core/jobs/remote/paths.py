@@ -8,7 +8,8 @@ string in the events and the pulled JSON files (result.json, report.json, mappin
 is turned into the local path it stands for, so a result reads as if the job had run here.
 
 Which fields hold paths is the request schemas' to say (`local_path` in core/jobs/schemas/): an input file goes
-alone (a `.pt2`, a `.pte`), a `.py` file goes with its folder; `OUTPUT_FIELDS` are files the job writes.
+alone (a `.pt2`, a `.pte`), a `.py` file goes with its folder; the job's kind names those that are files it writes
+(`JobKind.outputs`, core/jobs/kinds.py).
 """
 from __future__ import annotations
 
@@ -18,20 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.jobs.kinds import JobKind
 from pt2_viewer.core.jobs.remote.content import file_digest, folder_files
-from pt2_viewer.core.jobs.schemas.jobs import local_path_fields
 
 JOB_TOKEN = "@PT2V_JOB@"
 OUT = "out"
 
-
-OUTPUT_FIELDS = frozenset({"output", "aoti_package"})  # files a job writes: their folders come back
-
-
-def path_fields(job: str) -> tuple[list[str], list[str]]:
-    """(input fields, output fields) of a job's request: the schema's local-path fields (core/jobs/schemas/)."""
-    names = list(dict.fromkeys(n for n in local_path_fields(job) if "." not in n))
-    return [n for n in names if n not in OUTPUT_FIELDS], [n for n in names if n in OUTPUT_FIELDS]
 
 
 @dataclass(frozen=True)
@@ -59,12 +52,12 @@ class Plan:
         return [OUT, *self.outputs]
 
 
-def plan(job: str, request: dict[str, Any], out_dir: Path, cap_bytes: int | None = None,
+def plan(kind: JobKind[Any, Any], request: dict[str, Any], out_dir: Path, cap_bytes: int | None = None,
          on_hash: Callable[[Path, int], None] | None = None) -> Plan:
     """Rewrite `request` for the server and list the files it needs there (hashing them, from the cache when known).
     `request` is the job's request as JSON, the form it crosses to the server in: the local paths its schema marks
-    (`path_fields`) are read and rewritten here, at that boundary, by key."""
-    inputs, outputs = path_fields(job)
+    (`JobKind.path_fields`) are read and rewritten here, at that boundary, by key."""
+    inputs, outputs = kind.path_fields()
     remote = dict(request)
     result = Plan(remote)
     seen: dict[Path, str] = {}

@@ -15,7 +15,7 @@ class WarmJobLine(Schema):
     KIND = "warm job line"
 
     id: int  # the client's number for the job, echoed as `job_id` in its events
-    job: str  # a job name of core/worker/__main__.py's JOBS
+    job: str  # a job name: a kind of core/jobs/kinds.py
     request: str = local_path(default="")  # the request file (OUT/request.json)
     out: str = local_path(default="")  # the job's folder
 

@@ -1,8 +1,8 @@
 """The job schemas (core/jobs/schemas/) on real results: every result a real decompose, run and numerics job returns,
 successful or failed, reads through its schema and writes back as the same JSON, keys in the same order, plus
 `version`; the documented fields are there (docs/jobs.md, docs/numerics.md); a field of the wrong type is named; a
-newer version is refused; the worker turns a malformed request into a `request` failure; the fields that hold local
-paths are the ones the remote worker carries."""
+newer version is refused; a JobSpec reads its request through its kind's schema, and the worker turns a malformed
+request into a `request` failure; the fields that hold local paths are the ones the remote worker carries."""
 from __future__ import annotations
 
 import json
@@ -14,14 +14,15 @@ import pytest
 
 from pt2_viewer.core.decompose.job import run_job as decompose
 from pt2_viewer.core.jobs import client, protocol
-from pt2_viewer.core.jobs.remote.paths import OUTPUT_FIELDS, path_fields
+from pt2_viewer.core.jobs.kinds import JOB_KINDS, job_kind
+from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.base import SchemaError
 from pt2_viewer.core.jobs.schemas.decompose import DecomposeRequest, DecomposeResult
-from pt2_viewer.core.jobs.schemas.events import JobFailed, Progress
+from pt2_viewer.core.jobs.schemas.events import EVENTS, JobFailed, Progress
 from pt2_viewer.core.jobs.schemas.failure import Failure
-from pt2_viewer.core.jobs.schemas.jobs import JOB_SCHEMAS, local_path_fields
 from pt2_viewer.core.jobs.schemas.numerics import NumericsResult
-from pt2_viewer.core.jobs.schemas.run import RunResult
+from pt2_viewer.core.jobs.schemas.run import RunRequest, RunResult
+from pt2_viewer.core.jobs.spec import JobSpec
 from pt2_viewer.core.numerics.job import run_job as numerics
 from pt2_viewer.core.run.job import run_job as run
 from tests.programs import pt2_path  # noqa: F401  (pt2_path is a fixture)
@@ -38,7 +39,7 @@ NUMERICS_FIELDS = ["ok", "program", "candidate", "kind", "threshold", "inputs", 
 def round_trip(job: str, result: dict[str, Any]) -> dict[str, Any]:
     """The result as the worker writes it (through the schema), from its JSON text."""
     data = json.loads(json.dumps(result))
-    written = JOB_SCHEMAS[job].result.from_json(data).to_json()
+    written = job_kind(job).result.from_json(data).to_json()
     assert written == {**data, "version": 1}
     assert list(written) == [*data, "version"], "the keys keep their order (--json prints them)"
     return written
@@ -49,16 +50,28 @@ def results(pt2_path: Callable[[str], Path], tmp_path_factory: pytest.TempPathFa
             ) -> dict[str, dict[str, Any]]:
     program = str(pt2_path("batchnorm_train"))
     out = tmp_path_factory.mktemp("schemas")
-    quiet = lambda _e: None  # noqa: E731
+    sent: dict[str, list[str]] = {}  # the event types each job sent
+
+    def events_of(job: str) -> Callable[[dict[str, Any]], None]:
+        return lambda event: sent.setdefault(job, []).append(event["type"])
+
+    d, r, n = events_of("decompose"), events_of("run_program"), events_of("numerics")
     return {
-        "decompose": decompose({"program": program, "to": "core", "output": str(out / "bn.core.pt2")}, out, quiet),
-        "decompose_failed": decompose({"program": program, "to": "nowhere"}, out, quiet),
-        "run": run({"program": program, "runs": 2, "warmup": 1, "node_times": True}, out, quiet),
-        "run_failed": run({"program": str(out / "missing.pt2")}, out, quiet),
-        "numerics_core": numerics({"program": program, "candidate": "core", "save_candidate": True}, out, quiet),
-        "numerics_bf16": numerics({"program": program, "candidate": "bf16"}, out, quiet),
-        "numerics_failed": numerics({"program": program, "candidate": "int3"}, out, quiet),
+        "decompose": decompose({"program": program, "to": "core", "output": str(out / "bn.core.pt2")}, out, d),
+        "decompose_failed": decompose({"program": program, "to": "nowhere"}, out, d),
+        "run": run({"program": program, "runs": 2, "warmup": 1, "node_times": True}, out, r),
+        "run_failed": run({"program": str(out / "missing.pt2")}, out, r),
+        "numerics_core": numerics({"program": program, "candidate": "core", "save_candidate": True}, out, n),
+        "numerics_bf16": numerics({"program": program, "candidate": "bf16"}, out, n),
+        "numerics_failed": numerics({"program": program, "candidate": "int3"}, out, n),
+        "events": sent,
     }
+
+
+def test_jobs_send_only_every_job_s_events_and_their_kind_s(results: dict[str, dict[str, Any]]) -> None:
+    for job, types in results["events"].items():
+        assert "progress" in types and "job_failed" in types, job
+        assert set(types) <= set(EVENTS) | set(job_kind(job).events), job
 
 
 def test_decompose_results_are_their_schema_s_json(results: dict[str, dict[str, Any]]) -> None:
@@ -112,10 +125,26 @@ def test_a_field_of_the_wrong_type_is_named_and_a_newer_version_refused() -> Non
     assert JobFailed.from_json({"type": "job_failed", "kind": "load", "message": "m"}).failure().text() == "m"
 
 
+def test_a_job_s_request_is_its_kind_s(tmp_path: Path) -> None:
+    """JobSpec reads JSON through the kind's request schema and names what does not fit; a request of another type
+    is refused, one of the type its kind's extends is read as the kind's."""
+    spec = JobSpec("run_program", {"program": "a.pt2", "runs": 2}, tmp_path)
+    assert type(spec.request) is RunRequest and spec.request.runs == 2 and spec.kind is job_kind("run_program")
+    with pytest.raises(SchemaError, match="run request.runs: expected a whole number, got a string"):
+        JobSpec("run_program", {"program": "a.pt2", "runs": "ten"}, tmp_path)
+    with pytest.raises(TypeError, match="the job 'decompose' takes a DecomposeRequest, not a RunRequest"):
+        JobSpec("decompose", RunRequest(program="a.pt2"), tmp_path)
+    with pytest.raises(ValueError, match="there is no job named 'no_such_job' \\(jobs: decompose, export_script"):
+        JobSpec("no_such_job", {}, tmp_path)
+    widened = JobSpec("run_pte", RunRequest(program="m.pte", runs=3), tmp_path).request  # the Run tab's, on a .pte
+    assert isinstance(widened, ArtifactRunRequest) and widened.runs == 3 and widened.source is None
+
+
 def test_the_worker_turns_a_malformed_request_into_a_request_failure(pt2_path: Callable[[str], Path],  # noqa: F811
                                                                      tmp_path: Path) -> None:
-    job, outcome = client.run_job("run_program", {"program": str(pt2_path("batchnorm_train")), "runs": "ten"},
-                                  tmp_path, timeout_s=240)
+    # a caller that ignored the types (dataclasses do not check them): the worker's own reading is the one that counts
+    malformed = RunRequest(program=str(pt2_path("batchnorm_train")), runs="ten")  # type: ignore[arg-type]
+    job, outcome = client.run_job("run_program", malformed, tmp_path, timeout_s=240)
     assert outcome.status == protocol.OK, outcome.message
     result = RunResult.from_json(outcome.result)
     assert not result.ok and result.error is not None and result.error.kind == "request"
@@ -131,9 +160,10 @@ def test_the_worker_turns_a_malformed_request_into_a_request_failure(pt2_path: C
 
 
 def test_local_path_fields_are_what_the_remote_worker_carries() -> None:
-    for job in JOB_SCHEMAS:
-        inputs, outputs = path_fields(job)  # what a remote job copies there, and what it brings back
-        assert set(inputs) | set(outputs) == set(local_path_fields(job)), job
-        assert set(outputs) <= OUTPUT_FIELDS
-    assert set(local_path_fields("decompose")) == {"program", "to", "preload", "table", "output"}
-    assert "aoti_package" in local_path_fields("run_program")
+    for kind in JOB_KINDS:
+        inputs, outputs = kind.path_fields()  # what a remote job copies there, and what it brings back
+        assert set(inputs) | set(outputs) == set(kind.request.local_paths()), kind.name
+        assert outputs == list(kind.outputs), f"{kind.name}: its outputs are local-path fields of its request"
+    decompose, run = job_kind("decompose").path_fields(), job_kind("run_program").path_fields()
+    assert decompose == (["program", "preload", "to", "table"], ["output"])
+    assert run == (["program", "preload"], ["aoti_package"])

@@ -42,12 +42,10 @@ def _until(condition, timeout_s: float = 20.0) -> bool:  # type: ignore[no-untyp
 
 def _local(job: str, request: dict, out: Path) -> dict:  # type: ignore[type-arg]
     """The same job by a local worker's code, in this process."""
-    import importlib
-
-    from pt2_viewer.core.worker.__main__ import JOBS
+    from pt2_viewer.core.worker.__main__ import load_job
 
     out.mkdir(parents=True, exist_ok=True)
-    return importlib.import_module(JOBS[job]).run_job(request, out, lambda event: None)  # type: ignore[no-any-return]
+    return load_job(job)(request, out, lambda event: None)
 
 
 def test_worker_urls_and_which_worker_wins(monkeypatch):

@@ -11,6 +11,7 @@ import os
 import re
 import select
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -170,15 +171,19 @@ def test_memory_limit_turns_a_memory_eater_into_a_reported_error(tmp_path):
 
 
 def test_bad_requests_fail_with_a_message_that_says_what_is_wrong(tmp_path):
-    _, outcome = run_job("no_such_job", {}, tmp_path / "a", env=ENV)
-    assert outcome.status == protocol.FAILED
-    assert "there is no job named 'no_such_job'" in outcome.message
+    with pytest.raises(ValueError, match="there is no job named 'no_such_job'"):
+        JobSpec("no_such_job", {}, tmp_path / "a")  # no kind has that name: refused before a worker starts
     _, outcome = run_job(JOB, {"script": str(tmp_path / "missing.py")}, tmp_path / "b", env=ENV)
     assert outcome.status == protocol.FAILED
     assert re.search(r"missing\.py does not exist", outcome.message)
     assert "Traceback" in outcome.error_traceback
-    _, outcome = run_job("../evil", {}, tmp_path / "c", env=ENV)
-    assert outcome.status == protocol.FAILED and "there is no job named" in outcome.message
+    # the worker refuses it too, whoever wrote the request
+    (tmp_path / "request.json").write_text("{}")
+    for name in ("no_such_job", "../evil"):
+        run = subprocess.run([sys.executable, "-m", "pt2_viewer.core.worker", name, "--request",
+                              str(tmp_path / "request.json"), "--out", str(tmp_path / "c")],
+                             capture_output=True, text=True, env={**os.environ, **ENV}, timeout=120)
+        assert run.returncode == 1 and f"there is no job named '{name}'" in run.stderr, run.stderr
 
 
 def test_a_python_that_cannot_start_is_reported(tmp_path):
