@@ -28,16 +28,14 @@ def show(ep: object, name: str = "program", *, against: object = None, wait: boo
     `screenshot="graph.png"` instead saves a picture of the graph and returns once it is written. torch is imported
     only here, never by the window.
     """
-    import importlib
     import subprocess
     import sys
 
+    # Imported here, not at the top: every import of pt2_viewer.core runs this file first, and a window or a worker
+    # that never calls show() does not pay for these.
     from pt2_viewer.core.platform import temp_dirs
+    from pt2_viewer.core.report import inline
     from pt2_viewer.core.util.files import save_program
-
-    # The report is imported by name: low core layers import this package (for its version and path), and a static
-    # import here would read to import-linter as those layers reaching up into core.report.
-    inline = importlib.import_module("pt2_viewer.core.report.inline")
 
     for program in (ep, against):
         if program is not None and not (hasattr(program, "graph_module") and hasattr(program, "graph_signature")):
@@ -46,9 +44,10 @@ def show(ep: object, name: str = "program", *, against: object = None, wait: boo
     path = save_program(ep, folder / f"{name}.pt2")
     other = save_program(against, folder / f"{name}.against.pt2") if against is not None else None
     if screenshot is None and (inline.in_notebook() if notebook is None else notebook):
-        write = importlib.import_module("pt2_viewer.core.report.write")
+        from pt2_viewer.core.report.write import write_archive_report  # the report's pages: only for a notebook
+
         report = folder / f"{name}.html"
-        write.write_archive_report([path, other] if other is not None else path, report)
+        write_archive_report([path, other] if other is not None else path, report)
         return inline.shown(path, report)
     command = [sys.executable, "-m", "pt2_viewer", str(path), *([str(other)] if other is not None else [])]
     if screenshot is not None:

@@ -259,10 +259,11 @@ class Supervisor:
                                 pass_fds=(events_w,), env=env, cwd=cwd, start_new_session=True)
         self.proc = proc
         os.close(events_w)
-        import pt2_viewer  # the cached code's, found on sys.path above
-
+        # the pt2_viewer package the code was found in (the cache's, by sys.path above): process_tree is its
+        # core/jobs/process_tree.py
+        code = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(process_tree.__file__))))
         _say({"c": "hello", "pid": os.getpid(), "worker_pid": proc.pid, "marker": self.marker,
-              "python": sys.executable, "code": os.path.dirname(pt2_viewer.__file__), "job_dir": self.job_dir})
+              "python": sys.executable, "code": code, "job_dir": self.job_dir})
         assert proc.stdout is not None and proc.stderr is not None
         return {events_r: "e", proc.stdout.fileno(): "o", proc.stderr.fileno(): "r"}
 
