@@ -57,6 +57,7 @@ class NodeErrorRecord(Schema):
     group: list[str] | None = optional()
     delegate: str | None = optional()
     kernel: str | None = optional()  # an AOTInductor candidate (core/numerics/aoti.py): the kernel call compared
+    compared: bool | None = optional()  # false: no candidate value stands for it (`note` says why): never diverges
 
 
 @dataclass
@@ -104,6 +105,8 @@ class NumericsResult(JobResult):
     candidate_program: str | None = local_path(omit_none=True)  # save_candidate: the decomposed .pt2
     mapping: str | None = local_path(omit_none=True)  # and its node mapping
     compared_program: str | None = optional()  # a FILE.pte: which program's instructions were mapped, and how
+    etrecord_used: str | None = local_path(omit_none=True)  # a FILE.pte: the ETRecord that mapped it
+    etrecord_how: str | None = optional()  # "given", "beside" (NAME.etrecord by the .pte) or "relowered" (fresh)
     per_node: bool | None = optional()  # false: only the outputs could be compared
     note: str | None = optional()
     compared: int | None = optional()

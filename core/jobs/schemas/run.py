@@ -126,6 +126,8 @@ class RunResult(JobResult):
     node_times: dict[str, float] | None = optional()  # slowest first
     hottest: list[Hot] | None = optional()
     source_node_times: dict[str, float] | None = optional()  # a .pte with its source and ETRecord: by source node
+    etrecord_used: str | None = local_path(omit_none=True)  # the ETRecord that mapped source_node_times
+    etrecord_how: str | None = optional()  # "given", "beside" (NAME.etrecord by the .pte) or "relowered" (fresh)
     kernel_times: list[KernelTime] | None = optional()  # an AOTInductor package's kernels, slowest first
     kernel_times_note: str | None = optional()  # why no kernel could be timed
     compile: Build | None = optional()
