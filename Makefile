@@ -47,6 +47,8 @@ bench: setup
 zoo: setup
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/zoo.py $(if $(K),-k '$(K)')
 
+# The one-folder app without torch in dist/ (packaging/README.md): PyInstaller within 4 GB of memory, then the
+# bundle must open a .pt2 twice and a .pte away from the checkout.
 package: setup
 	bash packaging/build_bundle.sh
 

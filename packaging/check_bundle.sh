@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Open files with the built bundle the way a user gets it: `check_bundle.sh BUNDLE PT2 PTE [PICTURES]`.
+#
+# Called by build_bundle.sh (`make package`). The bundle is copied to a temporary folder and run with nothing of the
+# build machine in reach: a new HOME (so an empty cache), a clean environment (`env -i`: no PYTHONPATH, no .venv on
+# PATH), and the checkout (with its .venv) hidden under an empty tmpfs in a private mount namespace (`unshare`), so a
+# file the bundle lacks cannot be found in the sources it was built from. It then takes screenshots of
+#   1. PT2, on a first open (read from its JSON, then stored in the parsed-program cache),
+#   2. PT2 again, which must read the cache entry the first open wrote (the entry is reused, not written anew),
+#   3. PTE, an ExecuTorch program,
+# each a graph with nodes, laid out by the bundle's own Graphviz child. The pictures are copied to PICTURES.
+set -euo pipefail
+
+[ $# -ge 3 ] || { echo "usage: check_bundle.sh BUNDLE PT2 PTE [PICTURES]" >&2; exit 2; }
+BUNDLE=$(realpath "$1"); PT2=$(realpath "$2"); PTE=$(realpath "$3"); PICTURES=${4:-}
+CHECKOUT=$(cd "$(dirname "$0")/.." && pwd -P)
+VENV=$(realpath "$CHECKOUT/.venv" 2>/dev/null || true)
+
+AWAY=$(mktemp -d /tmp/pt2-viewer-bundle-check.XXXXXX)
+trap 'rm -rf "$AWAY"' EXIT
+cp -a "$BUNDLE" "$AWAY/pt2-viewer"
+mkdir "$AWAY/files" "$AWAY/home" "$AWAY/out"
+mkdir -m 700 "$AWAY/runtime"
+cp "$PT2" "$PTE" "$AWAY/files/"
+
+# What is hidden: the checkout, and .venv where it lives elsewhere (a link).
+HIDDEN=("$CHECKOUT")
+case "$VENV" in "$CHECKOUT"/*|"") ;; *) HIDDEN+=("$VENV") ;; esac
+
+# Run as root: a mount namespace. Otherwise: a user namespace that maps us to root inside it, where Debian, Ubuntu
+# and Fedora let a user mount a tmpfs.
+if [ "$(id -u)" = 0 ] && unshare --mount true 2>/dev/null; then
+  HIDE=(unshare --mount --propagation private)
+elif unshare --user --map-root-user --mount true 2>/dev/null; then
+  HIDE=(unshare --user --map-root-user --mount --propagation private)
+else
+  HIDE=()
+  echo "check_bundle: unshare cannot make a mount namespace here, so the checkout stays in reach of the bundle" >&2
+fi
+
+cat > "$AWAY/check.sh" <<'INNER'
+set -u
+AWAY=$1; PT2=$AWAY/files/$2; PTE=$AWAY/files/$3; HIDING=$4; shift 4
+fail() { echo "check_bundle: $*" >&2; exit 1; }
+if [ "$HIDING" = 1 ]; then
+  for folder in "$@"; do
+    mount -t tmpfs -o size=1m pt2-viewer-hidden "$folder" || fail "could not hide $folder"
+  done
+  [ -z "$(ls -A "$1")" ] || fail "$1 is still in reach"
+fi
+cd "$AWAY/out"
+
+# A user's session: a home, the system's PATH, a UTF-8 locale, a runtime folder; no display (--screenshot needs none).
+open_in_bundle() {
+  local file=$1 picture=$AWAY/out/$2
+  env -i HOME="$AWAY/home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 XDG_RUNTIME_DIR="$AWAY/runtime" \
+    "$AWAY/pt2-viewer/pt2-viewer" "$file" --screenshot "$picture" >/dev/null \
+    || fail "the bundle could not open $(basename "$file") (its message is above)"
+  [ -s "$picture" ] || fail "the bundle wrote no picture of $(basename "$file")"
+  grep -q '"kind": "node"' "${picture%.png}.json" \
+    || fail "the bundle's picture of $(basename "$file") shows no node (${picture%.png}.json)"
+}
+cache_entry() {  # the parsed-program cache's entries: inode and modification time of each
+  find "$AWAY/home/.cache/pt2-viewer/programs" -name "*.msgpack" -printf "%i %T@\n" 2>/dev/null
+}
+
+open_in_bundle "$PT2" first-open.png
+first=$(cache_entry)
+[ -n "$first" ] || fail "the first open of $(basename "$PT2") stored nothing in the parsed-program cache" \
+  "($AWAY/home/.cache/pt2-viewer/programs)"
+open_in_bundle "$PT2" reopen.png
+second=$(cache_entry)
+# A hit reuses the entry and touches it (os.utime); a miss writes a new file in its place (another inode).
+[ "$(cut -d' ' -f1 <<<"$first")" = "$(cut -d' ' -f1 <<<"$second")" ] && [ "$first" != "$second" ] \
+  || fail "the second open of $(basename "$PT2") did not read the cache entry the first one wrote"
+open_in_bundle "$PTE" pte.png
+INNER
+
+hiding=1; [ ${#HIDE[@]} -gt 0 ] || hiding=0
+status=0
+"${HIDE[@]}" bash "$AWAY/check.sh" "$AWAY" "$(basename "$PT2")" "$(basename "$PTE")" "$hiding" "${HIDDEN[@]}" \
+  || status=$?
+if [ -n "$PICTURES" ]; then  # also those of a failed check, to look at
+  rm -rf "$PICTURES" && mkdir -p "$PICTURES"
+  cp "$AWAY"/out/*.png "$PICTURES/" 2>/dev/null || true
+fi
+[ $status -eq 0 ] || exit $status
+echo "check_bundle: away from the checkout, the bundle opened $(basename "$PT2") twice (the second from the" \
+  "parsed-program cache) and $(basename "$PTE")${PICTURES:+; pictures in $PICTURES}"
