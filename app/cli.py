@@ -87,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _gui_parser().parse_args(argv)
     if args.install_desktop or args.uninstall_desktop:
-        return desktop.cli_main(install=args.install_desktop)
+        from pt2_viewer.core.formats.registry import desktop_file_types  # deferred: it loads every format's reader
+
+        return desktop.cli_main(install=args.install_desktop, types=desktop_file_types())
     from pt2_viewer.app.main import run_gui  # deferred: Qt (a subcommand never loads it)
 
     return run_gui(args)

@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.document.overlay_menu import fill_overlay_menu
-from pt2_viewer.app.document.tab import DocumentTab, TextTab
+from pt2_viewer.app.document.tab import DocumentTab
 from pt2_viewer.app.document.widget import DocumentWidget, show_weights_as_nodes
 from pt2_viewer.app.graph.layout_client import LayoutClient
-from pt2_viewer.app.graph.loader import ArchiveLoader
+from pt2_viewer.app.graph.loader import ArchiveLoader, first_view_model
 from pt2_viewer.app.graph.minimap import MiniMap
 from pt2_viewer.app.graph.view_settings import bool_setting, weights_as_nodes_wanted
 from pt2_viewer.app.jobs.worker_choice import apply_saved_choice
@@ -34,23 +34,23 @@ from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_messag
 from pt2_viewer.app.qt import application
 from pt2_viewer.app.settings import app_settings
 from pt2_viewer.app.window.comparisons import Comparisons
+from pt2_viewer.app.window.opening import archive_tab, extra_panels
 from pt2_viewer.app.window.recent_files import RecentFiles
 from pt2_viewer.app.window.screen_fit import keep_on_screen
+from pt2_viewer.core.formats.probe import Probe
+from pt2_viewer.core.formats.registry import Format, Opens, open_dialog_filter, recognise
 from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
 
-if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the script, compare, decompose, AOTI views
+if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the script, compare, decompose views
     from types import ModuleType
 
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
-    from pt2_viewer.app.deploy.aoti_tab import AotiTab
     from pt2_viewer.app.export.script_document import ScriptDocument
-    from pt2_viewer.app.panels.panel import Panel
     from pt2_viewer.app.start_page import StartPage
 
-OPENABLE = (".pt2", ".pte", ".py")
 SWEEP_AFTER_MS = 1000
 Shortcut = QKeySequence.StandardKey | str | list[QKeySequence.StandardKey | str] | None
 
@@ -75,7 +75,7 @@ class MainWindow(QMainWindow):
         theme.apply_link_colors(application())  # links readable on a dark palette too
         self.layouts = layouts or LayoutClient(parent=self)
         self.loader = ArchiveLoader(self)
-        self.loader.loaded.connect(self._archive_loaded)
+        self.loader.opened.connect(self._archive_loaded)  # read, as its format (core/formats/registry.py)
         self.loader.failed.connect(self.open_failed_message)
         # a program not opened before: its layouts will be needed; the layout child starts on the other core while
         # the program is read
@@ -299,11 +299,7 @@ class MainWindow(QMainWindow):
     # -- opening -----------------------------------------------------------------------------------------------
     def open_dialog(self) -> None:
         start = str(Path(self.recent()[0]).parent) if self.recent() else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open", start,
-                                              "PyTorch programs and model scripts (*.pt2 *.pte *.py);;"
-                                              "PyTorch export archives (*.pt2);;ExecuTorch programs (*.pte);;"
-                                              "Python model scripts (*.py);;"
-                                              "All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open", start, open_dialog_filter())  # the registry's
         if path:
             self.open_path(path)
 
@@ -311,19 +307,19 @@ class MainWindow(QMainWindow):
         p = Path(path).expanduser()
         self.wanted_program = program
         self.statusBar().showMessage(f"Reading {p.name}…")
-        if p.suffix == ".py":
+        key = str(p.resolve()) if p.exists() else str(p)
+        probe = Probe(key)  # what recognition reads (a zip's listing) is handed on to the reading thread
+        if recognise(probe).opens_as is Opens.SCRIPT:  # run by the export worker, after the trust question
             self.open_script(p)
             return
-        key = str(p.resolve()) if p.exists() else str(p)
         self._opening[key] += 1
-        self.loader.load(key)
+        self.loader.load(key, probe)
 
-    def _archive_loaded(self, path: str, archive: Archive) -> None:
+    def _archive_loaded(self, path: str, archive: Archive, fmt: Format) -> None:
         self.recent_files.remember(path)
         if not archive.programs:
             self._done_opening(path)
-            tab: DocumentTab = (aoti_tab()(path, archive, interactive=self.interactive, trust=self.trust_store)
-                                if archive.aoti is not None else TextTab(path, _aoti_text(archive)))
+            tab = archive_tab(fmt, path, archive, None, interactive=self.interactive, trust=self.trust_store)
             self._own_pending_copy(path, tab)
             self.add_tab(tab, Path(path).name, path)
             tab.status.emit(f"{Path(path).name}: AOTInductor package, no program graph")
@@ -347,7 +343,8 @@ class MainWindow(QMainWindow):
                     return
                 name = picked
         self.statusBar().showMessage(f"Indexing {Path(path).name}…")
-        self.loader.build(path, archive, name, self.layouts.service)  # still opening: `_model_built` ends it
+        self.loader.run(path, lambda: (fmt, first_view_model(archive, name, self.layouts.service)),
+                        "index")  # still opening: `_model_built` ends it
 
     def _done_opening(self, path: str) -> None:
         self._opening[path] -= 1
@@ -360,10 +357,11 @@ class MainWindow(QMainWindow):
         if not self._opening and not self.tabs.count():
             self._update_actions()
 
-    def _model_built(self, path: str, model: DocumentModel) -> None:
+    def _model_built(self, path: str, built: tuple[Format, DocumentModel]) -> None:
         self._done_opening(path)
+        fmt, model = built
         doc = DocumentWidget(model, self.layouts, interactive=self.interactive,
-                             extra_panels=_extra_panels(model.archive))
+                             extra_panels=extra_panels(model.archive))
         doc.layout_failed.connect(lambda msg: self.warn("Layout failed", msg))
         doc.graph_ready.connect(lambda d=doc: self.document_ready.emit(d), Qt.ConnectionType.SingleShotConnection)
         doc.compare_requested.connect(
@@ -371,8 +369,7 @@ class MainWindow(QMainWindow):
         several = len(model.archive.programs) > 1
         title = Path(path).name + (f" [{model.program.name}]" if several else "")
         # an AOTInductor package that holds its program too: the compiled models' tab, the graph beside them
-        tab: DocumentTab = (aoti_tab()(path, model.archive, program=doc, interactive=self.interactive,
-                                      trust=self.trust_store) if model.archive.aoti is not None else doc)
+        tab = archive_tab(fmt, path, model.archive, doc, interactive=self.interactive, trust=self.trust_store)
         copy = self._own_pending_copy(path, tab)
         self.add_tab(tab, title, path if not copy else f"{path}\n(a copy kept while this tab is open; "
                      "File > Save Program As… to keep it)")
@@ -519,29 +516,8 @@ def _focus_find(doc: DocumentWidget) -> None:
     doc.find.selectAll()
 
 
-def _extra_panels(archive: Archive) -> dict[str, Panel]:
-    """The panels beside a program's graph: a `.pte`'s ExecuTorch panel (its module loads only for a `.pte`)."""
-    if archive.executorch is None:
-        return {}
-    from pt2_viewer.app.deploy.pte_panel import pte_panels
-
-    return pte_panels(archive)
-
-
-def _aoti_text(archive: Archive) -> str:
-    from pt2_viewer.core.pt2.info import aoti_text  # deferred: a package with no program is rare
-
-    return aoti_text(archive)
-
-
 def _file_actions() -> ModuleType:
     """File menu's export and save dialogs, imported when first used (they bring the SVG and image writers)."""
     from pt2_viewer.app.window import file_actions
 
     return file_actions
-
-
-def aoti_tab() -> type[AotiTab]:
-    """The AOTInductor package's tab, imported when a package is opened (it brings the job driver and pygments)."""
-    from pt2_viewer.app.deploy.aoti_tab import AotiTab
-    return AotiTab

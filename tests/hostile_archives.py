@@ -7,8 +7,8 @@ the sample inputs, a legacy-format weight file), a size expression that `sympy.s
 file names (a custom-op namespace, a pytree type, an enum in a pytree context; `named_type` names any module), an
 AOTInductor part; and broken files:
 a flipped byte in the central directory, JSON nested 100,000 deep, NaN/Infinity or min > max in a symbol range, zip
-bombs, control characters in archive_format, member names that climb out of the archive or are not UTF-8, the same
-member twice, too many members.
+bombs, a ZIP64 size no file holds, control characters in archive_format, member names that climb out of the archive or
+are not UTF-8, the same member twice, too many members.
 """
 from __future__ import annotations
 
@@ -274,6 +274,34 @@ def json_bomb(src: Path, dst: Path, p: Payload) -> Path:
     return dst
 
 
+def zip64_size(src: Path, dst: Path, p: Payload | None = None) -> Path:
+    """models/model.json stored plainly, its sizes stated in a ZIP64 extra field as 2**62 bytes (the 32-bit fields say
+    0xFFFFFFFF, as ZIP64 does): a reader that allocates what the archive states before checking it against the file
+    fails with MemoryError."""
+    members = read_members(src)
+    name = member_named(members, "models/model.json").encode()
+    data = write_members(dst, members).read_bytes()
+    end = data.rindex(b"PK\x05\x06")
+    length, start = struct.unpack_from("<2L", data, end + 12)  # the central directory's length and offset
+    records, at = [], start
+    while at < start + length:
+        name_length, extra_length, comment_length = struct.unpack_from("<3H", data, at + 28)
+        size = 46 + name_length + extra_length + comment_length
+        record = bytearray(data[at:at + size])
+        if record[46:46 + name_length] == name:
+            extra = struct.pack("<2H2Q", 0x0001, 16, 2**62, 2**62)  # ZIP64: size, then compressed size
+            record[20:28] = struct.pack("<2L", 0xFFFFFFFF, 0xFFFFFFFF)
+            record[30:32] = struct.pack("<H", extra_length + len(extra))
+            record[46 + name_length:46 + name_length] = extra
+        records.append(bytes(record))
+        at += size
+    directory = b"".join(records)
+    tail = bytearray(data[end:])
+    tail[12:16] = struct.pack("<L", len(directory))
+    dst.write_bytes(data[:start] + directory + bytes(tail))
+    return dst
+
+
 def weight_bomb(src: Path, dst: Path, p: Payload) -> Path:
     """A 100 MB member of zeros compressed to 100 KB: what a zip bomb looks like to torch's loader."""
     with _rewritten(src, dst) as (zf, root):
@@ -324,7 +352,7 @@ def many_members(src: Path, dst: Path, p: Payload) -> Path:
 
 BROKEN = {"flipped_name_byte": flipped_name_byte, "deep_json": deep_json, "nan_range": nan_range,
           "infinite_range": infinite_range, "inverted_range": inverted_range, "json_bomb": json_bomb,
-          "weight_bomb": weight_bomb, "binary_archive_format": binary_archive_format,
+          "weight_bomb": weight_bomb, "zip64_size": zip64_size, "binary_archive_format": binary_archive_format,
           "traversal_name": traversal_name, "duplicate_member": duplicate_member, "non_utf8_name": non_utf8_name}
 ALL: dict[str, Callable[[Path, Path, Payload], Path]] = {**CODE, "aoti_part": aoti_part, **BROKEN}
 

@@ -1,4 +1,6 @@
-"""Read archives off the GUI thread, so opening a big `.pt2` never blocks the window's event loop."""
+"""Read archives off the GUI thread, so opening a big `.pt2` never blocks the window's event loop. Every file is read
+by its format's reader, found in the format registry (core/formats/registry.py), through the parsed-program cache
+for the formats it keeps."""
 from __future__ import annotations
 
 import atexit
@@ -8,12 +10,13 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from pt2_viewer.app.graph.view_settings import weights_as_nodes_wanted
+from pt2_viewer.core.formats.probe import Probe
+from pt2_viewer.core.formats.registry import read_deferred
 from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.layout.driver import take_cached
 from pt2_viewer.core.layout.service import LayoutService
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.pt2.errors import ArchiveError
-from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
 from pt2_viewer.core.util.gc_pause import gc_paused
 
 # The parsed-program cache's entry of a program read from its JSON is written this long after the program is handed
@@ -69,11 +72,14 @@ def first_view_model(archive: Archive, program: str, layouts: LayoutService | No
 
 
 class ArchiveLoader(QObject):
-    """`load(path)` reads in a thread; `loaded(path, archive)` or `failed(path, message)` arrive on the GUI thread.
+    """`load(path)` reads in a thread; `loaded(path, archive)` or `failed(path, message)` arrive on the GUI thread,
+    `opened(path, archive, format)` (the registry's `Format` it was read as: what tab it opens as) just before
+    `loaded`.
     `build(path, archive, program)` then builds the document model (indexes, module tree, shapes) in a thread too:
     `built(path, model)`. Python threads share the GIL but switch every few ms, so the window keeps painting."""
 
     loaded = Signal(str, object)
+    opened = Signal(str, object, object)
     failed = Signal(str, str)
     not_seen_before = Signal(str)  # a path with no parsed-program entry: its JSON is read now, its layouts follow
     built = Signal(str, object)
@@ -96,19 +102,23 @@ class ArchiveLoader(QObject):
             return
         self.built.emit(key, result)
 
-    def load(self, path: str) -> None:
-        threading.Thread(target=self._run, args=(path,), daemon=True, name=f"read {path}").start()
+    def load(self, path: str, probe: Probe | None = None) -> None:
+        """Read `path` in a thread, by the reader of its format; `probe`: the one its format was recognised from
+        (File > Open recognises a file first, to send a script to the export worker), which holds what recognition
+        read (a zip's listing, handed on to the parsed-program cache)."""
+        threading.Thread(target=self._run, args=(path, probe or Probe(path)), daemon=True, name=f"read {path}").start()
 
-    def _run(self, path: str) -> None:
+    def _run(self, path: str, probe: Probe) -> None:
         try:
             with gc_paused(freeze=True):
-                archive, store = ParsedProgramCache().read_deferred(  # opened before: no JSON parsed
-                    path, on_miss=lambda: self.not_seen_before.emit(path))
+                fmt, archive, store = read_deferred(  # a program opened before: no JSON parsed
+                    probe, on_miss=lambda: self.not_seen_before.emit(path))
         except ArchiveError as e:
             self.failed.emit(path, str(e))
         except Exception as e:  # a reader bug must not take the window down; say what happened
             self.failed.emit(path, f"Could not read '{path}': internal error {type(e).__name__}: {e}")
         else:
+            self.opened.emit(path, archive, fmt)
             self.loaded.emit(path, archive)
             if store is not None:  # the parsed-program cache's entry: written once the first view is drawn, typically
                 _DeferredStore(store).start()

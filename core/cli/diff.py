@@ -17,9 +17,9 @@ from pathlib import Path
 from pt2_viewer.core.diff.handles import EtrecordError, etrecord_source_to_pte, pte_provenance
 from pt2_viewer.core.diff.output import markdown, text, to_json
 from pt2_viewer.core.diff.program_diff import FAIL_KINDS, diff_programs
+from pt2_viewer.core.formats import registry
 from pt2_viewer.core.model.program import Program
 from pt2_viewer.core.pt2.errors import ArchiveError
-from pt2_viewer.core.pt2.reader import read_archive
 
 EXIT_CHANGED = 1
 EXIT_BAD_INPUT = 2
@@ -58,7 +58,7 @@ def _program(path: str, name: str | None) -> Program:
     if not Path(path).exists():
         raise BadInput(f"{path}: no such file")
     try:
-        archive = read_archive(path)
+        archive = registry.read(path)
     except ArchiveError as e:
         message = str(e)
         raise BadInput(message if path in message else f"{path}: {message}") from e

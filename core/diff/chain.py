@@ -17,9 +17,9 @@ from pt2_viewer.core.compare.mapping import NodeMapping
 from pt2_viewer.core.compare.session import LEFT, RIGHT, CompareSession, LinkedDocumentModel, op_rows
 from pt2_viewer.core.diff.handles import DEBUG_HANDLE, EtrecordError, etrecord_source_to_pte, pte_provenance
 from pt2_viewer.core.diff.program_diff import ProgramDiff, diff_programs
+from pt2_viewer.core.formats import registry
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.pt2.errors import ArchiveError
-from pt2_viewer.core.pt2.reader import read_archive
 
 
 @dataclass
@@ -98,7 +98,7 @@ def read_pipeline(source: Archive, program: Program, core_path: str, pte_path: s
     archives = []
     for path in (core_path, pte_path):
         try:
-            archive = read_archive(path)
+            archive = registry.read(path)
         except (ArchiveError, OSError) as e:
             return str(e) if path in str(e) else f"{path}: {e}"
         if not archive.programs:

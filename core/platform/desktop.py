@@ -1,10 +1,12 @@
-"""Desktop integration for the current user: menu entry, the `.pt2` file type, icons, default application.
+"""Desktop integration for the current user: menu entry, the file types the viewer opens, icons, default application.
 
-`pt2-viewer --install-desktop` copies the freedesktop files from `packaging/` and `resources/icons/` into
+`pt2-viewer --install-desktop` copies the menu entry from `packaging/` and the icons from `resources/icons/` into
 `$XDG_DATA_HOME` (default ~/.local/share), points the entry's `Exec` line at the command that starts *this* install,
-refreshes the MIME and desktop databases when their tools exist, and asks `xdg-mime` to make PT2 Viewer the default
-for `application/x-pytorch-pt2`. `--uninstall-desktop` removes exactly those files and the default association.
-No Qt here: the command runs without a display. See docs/packaging.md.
+writes the MIME package of the file types it is given (the format registry's, core/formats/registry.py: the caller
+passes them, as this layer is below the readers) and lists them in the entry's `MimeType` line, refreshes the MIME
+and desktop databases when their tools exist, and asks `xdg-mime` to make PT2 Viewer the default for each type.
+`--uninstall-desktop` removes exactly those files and the default associations. No Qt here: the command runs without
+a display. See docs/packaging.md.
 """
 from __future__ import annotations
 
@@ -17,13 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pt2_viewer.core.platform import install
+from pt2_viewer.core.platform.file_types import DesktopFileType, mime_package_xml
 from pt2_viewer.core.util.files import write_atomically
 
 APP_ID = "pt2-viewer"
 DESKTOP_ID = f"{APP_ID}.desktop"
-MIME_TYPE = "application/x-pytorch-pt2"
-PTE_MIME_TYPE = "application/x-executorch-pte"  # an ExecuTorch program (core/pte), matched by its magic too
-MIME_TYPES = (MIME_TYPE, PTE_MIME_TYPE)
+FileTypes = tuple[DesktopFileType, ...]
 ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256)
 TOOL_TIMEOUT_S = 60
 
@@ -181,8 +182,8 @@ def quote_exec_argument(argument: str) -> str:
     return argument.replace("\\", "\\\\")  # the value itself is a string whose backslashes are escaped
 
 
-def desktop_entry_text(command: list[str], workdir: Path | None) -> str:
-    """packaging/pt2-viewer.desktop with Exec, TryExec (and Path) set for `command`."""
+def desktop_entry_text(command: list[str], workdir: Path | None, types: FileTypes) -> str:
+    """packaging/pt2-viewer.desktop with Exec, TryExec (and Path) set for `command`, and MimeType listing `types`."""
     template = _source_file(f"packaging/{DESKTOP_ID}").read_text(encoding="utf-8")
     exec_line = "Exec=" + " ".join(quote_exec_argument(a) for a in command) + " %F"
     lines: list[str] = []
@@ -193,6 +194,8 @@ def desktop_entry_text(command: list[str], workdir: Path | None) -> str:
                 lines.append("Path=" + str(workdir).replace("\\", "\\\\"))
         elif line.startswith("TryExec="):
             lines.append("TryExec=" + command[0].replace("\\", "\\\\"))
+        elif line.startswith("MimeType="):
+            lines.append("MimeType=" + "".join(f"{t.mime_type};" for t in types))
         elif not line.startswith("Path="):
             lines.append(line)
     return "\n".join(lines) + "\n"
@@ -226,15 +229,15 @@ def _refresh_databases(dirs: XdgDirs) -> list[ToolRun]:
     return runs
 
 
-def remove_default_association(mimeapps: Path) -> bool:
-    """Drop pt2-viewer.desktop from every line of a mimeapps.list for one of our types (`application/x-pytorch-pt2=`,
-    `application/x-executorch-pte=`); True if changed."""
+def remove_default_association(mimeapps: Path, mime_types: list[str]) -> bool:
+    """Drop pt2-viewer.desktop from every line of a mimeapps.list for one of `mime_types` (`application/x-pytorch-pt2=`
+    ...); True if changed."""
     if not mimeapps.is_file():
         return False
     original = mimeapps.read_text(encoding="utf-8").splitlines()
     kept: list[str] = []
     for line in original:
-        prefix = next((f"{t}=" for t in MIME_TYPES if line.startswith(f"{t}=")), "")
+        prefix = next((f"{t}=" for t in mime_types if line.startswith(f"{t}=")), "")
         if prefix:
             apps = [a for a in line[len(prefix):].split(";") if a and a != DESKTOP_ID]
             if not apps:
@@ -250,15 +253,16 @@ def remove_default_association(mimeapps: Path) -> bool:
 # ---------------------------------------------------------------- the two actions
 
 
-def install_desktop(dirs: XdgDirs | None = None, python: str | None = None) -> DesktopReport:
-    """Install the menu entry, MIME type and icons for the current user and make PT2 Viewer the .pt2 default."""
+def install_desktop(types: FileTypes, dirs: XdgDirs | None = None, python: str | None = None) -> DesktopReport:
+    """Install the menu entry, the MIME types of `types` and the icons for the current user, and make PT2 Viewer the
+    default application of each type."""
     dirs = dirs or XdgDirs.from_environment()
     command, workdir = launch_command(python)
-    entry = desktop_entry_text(command, workdir)
+    entry = desktop_entry_text(command, workdir, types)
     report = DesktopReport(exec_line=next(line for line in entry.splitlines() if line.startswith("Exec=")))
 
     files = {dirs.desktop_file: entry.encode("utf-8"),
-             dirs.mime_package: _source_file("packaging/pt2-viewer-mime.xml").read_bytes()}
+             dirs.mime_package: mime_package_xml(types, icon=APP_ID).encode("utf-8")}
     for name, target in dirs.icon_files().items():
         files[target] = _source_file(f"resources/icons/{name}").read_bytes()
     for target, data in files.items():
@@ -266,28 +270,33 @@ def install_desktop(dirs: XdgDirs | None = None, python: str | None = None) -> D
         report.written.append(target)
 
     report.tools += _refresh_databases(dirs)
-    _check_mime_registered(dirs, report.tools[0])
-    report.tools.append(_run_tool(["xdg-mime", "default", DESKTOP_ID, *MIME_TYPES], dirs))
+    mime_types = [t.mime_type for t in types]
+    _check_mime_registered(dirs, report.tools[0], mime_types)
+    report.tools.append(_run_tool(["xdg-mime", "default", DESKTOP_ID, *mime_types], dirs))
     return report
 
 
-def _check_mime_registered(dirs: XdgDirs, update_run: ToolRun) -> None:
+def _check_mime_registered(dirs: XdgDirs, update_run: ToolRun, mime_types: list[str]) -> None:
     """update-mime-database exits 0 even when it cannot parse a package, so look at what it wrote."""
-    types = dirs.data_home / "mime" / "types"
-    if update_run.returncode == 0 and not set(MIME_TYPES) <= set(types.read_text(encoding="utf-8").split()):
+    if update_run.returncode != 0:
+        return
+    registered = dirs.data_home / "mime" / "types"
+    missing = sorted(set(mime_types) - set(registered.read_text(encoding="utf-8").split()))
+    if missing:
         update_run.returncode = 1
-        update_run.output = f"{MIME_TYPE} is missing from {types}; {update_run.output}".strip("; ")
+        update_run.output = f"{', '.join(missing)} missing from {registered}; {update_run.output}".strip("; ")
 
 
-def uninstall_desktop(dirs: XdgDirs | None = None) -> DesktopReport:
-    """Remove what install_desktop() wrote and the default association; leaves shared folders in place."""
+def uninstall_desktop(types: FileTypes, dirs: XdgDirs | None = None) -> DesktopReport:
+    """Remove what install_desktop() wrote and the default associations of `types`; leaves shared folders in
+    place."""
     dirs = dirs or XdgDirs.from_environment()
     report = DesktopReport()
     for path in [dirs.desktop_file, dirs.mime_package, *dirs.icon_files().values()]:
         if path.exists():
             path.unlink()
             report.removed.append(path)
-    if remove_default_association(dirs.mimeapps_list):
+    if remove_default_association(dirs.mimeapps_list, [t.mime_type for t in types]):
         report.written.append(dirs.mimeapps_list)
     report.tools += _refresh_databases(dirs)
     return report
@@ -308,11 +317,12 @@ def _print_report(report: DesktopReport, verb: str) -> None:
             print(f"error: `{' '.join(run.command)}` exited with {run.returncode}: {run.output}", file=sys.stderr)
 
 
-def cli_main(install: bool) -> int:
-    """`pt2-viewer --install-desktop` (install=True) or `--uninstall-desktop`: 0 on success, 1 on any failure."""
+def cli_main(install: bool, types: FileTypes) -> int:
+    """`pt2-viewer --install-desktop` (install=True) or `--uninstall-desktop` of the file types `types` (the format
+    registry's `desktop_file_types()`): 0 on success, 1 on any failure."""
     action = install_desktop if install else uninstall_desktop
     try:
-        report = action()
+        report = action(types)
     except (DesktopError, OSError) as exc:
         what = "install" if install else "remove"
         print(f"pt2-viewer: could not {what} the desktop integration: {exc}", file=sys.stderr)

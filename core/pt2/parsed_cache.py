@@ -5,14 +5,19 @@ what `read_archive` returned, the `Archive` model, in the user's cache folder (`
 
 Key and checks: an entry's file name is a hash of the archive's size, mtime and zip listing as stored (every
 member's name, size, CRC and offset: core/pt2/zip_listing.py reads it in two reads; no `zipfile` is opened for an
-archive torch wrote, on a reopen or a first open, whose members are read where they lie, their CRCs checked beside),
+archive torch wrote, on a reopen or a first open, whose members are read where they lie, core/pt2/stored_members.py,
+their CRCs checked beside),
 found without reading any member; inside, its header holds a SHA-256 of the archive's content (the listing and the
-bytes of every JSON and text member the reader reads, hashed where they lie in the file) and of the code that read
-it (the reader, model and format modules), compared with the file on disk before the entry is used (the hash runs on
-another thread while the entry is decoded), and a CRC32 of its own payload. A stale entry (the file or this viewer
-changed), a truncated or corrupt one, one this version cannot decode: each is a miss, and the archive is read from
-its JSON as before. Entries are written atomically (write_atomically), touched when used, and pruned oldest first
-past `PT2V_PROGRAM_CACHE_MB` (default 1024).
+bytes of every JSON and text member the reader reads, hashed where they lie in the file) and of `FORMAT_VERSION`
+(what an entry holds and how: bumped by hand whenever that changes), compared with the file on disk before the entry
+is used (the hash runs on another thread while the entry is decoded), and a CRC32 of its own payload. A stale entry
+(the file changed, or an entry of another format version), a truncated or corrupt one, one this version cannot
+decode: each is a miss, and the archive is read from its JSON as before. The cache is optional, whatever fails in it
+(a folder that cannot be read or written, a damaged entry, a full disk, a member it cannot read in place) is a miss,
+never a failed open: the archive is then read as `info` reads it, and a problem with the archive is said in the
+reader's words. Entries are written atomically (write_atomically), touched when used, and pruned oldest first past
+`PT2V_PROGRAM_CACHE_MB` (default 1024). The format registry (core/formats/registry.py) hands the cache only the
+files it keeps (`.pt2` archives and AOTInductor packages), with the zip listing it read to recognise them.
 
 Format, chosen by measuring the 135-layer program of bench/big_model.py (9,871 nodes, 15 MB of JSON):
 `json.loads` alone 0.48-0.55 s, orjson 0.37-0.39 s, msgspec's JSON 0.30-0.37 s, then the reader's own 0.7 s building
@@ -30,14 +35,12 @@ import hashlib
 import mmap
 import os
 import struct
-import sys
 import threading
-import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from pt2_viewer.core.model.program import Archive, Graph, StoredTensor
 from pt2_viewer.core.model.tensor_meta import tensor_meta_or_none
@@ -45,17 +48,20 @@ from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pt2 import graph_columns as columns
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.reader import read_archive, read_archive_files
-from pt2_viewer.core.pt2.zip_listing import Member, read_listing
-from pt2_viewer.core.pte.magic import is_pte
+from pt2_viewer.core.pt2.stored_members import StoredMembers, stored_data
+from pt2_viewer.core.pt2.zip_listing import Member, ZipListing, read_listing
 from pt2_viewer.core.util.files import write_atomically
 
-MAGIC = b"PT2VPC02"
+# What an entry holds and how it is laid out: bump it whenever a change would make an entry written before decode
+# differently (a field added to, removed from or retyped in a dataclass the entry holds: Archive, Program, Graph,
+# Node, Value, TensorMeta, ... in core/model/; graph_columns.py's columns or extension codes; what the reader puts
+# in the model). Entries of another version are stale: a miss, then rewritten. tests/core/pt2/test_cache_version.py
+# keeps the dataclasses' layout at this version and fails when it changes without a bump.
+FORMAT_VERSION = 3
+MAGIC = b"PT2VPC%02d" % FORMAT_VERSION
 HEADER = struct.Struct("<8s32sIQ")  # magic, content digest, payload crc32, length of the metadata table
 DEFAULT_LIMIT_MB = 1024
 _TEXT_MEMBERS = ("archive_format", "archive_version", "byteorder")
-# The modules whose code decides what an entry holds: an edit to any of them makes every entry stale.
-_CODE_MODULES = ("pt2_viewer.core.pt2.reader", "pt2_viewer.core.pt2.archive", "pt2_viewer.core.model.program",
-                 "pt2_viewer.core.model.tensor_meta", "pt2_viewer.core.model.metadata", columns.__name__, __name__)
 _EXT_META = 4  # a stored tensor's metadata, by its place in the entry's table (1-3: graph_columns.py)
 
 
@@ -89,35 +95,64 @@ class ParsedProgramCache:
         return archive
 
     def read_deferred(self, path: str | os.PathLike[str], on_miss: Callable[[], object] | None = None,
-                      ) -> tuple[Archive, Callable[[], bool] | None]:
+                      listing: ZipListing | None = None) -> tuple[Archive, Callable[[], bool] | None]:
         """`read`, with the entry's writing on a miss left to the caller: the window shows the program first, then
         stores it (encoding 10k nodes takes a few tenths of a second). `on_miss` is called as soon as the program is
-        known not to come from the cache (no entry by its size, mtime and listing; or no cache for it: none wanted, a
-        `.pte`, a zip this cache does not key), before its JSON is read: the window starts its layout child then, as
-        that program's layouts will likely be needed."""
-
-        listing = None if self.limit_bytes <= 0 or is_pte(path) else _listing(path)
-        if listing is None:  # no cache wanted, an ExecuTorch program, or not a zip this cache keys: read as before
+        known not to come from the cache (no entry by its size, mtime and listing; or no cache for it: none wanted,
+        a zip this cache does not key, a cache that fails), before its JSON is read: the window starts its layout
+        child then, as that program's layouts will likely be needed. `listing`: the zip's central directory, when
+        the caller read it already (the format registry does, to recognise the file)."""
+        keyed = self._keyed(path, listing)
+        if keyed is None:  # no cache wanted, not a zip this cache keys, or a cache that fails: read as `info` does
             if on_miss is not None:
                 on_miss()
             return read_archive(path), None
-        before = os.stat(path)
-        entry = self._entry(before, listing)
-        if entry.exists():  # a likely hit: its content is hashed on the other core while the entry is decoded
-            job = _Digest(lambda: _digest_in_place(path, listing))
-            cached = self._load(entry, job.result)
-            job.join()
+        found, before, entry = keyed
+        if _exists(entry):  # a likely hit: its content is hashed on the other core while the entry is decoded
+            cached = self._load(entry, path, found)
             if cached is not None:
                 self.hits += 1
-                cached.path, cached.root, cached.entries = str(path), listing.root, list(listing.entries)
+                cached.path, cached.root, cached.entries = str(path), found.root, list(found.entries)
                 return cached, None
         elif on_miss is not None:  # a sure miss
             on_miss()
         self.misses += 1
-        opened = _read_in_place(path, listing)
+        return self._read_miss(path, found, before, entry)
+
+    def _keyed(self, path: str | os.PathLike[str], listing: ZipListing | None,
+               ) -> tuple[_Listing, os.stat_result, Path] | None:
+        """The archive's listing, its stat before reading and its entry's path; None when there is no cache for it."""
+        if self.limit_bytes <= 0:
+            return None
+        try:
+            found = _listing(path, listing)
+            if found is None:
+                return None
+            before = os.stat(path)
+            return found, before, self._entry(before, found)
+        except Exception:  # the cache's own reading failed: the file is read without it, and its reader says why
+            return None
+
+    def _read_miss(self, path: str | os.PathLike[str], listing: _Listing, before: os.stat_result, entry: Path,
+                   ) -> tuple[Archive, Callable[[], bool] | None]:
+        """A miss: the members read (in place where they are stored plainly), handed to the reader and hashed on the
+        other core meanwhile; the entry's writing returned. Whatever the cache's own reading cannot do is left to the
+        reader, which words the archive's problem as `info` does."""
+        try:
+            opened = _read_in_place(path, listing)
+        except Exception:  # e.g. a size no file holds: the reader, through zipfile, says what is wrong
+            opened = None
         if opened is None:  # a member not stored plainly (compressed, say): through zipfile, which checks its CRC
-            files = zipfiles.open_archive(path)
-            members, crc_checked = _read_members(files, listing), True
+            try:
+                files = zipfiles.open_archive(path)
+            except ArchiveError:
+                return read_archive(path), None
+            try:
+                members = _read_members(files, listing)
+            except ArchiveError:  # a member the reader may never read (or reads under another limit): its words
+                files.close()
+                return read_archive(path), None
+            crc_checked = True
         else:
             files, members = opened
             crc_checked = False
@@ -130,13 +165,14 @@ class ParsedProgramCache:
                 job.join()
                 if not isinstance(job.error, _Damaged):
                     raise
-            digest = job.result()
-        except _Damaged:  # a member's bytes are not what the zip says: read through zipfile, which words why
-            return read_archive(path), None
+            job.join()
         finally:
             files.close()
-        if _identity(os.stat(path)) != _identity(before):  # replaced while it was read: not stored under its key
-            return archive, None
+        if isinstance(job.error, _Damaged):  # a member's bytes are not what the zip says: zipfile words why
+            return read_archive(path), None
+        if job.error is not None or _identity(os.stat(path)) != _identity(before):
+            return archive, None  # not hashed (the cache failed), or replaced while it was read: not stored
+        digest = job.result()
         return archive, lambda: self.store(entry, digest, archive)
 
     def entry_path(self, path: str | os.PathLike[str]) -> Path:
@@ -156,12 +192,15 @@ class ParsedProgramCache:
         return self.directory / name[:2] / f"{name}.msgpack"
 
     # -- reading ------------------------------------------------------------------------------------------------
-    def _load(self, entry: Path, digest: Callable[[], bytes]) -> Archive | None:
+    def _load(self, entry: Path, path: str | os.PathLike[str], listing: _Listing) -> Archive | None:
+        """The entry's archive, if it is this file's; None on anything else (stale, damaged, unreadable: a miss)."""
+        job = _Digest(lambda: _digest_in_place(path, listing))
         try:
             with open(entry, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-                archive = _decode(memoryview(m), digest)
-        except (OSError, ValueError):  # missing, empty (mmap refuses), unreadable
-            return None
+                archive = _decode(memoryview(m), job.result)
+        except Exception:  # missing, empty (mmap refuses), unreadable, damaged past the checks: a miss
+            archive = None
+        job.join()
         if archive is not None:
             try:
                 os.utime(entry)  # used now: pruned last
@@ -172,16 +211,12 @@ class ParsedProgramCache:
     # -- writing ------------------------------------------------------------------------------------------------
     def store(self, entry: Path, digest: bytes, archive: Archive) -> bool:
         """Write `archive` under `entry`, then prune; False when it cannot be stored (a kind of argument this format
-        does not hold, a full disk): the cache is optional."""
+        does not hold, a full disk, anything else): the cache is optional."""
         try:
-            data = _encode(archive, digest)
-        except (TypeError, ValueError, NotImplementedError, OverflowError, RecursionError):
+            write_atomically(entry, _encode(archive, digest))
+            self.prune()
+        except Exception:  # a kind of argument the format does not hold, a full disk, a folder not writable
             return False
-        try:
-            write_atomically(entry, data)
-        except OSError:
-            return False
-        self.prune()
         return True
 
     def prune(self) -> None:
@@ -201,6 +236,13 @@ class ParsedProgramCache:
             total -= st.st_size
 
 
+def _exists(entry: Path) -> bool:
+    try:
+        return entry.exists()
+    except OSError:  # a folder that cannot be searched (permission denied): no entry to use
+        return False
+
+
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns
 
@@ -218,8 +260,10 @@ class _Listing:
     members: list[Member]  # every member, in the directory's order
 
 
-def _listing(path: str | os.PathLike[str]) -> _Listing | None:
-    found = read_listing(path)
+def _listing(path: str | os.PathLike[str], found: ZipListing | None = None) -> _Listing | None:
+    """The cache's view of the zip at `path` (its listing `found`, when read already), or None for a zip it does
+    not key."""
+    found = found or read_listing(path)
     if found is None:
         return None
     root, paths = zipfiles.member_paths([m.name for m in found.members])
@@ -231,10 +275,10 @@ def _listing(path: str | os.PathLike[str]) -> _Listing | None:
 
 
 def _hasher(listing: _Listing) -> Any:
-    """The digest of an archive's content (its listing, JSON and text members) and of this viewer's reading code,
+    """The digest of an archive's content (its listing, JSON and text members) and of the entry's format version,
     which an entry must hold to be used; `_add` feeds it each member."""
     h = hashlib.sha256()  # with the CPU's SHA instructions 2.4x blake2b's speed (140 MB: 0.08 s against 0.2 s)
-    h.update(_code_fingerprint())
+    h.update(MAGIC)
     h.update(listing.raw)
     return h
 
@@ -264,13 +308,15 @@ def _read_in_place(path: str | os.PathLike[str], listing: _Listing,
     """A miss's files, and the members the digest covers, read where they lie in the file: their CRCs are left to
     `_digest_of`, on the other core, and no `zipfile` is opened (its directory parsed again, its reads and CRCs took
     27-40 ms of the reading thread at 10k nodes in a fresh process, this 9-10 ms). None when a member is not stored
-    plainly, or its local header does not match the directory: then `zipfile` reads the archive and says what is
-    wrong."""
+    plainly, its local header does not match the directory, or its stated size is one this does not read (more than
+    the reader reads, or past the file's end: a hostile ZIP64 size): then `zipfile` reads the archive and the
+    reader says what is wrong."""
     members: list[tuple[str, bytes]] = []
     try:
         with open(path, "rb") as f:
+            file_size = os.fstat(f.fileno()).st_size
             for name, member in listing.hashed:
-                data = _stored_data(f, member)
+                data = stored_data(f, member, file_size, zipfiles.MAX_JSON_BYTES)
                 if data is None:
                     return None
                 members.append((name, data))
@@ -280,44 +326,6 @@ def _read_in_place(path: str | os.PathLike[str], listing: _Listing,
     for name, data in members:
         files.keep(name, data)
     return files, members
-
-
-def _stored_data(f: BinaryIO, member: Member) -> bytes | None:
-    """The bytes of a member stored plainly (not compressed, not encrypted), read from `f` after its local header,
-    which must be what zipfile accepts: its signature, and the directory's name for it. None otherwise."""
-
-    def read_at(at: int, n: int) -> bytes:
-        f.seek(at)
-        return f.read(n)
-
-    start = _data_start(member, read_at, same_name=True)
-    if start is None:
-        return None
-    data = read_at(start, member.size)
-    return data if len(data) == member.size else None
-
-
-def _data_start(member: Member, read_at: Callable[[int, int], bytes], same_name: bool = False) -> int | None:
-    """Where a plainly stored member's bytes start in the file, from its local header (`read_at(offset, n)` reads the
-    file); None for a member not stored plainly, or a header that is not one. `same_name`: None too when the header
-    names another file than the directory does (zipfile refuses to read such a member)."""
-    if member.compress_type != zipfile.ZIP_STORED or member.flags & _NOT_PLAIN:
-        return None
-    at = member.header_offset
-    header = read_at(at, _LOCAL_HEADER.size)
-    if len(header) != _LOCAL_HEADER.size:
-        return None
-    signature, *_, name_length, extra_length = _LOCAL_HEADER.unpack(header)
-    if signature != b"PK\x03\x04":
-        return None
-    if same_name:
-        try:
-            name = read_at(at + _LOCAL_HEADER.size, name_length).decode("utf-8" if member.flags & 0x800 else "cp437")
-        except UnicodeDecodeError:
-            return None
-        if name != member.name:
-            return None
-    return at + _LOCAL_HEADER.size + name_length + extra_length
 
 
 class _Damaged(Exception):
@@ -349,7 +357,7 @@ def _digest_in_place(path: str | os.PathLike[str], listing: _Listing) -> bytes:
     out of the page cache and no zipfile (0.2 s at 100k nodes). A member it cannot find so (compressed, encrypted,
     outside the file) has the whole digest read through the zip instead."""
     h = _hasher(listing)
-    with _StoredMembers(path) as stored:
+    with StoredMembers(path) as stored:
         for name, member in listing.hashed:
             data = stored.view(member)
             if data is None:
@@ -363,43 +371,6 @@ def _digest_in_place(path: str | os.PathLike[str], listing: _Listing) -> bytes:
         return _digest_read(files, listing)
     finally:
         files.close()
-
-
-class _StoredMembers:
-    """The bytes of a zip's stored (uncompressed) members where they lie in the file, through one mmap. `view` is
-    None for a member it cannot find so."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._path = path
-        self._map: mmap.mmap | None = None
-        self._view: memoryview | None = None
-
-    def __enter__(self) -> _StoredMembers:
-        try:
-            with open(self._path, "rb") as f:
-                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            self._view = memoryview(self._map)
-        except (OSError, ValueError):
-            self._map = None
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            if self._view is not None:
-                self._view.release()
-            if self._map is not None:
-                self._map.close()
-        except BufferError:  # a view handed out is still held somewhere: the map goes with it
-            pass
-
-    def view(self, member: Member) -> memoryview | None:
-        m = self._view
-        if m is None:
-            return None
-        start = _data_start(member, lambda at, n: bytes(m[at:at + n]))
-        if start is None or start + member.size > len(m):
-            return None
-        return m[start:start + member.size]
 
 
 class _Digest(threading.Thread):
@@ -432,25 +403,6 @@ class _Digest(threading.Thread):
             raise self._error
         assert self._value is not None
         return self._value
-
-
-_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a zip member's local header (APPNOTE 4.3.7), as zipfile reads it
-_NOT_PLAIN = 0x1 | 0x20 | 0x40  # flags of an encrypted or patched member (zipfile refuses those)
-_fingerprint: bytes | None = None
-
-
-def _code_fingerprint() -> bytes:
-    global _fingerprint
-    if _fingerprint is None:
-        import importlib
-
-        h = hashlib.blake2b(digest_size=16)
-        h.update(MAGIC)
-        for name in _CODE_MODULES:
-            module = sys.modules.get(name) or importlib.import_module(name)
-            h.update(Path(module.__file__ or "").read_bytes())
-        _fingerprint = h.digest()
-    return _fingerprint
 
 
 def _encode(archive: Archive, digest: bytes) -> bytes:

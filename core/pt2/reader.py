@@ -1,9 +1,11 @@
 """Build the program model (`core/model/program.py`) from a `.pt2` archive's JSON, without torch and without unpickling.
 
-One reader for one format, as Netron does: `read_archive(path)` lists the zip, reads each `models/NAME.json`
-(torch's serialized `ExportedProgram`, see `torch/_export/serde/schema.py`) and the weights/constants manifests, and
-returns an `Archive`. Every problem becomes an `ArchiveError` with a message for the user. Fields this reader does not
-know (a newer schema) are kept in `Program.unknown_fields` and in `Archive.warnings`, never fatal.
+One reader for one format, as Netron does (the format registry, core/formats/registry.py, hands it what it recognises
+as a `.pt2` archive or an AOTInductor package, and what no format knows): `read_archive(path)` lists the zip, reads
+each `models/NAME.json` (torch's serialized `ExportedProgram`, see `torch/_export/serde/schema.py`) and the
+weights/constants manifests, and returns an `Archive`. Every problem becomes an `ArchiveError` with a message for the
+user. Fields this reader does not know (a newer schema) are kept in `Program.unknown_fields` and in
+`Archive.warnings`, never fatal.
 """
 from __future__ import annotations
 
@@ -58,8 +60,6 @@ from pt2_viewer.core.model.tensor_meta import (
 from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.program_json import parse_payload_config, parse_program
-from pt2_viewer.core.pte.errors import PteError
-from pt2_viewer.core.pte.magic import is_pte
 
 MEMORY_FORMATS = {0: "unknown", 1: "contiguous_format", 2: "channels_last", 3: "channels_last_3d",
                   4: "preserve_format"}
@@ -81,15 +81,9 @@ class Unknown:
 
 
 def read_archive(path: str | os.PathLike[str]) -> Archive:
-    """Read every program in a `.pt2` (or, recognised by its magic, every method of an ExecuTorch `.pte`: see
-    core/pte/). Raises `ArchiveError` with a user-facing message on any problem."""
-    if is_pte(path):
-        from pt2_viewer.core.pte.reader import read_pte  # here: the flatbuffers runtime imports numpy
-
-        try:
-            return read_pte(path)
-        except PteError as e:
-            raise ArchiveError(str(e), path=str(path)) from None
+    """Read every program in a `.pt2` (an ExecuTorch `.pte` is another format's: `core.formats.registry.read` reads
+    either). Raises `ArchiveError` with a user-facing message on any problem, naming what the file is when it is no
+    zip at all."""
     files = zipfiles.open_archive(path)
     try:
         return _read(files)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pt2_viewer.core.pt2.reader import read_archive
+from pt2_viewer.core.formats import registry
 from pt2_viewer.core.report.page import ReportPage, render_page
 from pt2_viewer.core.report.program_report import archives_page
 from pt2_viewer.core.report.script_report import script_page
@@ -23,7 +23,7 @@ def write_archive_report(pt2: str | Path | list[str | Path], out: str | Path,
     ArchiveError (bad file) or LayoutError (Graphviz failed)."""
 
     paths = pt2 if isinstance(pt2, list) else [pt2]
-    return write_page(archives_page([read_archive(p) for p in paths], overlay=overlay), out)
+    return write_page(archives_page([registry.read(p) for p in paths], overlay=overlay), out)
 
 
 def write_script_report(export_dir: str | Path, out: str | Path) -> int:

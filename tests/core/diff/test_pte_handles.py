@@ -12,7 +12,7 @@ from pt2_viewer.app.cli import main as cli_main
 from pt2_viewer.core.diff.handles import DEBUG_HANDLE, etrecord_source_to_pte, pte_provenance
 from pt2_viewer.core.diff.matcher import PROVENANCE
 from pt2_viewer.core.diff.program_diff import diff_programs
-from pt2_viewer.core.pt2.reader import read_archive
+from pt2_viewer.core.formats.registry import read
 from tests.chain_programs import Chain, cnn_chain
 
 
@@ -22,15 +22,15 @@ def chain() -> Chain:
 
 
 def test_the_etrecord_read_without_torch_gives_the_lower_jobs_map(chain: Chain) -> None:
-    pte = read_archive(chain.lowered.pte).program()
+    pte = read(chain.lowered.pte).program()
     mine = etrecord_source_to_pte(chain.lowered.etrecord, pte)
     theirs = chain.lowered.result["source_to_pte"]
     assert mine and mine == {k: v for k, v in theirs.items() if v}
 
 
 def test_the_source_pairs_with_the_pte_by_debug_handle(chain: Chain) -> None:
-    source = read_archive(chain.source).program()
-    pte = read_archive(chain.lowered.pte).program()
+    source = read(chain.source).program()
+    pte = read(chain.lowered.pte).program()
     to_pte = chain.lowered.result["source_to_pte"]
     mapping = pte_provenance(source, pte, to_pte)
     assert mapping.links and {k.method for k in mapping.links} == {DEBUG_HANDLE}
@@ -46,8 +46,8 @@ def test_the_source_pairs_with_the_pte_by_debug_handle(chain: Chain) -> None:
 
 
 def test_the_core_aten_decomposition_reaches_the_pte_through_from_node(chain: Chain) -> None:
-    core = read_archive(chain.core).program()
-    pte = read_archive(chain.lowered.pte).program()
+    core = read(chain.core).program()
+    pte = read(chain.lowered.pte).program()
     mapping = pte_provenance(core, pte, chain.lowered.result["source_to_pte"])
     diff = diff_programs(core, pte, mapping)
     paired = {a: b for a, b in diff.matching.a_to_b.items() if diff.matching.method[a] == PROVENANCE}

@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from pt2_viewer.core.formats.registry import PT2_MIME_TYPE as MIME_TYPE
+from pt2_viewer.core.formats.registry import PTE_MIME_TYPE, desktop_file_types
 from pt2_viewer.core.platform import desktop
-from pt2_viewer.core.platform.desktop import DESKTOP_ID, MIME_TYPE, PTE_MIME_TYPE, XdgDirs
+from pt2_viewer.core.platform.desktop import APP_ID, DESKTOP_ID, XdgDirs
+from pt2_viewer.core.platform.file_types import mime_package_xml
 from tests.programs import pt2_path  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -79,7 +82,8 @@ def test_install_registers_pt2_type_and_default_app_then_uninstall_removes_them(
     # The menu's command really starts this install, from where the menu would start it.
     started = run(*command, "--help", cwd=workdir or Path("/"))
     assert started.returncode == 0 and "--install-desktop" in started.stdout, started.stderr
-    assert xdg.mime_package.read_bytes() == (ROOT / "packaging" / "pt2-viewer-mime.xml").read_bytes()
+    # the file types are the format registry's (core/formats/registry.py)
+    assert xdg.mime_package.read_text(encoding="utf-8") == mime_package_xml(desktop_file_types(), icon=APP_ID)
     for name, installed in xdg.icon_files().items():
         assert installed.read_bytes() == (ROOT / "resources" / "icons" / name).read_bytes()
 
@@ -109,10 +113,10 @@ def test_uninstall_keeps_other_applications_associations(xdg):
         f"[Added Associations]\n{MIME_TYPE}=netron.desktop;{DESKTOP_ID};\n",
         encoding="utf-8",
     )
-    assert desktop.install_desktop(xdg).ok
+    assert desktop.install_desktop(desktop_file_types(), xdg).ok
     assert f"{MIME_TYPE}={DESKTOP_ID}" in xdg.mimeapps_list.read_text(encoding="utf-8").splitlines()
 
-    report = desktop.uninstall_desktop(xdg)
+    report = desktop.uninstall_desktop(desktop_file_types(), xdg)
     assert report.ok and xdg.mimeapps_list in report.written
     lines = xdg.mimeapps_list.read_text(encoding="utf-8").splitlines()
     assert "text/plain=gedit.desktop" in lines
@@ -123,7 +127,7 @@ def test_uninstall_keeps_other_applications_associations(xdg):
 @needs_tools
 def test_exec_line_survives_spaces_and_percent_signs(xdg, tmp_path):
     python = tmp_path / "my env 100%" / "bin" / "python"
-    report = desktop.install_desktop(xdg, python=str(python))
+    report = desktop.install_desktop(desktop_file_types(), xdg, python=str(python))
     assert report.exec_line == f'Exec="{python.as_posix().replace("%", "%%")}" -m pt2_viewer %F'
     done = run("desktop-file-validate", str(xdg.desktop_file))
     assert done.returncode == 0 and done.stdout == "", done.stdout
@@ -174,14 +178,14 @@ def test_launch_command_ignores_another_installs_entry_point(tmp_path, monkeypat
 
 def test_missing_desktop_files_give_a_clear_error(xdg, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(desktop, "data_root", lambda: tmp_path / "not-a-checkout")
-    assert desktop.cli_main(install=True) == 1
+    assert desktop.cli_main(install=True, types=desktop_file_types()) == 1
     err = capsys.readouterr().err
     assert "pt2-viewer.desktop is missing" in err and "source checkout" in err
     assert not xdg.desktop_file.exists()
 
 
 def test_uninstall_when_nothing_is_installed_is_harmless(xdg):
-    report = desktop.uninstall_desktop(xdg)
+    report = desktop.uninstall_desktop(desktop_file_types(), xdg)
     assert report.ok and report.removed == [] and report.written == []
 
 

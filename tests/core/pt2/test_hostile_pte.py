@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pt2_viewer.core.formats.registry import read
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.info import archive_info, summary_text
-from pt2_viewer.core.pt2.reader import read_archive
 from tests.programs import ExportFailed
 
 FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=200,
@@ -39,7 +39,7 @@ def small() -> dict[str, bytes]:
 def read_or_error(path: Path) -> str:
     """'ok' or 'error': the property every case holds."""
     try:
-        archive = read_archive(path)
+        archive = read(path)
     except ArchiveError as e:
         assert str(e).strip() and "Traceback" not in str(e)
         return "error"
@@ -67,7 +67,7 @@ def test_truncated_anywhere(small: dict[str, bytes], tmp_path: Path) -> None:
         path = _write(tmp_path, data[:cut])
         outcome = read_or_error(path)
         if outcome == "ok":
-            assert any("truncated" in w for w in read_archive(path).warnings), cut
+            assert any("truncated" in w for w in read(path).warnings), cut
 
 
 def test_every_offset_and_count_made_huge_or_negative(small: dict[str, bytes], tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def _shared_plans(plans: int, values: int) -> bytes:
 def test_shared_tables_cannot_multiply_the_work(tmp_path: Path) -> None:
     assert read_or_error(_write(tmp_path, _shared_plans(2, 10))) == "ok"  # the builder makes readable programs
     with pytest.raises(ArchiveError, match="more entries than a file"):
-        read_archive(_write(tmp_path, _shared_plans(3000, 5000)))
+        read(_write(tmp_path, _shared_plans(3000, 5000)))
 
 
 def test_one_long_list_named_by_many_arguments_cannot_multiply_the_work(small: dict[str, bytes], tmp_path: Path,
@@ -141,7 +141,7 @@ def test_one_long_list_named_by_many_arguments_cannot_multiply_the_work(small: d
     assert read_or_error(path) == "ok"
     monkeypatch.setattr(reader, "read_program", hostile)
     with pytest.raises(ArchiveError, match="damaged: its instructions name its lists"):
-        read_archive(path)
+        read(path)
 
 
 def test_a_delegate_payload_past_any_file_lists_no_ops(tmp_path: Path) -> None:
@@ -159,20 +159,20 @@ def test_a_newer_schema_is_named(small: dict[str, bytes], tmp_path: Path) -> Non
     data = bytearray(small["portable"])
     data[4:8] = b"ET13"
     with pytest.raises(ArchiveError, match="newer than the one this viewer reads"):
-        read_archive(_write(tmp_path, bytes(data)))
+        read(_write(tmp_path, bytes(data)))
     newer = _shared_plans(1, 1)
     b = flatbuffers.Builder(64)
     b.StartObject(8)
     b.PrependUint32Slot(0, 3, 0)
     b.Finish(b.EndObject(), file_identifier=b"ET12")
-    archive = read_archive(_write(tmp_path, bytes(b.Output()), "v3.pte"))
+    archive = read(_write(tmp_path, bytes(b.Output()), "v3.pte"))
     assert any("schema version 3" in w for w in archive.warnings) and newer
 
 
 def test_not_a_pte_by_name_alone(tmp_path: Path) -> None:
     """A `.pte` name on something else is read as what it is (here: not a zip, not ET12)."""
     with pytest.raises(ArchiveError):
-        read_archive(_write(tmp_path, b"hello world, not a program at all"))
+        read(_write(tmp_path, b"hello world, not a program at all"))
 
 
 @FUZZ

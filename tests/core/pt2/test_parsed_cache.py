@@ -15,6 +15,7 @@ from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache, cache_root
 from pt2_viewer.core.pt2.reader import read_archive
+from tests import hostile_archives as hostile
 from tests.programs import member_named, pt2_path, read_members, with_model_json  # noqa: F401  (pt2_path: a fixture)
 
 
@@ -102,7 +103,10 @@ def test_a_corrupt_entry_is_a_miss(damage: str, pt2_path: Callable[[str], Path],
 
 def _damaged(src: Path, dst: Path, damage: str) -> Path:
     """A copy of `src` whose program JSON is damaged on disk, under the zip's own listing: a bit flipped in its bytes
-    (its CRC-32 no longer matches), or its local header naming another file than the directory does."""
+    (its CRC-32 no longer matches), its local header naming another file than the directory does, or its size stated
+    in ZIP64's extra field as 2**62 bytes (tests/hostile_archives.py: once allocated before it was checked)."""
+    if damage == "zip64 size":
+        return hostile.zip64_size(src, dst)
     data = bytearray(src.read_bytes())
     with zipfile.ZipFile(src) as zf:
         info = zf.getinfo(member_named(read_members(src), "models/model.json"))
@@ -116,12 +120,12 @@ def _damaged(src: Path, dst: Path, damage: str) -> Path:
     return dst
 
 
-@pytest.mark.parametrize("damage", ["flipped bit", "other name in its header"])
+@pytest.mark.parametrize("damage", ["flipped bit", "other name in its header", "zip64 size"])
 def test_a_member_damaged_on_disk_is_said_as_the_reader_says_it(damage: str, pt2_path: Callable[[str], Path],
                                                                 tmp_path: Path) -> None:
     """A miss reads the members where they lie in the file, not through zipfile: what zipfile would refuse (a CRC
-    that does not match, a header that names another file) is refused all the same, in the reader's words, and
-    nothing is stored."""
+    that does not match, a header that names another file, a size no file holds) is refused all the same, in the
+    reader's words (as `info` says it), and nothing is stored."""
     path = _damaged(pt2_path("cond_map"), tmp_path / "p.pt2", damage)
     with pytest.raises(ArchiveError) as expected:
         read_archive(path)

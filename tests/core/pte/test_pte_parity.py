@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from pt2_viewer.core.formats.registry import read
 from pt2_viewer.core.model.program import NodeOp
 from pt2_viewer.core.pt2.info import archive_info
-from pt2_viewer.core.pt2.reader import read_archive
 from tests.pte_reference import executorch_answer
 from tests.zoo.pipeline import PTE_KINDS, PTE_MODELS
 
@@ -22,7 +22,7 @@ CASES = [(m, k) for m in PTE_MODELS for k in PTE_KINDS]
 @pytest.mark.parametrize(("model", "kind"), CASES)
 def test_info_json_matches_executorch(pte_file: Callable[[str, str], Path], model: str, kind: str) -> None:
     path = pte_file(model, kind)
-    ours = archive_info(read_archive(path))
+    ours = archive_info(read(path))
     assert ours == executorch_answer(path)
     method = ours["methods"][0]
     if kind == "xnnpack":
@@ -54,7 +54,7 @@ def test_the_graph_is_the_execution_plan(pte_file: Callable[[str, str], Path], m
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     path = pte_file(model, kind)
-    archive = read_archive(path)
+    archive = read(path)
     plan = deserialize_pte_binary(path.read_bytes()).program.execution_plan[0]
     program = archive.programs[0]
     calls = [n for n in program.graph.nodes if n.op is NodeOp.CALL_FUNCTION]
@@ -87,10 +87,10 @@ def test_the_graph_is_the_execution_plan(pte_file: Callable[[str, str], Path], m
 def test_reading_a_pte_imports_neither_torch_nor_executorch(pte_file: Callable[[str, str], Path]) -> None:
     """The window reads a `.pte` as it reads a `.pt2`: no torch, no executorch, no Qt in the reading process."""
     script = ("import json, sys\n"
-              "from pt2_viewer.core.pt2.reader import read_archive\n"
+              "from pt2_viewer.core.formats.registry import read\n"
               "from pt2_viewer.core.pt2.info import archive_info, summary_text\n"
               "from pt2_viewer.core.graph.document import DocumentModel\n"
-              "a = read_archive(sys.argv[1]); json.dumps(archive_info(a)); summary_text(a)\n"
+              "a = read(sys.argv[1]); json.dumps(archive_info(a)); summary_text(a)\n"
               "DocumentModel(a, a.programs[0])\n"
               "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
               "('torch', 'executorch', 'PySide6'))))\n")
