@@ -3,8 +3,8 @@
 `make package` runs PyInstaller through this. Its analysis once grew past 18 GB and was killed by the kernel, taking
 everything else running on the machine with it; a build that grows past its limit now fails with a message naming the
 limit instead. PyInstaller imports packages and runs hooks in helper processes of its own, so the figure is the
-largest sum of the resident memory of the command and all its descendants, sampled a few times a second (not
-`/usr/bin/time`'s maximum, which is that of the largest single process). Linux only (reads /proc).
+largest sum of the memory of the command and all its descendants (proportional set sizes), sampled five times a
+second (not `/usr/bin/time`'s maximum, which is that of the largest single process). Linux only (reads /proc).
 """
 from __future__ import annotations
 
@@ -39,12 +39,19 @@ def descendants(root: int) -> list[int]:
 
 
 def resident_bytes(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+    """The process's proportional set size: its resident memory with each page shared by N processes counted 1/N,
+    so a sum over processes counts a page once (a forked helper's copy-on-write pages would count twice in RSS);
+    its RSS where the kernel has no smaps_rollup (before Linux 4.14)."""
+    for name, field in (("smaps_rollup", "Pss:"), ("status", "VmRSS:")):
+        try:
+            text = Path(f"/proc/{pid}/{name}").read_text()
+        except FileNotFoundError:
+            continue
+        except OSError:  # ended, or not ours to read
+            return 0
+        for line in text.splitlines():
+            if line.startswith(field):
                 return int(line.split()[1]) * 1024
-    except OSError:
-        pass
     return 0  # ended, or a zombie
 
 
