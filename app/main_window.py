@@ -33,6 +33,7 @@ from pt2_viewer.app.jobs.worker_choice import apply_saved_choice
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
 from pt2_viewer.app.qt import application
 from pt2_viewer.app.settings import app_settings
+from pt2_viewer.app.window.closing import may_close
 from pt2_viewer.app.window.comparisons import Comparisons
 from pt2_viewer.app.window.opening import archive_tab, extra_panels
 from pt2_viewer.app.window.recent_files import RecentFiles
@@ -240,8 +241,8 @@ class MainWindow(QMainWindow):
         return (focused or graphs)[0] if focused or graphs else None
 
     def _update_actions(self, start_page: bool = True) -> None:
-        """Menu entries that need a program are enabled only when the current tab shows one; with no tab open or
-        opening, the start page shows (with `start_page`)."""
+        """Menu entries that need a program are enabled only when the current tab shows one, the title names the
+        tab; with no tab open or opening, the start page shows (with `start_page`)."""
         tab = self.current_tab()
         doc = self.current_document()
         if self.tabs.count() or self._opening or not start_page:
@@ -259,6 +260,8 @@ class MainWindow(QMainWindow):
         self.save_action.setEnabled(tab is not None and tab.can_save_program())
         self.save_decomposed_action.setEnabled(tab is not None and tab.can_save_decomposed())
         self.close_action.setEnabled(tab is not None)
+        title = self.tabs.tabText(self.tabs.currentIndex())
+        self.setWindowTitle(f"{title} — PT2 Viewer" if tab is not None else "PT2 Viewer")
 
     def current_tab(self) -> DocumentTab | None:
         """The tab shown, through the one contract every tab keeps (app/graph/tab.py)."""
@@ -373,7 +376,6 @@ class MainWindow(QMainWindow):
         copy = self._own_pending_copy(path, tab)
         self.add_tab(tab, title, path if not copy else f"{path}\n(a copy kept while this tab is open; "
                      "File > Save Program As… to keep it)")
-        self.setWindowTitle(f"{title} — PT2 Viewer")
         doc.start()  # connected: a program opened before is drawn now, its layouts read on the loader's thread
 
     def _own_pending_copy(self, path: str, tab: DocumentTab) -> bool:
@@ -405,7 +407,6 @@ class MainWindow(QMainWindow):
         doc.open_in_new_tab.connect(self.open_copy)
         doc.document_ready.connect(lambda _d: self._update_actions())
         self.add_tab(doc, path.name, str(path))
-        self.setWindowTitle(f"{path.name} — PT2 Viewer")
         doc.start()
         return doc
 
@@ -440,6 +441,8 @@ class MainWindow(QMainWindow):
 
     def close_tab(self, index: int) -> None:
         w = self.tabs.widget(index)
+        if (tab := _tab(w)) is not None and not may_close(self, self, [tab]):  # unsaved work: asked first
+            return
         if w is not None:
             self._release(w)
             self.tabs.removeTab(index)
@@ -483,12 +486,7 @@ class MainWindow(QMainWindow):
         self.comparisons.compare_with(doc, archive, program)
 
     def save_decomposed_dialog(self) -> None:
-        tab = self.current_tab()
-        if tab is not None and tab.can_save_decomposed():
-            tab.save_decomposed_dialog()
-        else:
-            self.warn("Nothing to save", "Decompose a program first (Program > Decompose…), then save the "
-                       "decomposed program from its comparison tab.")
+        _file_actions().save_decomposed_dialog(self)
 
     def save_program_dialog(self) -> None:
         _file_actions().save_program_dialog(self, self)
@@ -498,9 +496,13 @@ class MainWindow(QMainWindow):
                           "PT2 Viewer: look inside torch.export programs.\nReads .pt2 archives without torch.")
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        tabs = [t for i in range(self.tabs.count()) if (t := _tab(self.tabs.widget(i))) is not None]
+        if not may_close(self, self, tabs, quitting=True):  # Cancel, or a save not made: nothing closes
+            event.ignore()
+            return
         self.settings.setValue("window/geometry", self.saveGeometry())
-        for i in range(self.tabs.count()):
-            self._release(self.tabs.widget(i))
+        for tab in tabs:
+            self._release(tab)
         self.layouts.close()
         super().closeEvent(event)
 

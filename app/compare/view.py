@@ -108,6 +108,7 @@ class CompareView(DocumentTab):
         self.session = session
         self.decomposition = decomposition
         self.decomposed_path = decomposition.output if decomposition is not None else None
+        self.saved_decomposed: str | None = None  # where Save Decomposed As… last wrote it
         self._syncing = False
         self._offset = (0.0, 0.0)  # where the right view sits relative to the left, in scene fractions (linked)
         left, right = models or (LinkedDocumentModel(left_archive, session.left),
@@ -223,6 +224,14 @@ class CompareView(DocumentTab):
 
     def save_decomposed_dialog(self) -> None:
         self.save_dialog()
+
+    def unsaved(self) -> str | None:
+        """A program Decompose… made, not saved yet: its job's folder goes when this tab closes. (A Numerics
+        candidate shown here stays its job's, and is not asked about.)"""
+        d = self.decomposition
+        if d is None or self.saved_decomposed is not None or not d.may_delete(Owner.COMPARE_TAB):
+            return None
+        return f"the decomposed program {Path(d.output).name}"
 
     def release(self) -> None:
         """The tab is closing: the decomposition's folder goes with it when it is the tab's (a decompose job's), and
@@ -368,6 +377,7 @@ class CompareView(DocumentTab):
             message = f"Could not save '{path}': {e.strerror or e}. Choose a folder you can write to."
         else:
             message = f"Saved {path}"
+            self.saved_decomposed = path
         self.status.emit(message)
         self.link_text.setText(message)
         return message

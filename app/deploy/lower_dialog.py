@@ -3,8 +3,9 @@ progress and Cancel, then paint the source delegated / not delegated (the reason
 "not delegated: op, reason, count" (a click reveals the nodes), and hand the `.pte` on to open beside its source,
 linked through the ETRecord's debug handles (core/deploy/delegation.py).
 
-The `.pte` and its ETRecord are written into the job's temporary folder, which the comparison tab keeps; Save As on
-that tab saves them where the user wants.
+The `.pte` and its ETRecord are written into the job's temporary folder, which goes when the app quits: "Save .pte
+As…" here, or File > Save Program As… on the lowered tab, saves both where the user wants (app/deploy/pte_saving.py,
+the ETRecord beside the `.pte` as `numerics` and `run` look for it), and closing that tab unsaved asks first.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pt2_viewer.app.deploy.pte_saving import LoweredFiles, ask_and_save_pte
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
@@ -45,8 +47,8 @@ NODES_ROLE = Qt.ItemDataRole.UserRole
 
 
 class LowerDialog(JobDialog):
-    """Emits `lowered(result, archive)` when the job succeeded and its `.pte` was read (the job's folder is the
-    comparison's from then on), `failed(message)` when it did not."""
+    """Emits `lowered(result, archive)` when the job succeeded and its `.pte` was read (its files in `files`, which
+    the lowered tab shares: saved from either, neither asks again), `failed(message)` when it did not."""
 
     lowered = Signal(object, object)
     failed = Signal(str)
@@ -65,6 +67,7 @@ class LowerDialog(JobDialog):
         self.out_dir: Path | None = None
         self.job = "lower"
         self.lowered_result: LowerResult | None = None
+        self.files: LoweredFiles | None = None  # the last lowering's .pte and ETRecord, and where they were saved
         self.log: list[str] = []
 
         self.backend_buttons, backends = radio_column(self, BACKENDS, "backend", checked=0)
@@ -81,7 +84,10 @@ class LowerDialog(JobDialog):
         self.numbers_button.setToolTip("Run the .pte with ETDump and compare each op with the source (numerics)")
         self.times_button = QPushButton("Time Each Op")
         self.times_button.setToolTip("Run the .pte with ETDump and time each instruction and delegate call")
-        for button in (self.numbers_button, self.times_button):
+        self.save_button = QPushButton("Save .pte As…")
+        self.save_button.setToolTip("Save the .pte where you choose, its ETRecord beside it (NAME.etrecord), so "
+                                    "numerics and run find it; the lowered files are deleted when the app quits")
+        for button in (self.numbers_button, self.times_button, self.save_button):
             button.setEnabled(False)
         self.sides: tuple[DocumentWidget, DocumentWidget] | None = None  # the comparison's source and .pte
         self.start_button = QPushButton("Lower")
@@ -91,6 +97,7 @@ class LowerDialog(JobDialog):
         buttons.addWidget(self.numbers_button)
         buttons.addWidget(self.times_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.save_button)
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.close_button)
         v = QVBoxLayout(self)
@@ -105,6 +112,7 @@ class LowerDialog(JobDialog):
         self.start_button.clicked.connect(self.start)
         self.numbers_button.clicked.connect(self.compare_numbers)
         self.times_button.clicked.connect(self.time_ops)
+        self.save_button.clicked.connect(self.save_dialog)
         self.close_button.clicked.connect(self.cancel_or_close)
 
     def backend(self) -> str:
@@ -195,6 +203,8 @@ class LowerDialog(JobDialog):
             return
         assert result is not None  # a job that ended well wrote its result (else failure_text says why)
         self.lowered_result = result
+        self.files = LoweredFiles(Path(result.pte or ""), Path(result.etrecord) if result.etrecord else None)
+        self.save_button.setEnabled(True)
         self.show_result(result)
         loader = ArchiveLoader(self)
         loader.loaded.connect(lambda _path, archive: self._read(result, archive))
@@ -212,6 +222,18 @@ class LowerDialog(JobDialog):
             item.setData(0, NODES_ROLE, row.nodes)
             self.table.addTopLevelItem(item)
         self.table.setVisible(self.table.topLevelItemCount() > 0)
+
+    def save_dialog(self) -> list[Path]:
+        """Save .pte As…: the lowered `.pte` and its ETRecord where the user chooses (offered beside the source)."""
+        if self.files is None:
+            return []
+        written, message = ask_and_save_pte(self, self.files.pte, self.files.etrecord,
+                                            Path(self.program_path).parent, self.interactive)
+        if written:
+            self.files.saved = written[0]
+        if message:
+            self.stage.setText(message)
+        return written
 
     def _clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         nodes = item.data(0, NODES_ROLE) or []

@@ -18,6 +18,7 @@ from pt2_viewer.core.model.program import Archive, Program
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the compare and decompose views
     from pt2_viewer.app.compare.view import ComparePlan, CompareView
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
+    from pt2_viewer.app.deploy.pte_saving import LoweredFiles
     from pt2_viewer.app.document.tab import DocumentTab
     from pt2_viewer.core.compare.decomposition import Decomposition
     from pt2_viewer.core.jobs.schemas.lower import LowerResult
@@ -66,14 +67,19 @@ class Comparisons:
         from pt2_viewer.app.deploy.lower_dialog import LowerDialog  # deferred: Qt view (test_lazy_imports)
 
         dialog = LowerDialog(doc, interactive=self.window.interactive, parent=self.parent)
-        dialog.lowered.connect(lambda result, archive: self.open_lowered(doc, result, archive, dialog.attach))
+        dialog.lowered.connect(lambda result, archive: self.open_lowered(doc, result, archive, dialog.attach,
+                                                                         dialog.files))
         dialog.show()
         return dialog
 
     def open_lowered(self, doc: DocumentWidget, result: LowerResult, pte: Archive,
-                     attach: Callable[[DocumentWidget, DocumentWidget], None] | None = None) -> None:
-        """A .pte beside its source, linked through the ETRecord's debug handles, the source painted by delegation."""
+                     attach: Callable[[DocumentWidget, DocumentWidget], None] | None = None,
+                     files: LoweredFiles | None = None) -> None:
+        """A .pte beside its source, linked through the ETRecord's debug handles, the source painted by delegation;
+        with `files` (the Lower dialog's, in its temporary folder), a tab that saves them and asks before closing
+        while they are unsaved (app/window/lowered_tab.py)."""
         from pt2_viewer.app.compare.view import ComparePlan  # deferred: Qt view (test_lazy_imports)
+        from pt2_viewer.app.window.lowered_tab import LoweredView
         from pt2_viewer.core.compare.session import LEFT, RIGHT, LinkedDocumentModel
         from pt2_viewer.core.deploy.delegation import delegation_overlay, lowered_session
 
@@ -82,12 +88,18 @@ class Comparisons:
                                   f"{Path(source.path).name} [{doc.model.program.name}]", Path(pte.path).name)
         models = (LinkedDocumentModel(source, session.left), LinkedDocumentModel(pte, session.right))
 
+        def make(plan: ComparePlan) -> CompareView:
+            view = LoweredView.from_plan(plan, self.window.layouts, interactive=self.window.interactive)
+            assert isinstance(view, LoweredView)  # from_plan makes its own class
+            view.files = files
+            return view
+
         def then(view: CompareView) -> None:
             view.docs[LEFT].tools.add_overlay(delegation_overlay(result))
             if attach is not None:
                 attach(view.docs[LEFT], view.docs[RIGHT])
 
-        self._open(Path(pte.path).name, lambda: ComparePlan(session, source, pte, models), then)
+        self._open(Path(pte.path).name, lambda: ComparePlan(session, source, pte, models), then, make)
 
     def compare_dialog(self) -> None:
         doc = self.window.current_document()
@@ -169,13 +181,14 @@ class Comparisons:
         left = (doc.model.archive, doc.model.program)
         self._open(Path(archive.path).name, lambda: plan_programs(left, (archive, program)))
 
-    def _open(self, key: str, plan: Callable[[], ComparePlan],
-              then: Callable[[CompareView], None] | None = None) -> None:
+    def _open(self, key: str, plan: Callable[[], ComparePlan], then: Callable[[CompareView], None] | None = None,
+              make: Callable[[ComparePlan], CompareView] | None = None) -> None:
         from pt2_viewer.app.compare.view import ComparePlan, CompareView  # deferred: Qt view (test_lazy_imports)
 
         def show(_key: str, built: object) -> None:
             assert isinstance(built, ComparePlan)  # what `plan` returned, handed back by the loader
-            view = CompareView.from_plan(built, self.window.layouts, interactive=self.window.interactive)
+            view = make(built) if make is not None else CompareView.from_plan(
+                built, self.window.layouts, interactive=self.window.interactive)
             self.window.add_tab(view, view.title())
             if then is not None:
                 then(view)

@@ -1,6 +1,7 @@
 """The File menu's dialogs that write files: Export Graph (SVG or PNG, whole or the visible area), Export Report
-(one self-contained HTML file, core/report/) and Save Program As (a .pt2, atomically). Each suggests a name from
-what the tab shows, never overwrites half a file, and says what it wrote in the status bar."""
+(one self-contained HTML file, core/report/) and Save Program As (a .pt2, atomically; a .pte with its ETRecord
+beside it, app/deploy/pte_saving.py). Each suggests a name from what the tab shows, never overwrites half a file,
+and says what it wrote in the status bar."""
 from __future__ import annotations
 
 import shutil
@@ -9,9 +10,11 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QFileDialog, QStatusBar, QTabWidget, QWidget
 
+from pt2_viewer.app.deploy.pte_saving import ask_and_save_pte
 from pt2_viewer.app.document.tab import DocumentTab
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.export_image import export_scene
+from pt2_viewer.core.pte.magic import is_pte
 from pt2_viewer.core.util.files import write_atomically
 
 
@@ -19,6 +22,7 @@ class Window(Protocol):
     """What these dialogs need of the main window."""
 
     tabs: QTabWidget
+    interactive: bool
 
     def current_tab(self) -> DocumentTab | None: ...
 
@@ -85,11 +89,21 @@ def export_graph_dialog(window: Window, parent: QWidget, visible_only: bool = Fa
 
 
 def save_program_dialog(window: Window, parent: QWidget) -> None:
-    """Save the program shown (an archive's, or the selected export of a script) as a .pt2, atomically."""
+    """Save the program shown (an archive's, or the selected export of a script) as a .pt2, atomically; a .pte (one
+    the Lower dialog made, or one opened) with its ETRecord beside it when it has one. The tab hears of the save
+    (`program_saved`), so a lowered tab no longer asks before closing."""
     tab = window.current_tab()
     source = tab.program_file() if tab is not None and tab.can_save_program() else None
-    if not source:
+    if tab is None or not source:
         window.warn("Nothing to save", "Select a successful export of a script, or open a program, first.")
+        return
+    if is_pte(source):
+        written, message = ask_and_save_pte(parent, source, None, _folder_of(tab), window.interactive)
+        if written:
+            tab.program_saved(str(written[0]))
+            window.statusBar().showMessage(message)
+        elif message:
+            window.warn("Save failed", message)
         return
     target, _ = QFileDialog.getSaveFileName(parent, "Save program", Path(source).name, "PyTorch archive (*.pt2)")
     if not target:
@@ -99,4 +113,21 @@ def save_program_dialog(window: Window, parent: QWidget) -> None:
     except OSError as e:
         window.warn("Save failed", f"Could not write '{target}': {e.strerror or e}")
     else:
+        tab.program_saved(target)
         window.statusBar().showMessage(f"Saved {target}")
+
+
+def _folder_of(tab: DocumentTab) -> Path:
+    """Where a save dialog opens: the folder of the program the tab shows (a lowered tab: its source's)."""
+    shown = tab.source_file()
+    return Path(shown).parent if shown else Path.home()
+
+
+def save_decomposed_dialog(window: Window) -> None:
+    """Program > Save Decomposed As…: the current tab's decomposed program, if it holds one."""
+    tab = window.current_tab()
+    if tab is not None and tab.can_save_decomposed():
+        tab.save_decomposed_dialog()
+    else:
+        window.warn("Nothing to save", "Decompose a program first (Program > Decompose…), then save the "
+                    "decomposed program from its comparison tab.")

@@ -46,14 +46,9 @@ def wait_both_drawn(qtbot, view: CompareView) -> None:  # type: ignore[no-untype
     qtbot.waitUntil(lambda: view.left.view.painted > 0 and view.right.view.painted > 0, timeout=TIMEOUT)
 
 
-@pytest.fixture(scope="module")
-def decomposed_window(qapp, request, pt2_path: Callable[[str], Path]):  # type: ignore[no-untyped-def]  # noqa: F811
-    """One window, one real decomposition through the worker, shared by the tests that only look at the result."""
-    qtbot = QtBot(request)
-    window = MainWindow(interactive=False)
-    window.resize(1400, 900)
-    window.show()
-    doc = open_and_wait(qtbot, window, pt2_path("batchnorm_train"))
+def decompose_to_core(qtbot, window: MainWindow, path: Path) -> CompareView:  # type: ignore[no-untyped-def]
+    """Open `path`, Program > Decompose… to core ATen through the worker, and return the comparison it opens."""
+    doc = open_and_wait(qtbot, window, path)
     dialog = window.decompose_dialog()
     assert isinstance(dialog, DecomposeDialog)
     dialog.set_target("core")
@@ -63,6 +58,17 @@ def decomposed_window(qapp, request, pt2_path: Callable[[str], Path]):  # type: 
     qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), CompareView), timeout=JOB_TIMEOUT)
     view = window.tabs.currentWidget()
     assert isinstance(view, CompareView) and view.left.model.program is doc.model.program
+    return view
+
+
+@pytest.fixture(scope="module")
+def decomposed_window(qapp, request, pt2_path: Callable[[str], Path]):  # type: ignore[no-untyped-def]  # noqa: F811
+    """One window, one real decomposition through the worker, shared by the tests that only look at the result."""
+    qtbot = QtBot(request)
+    window = MainWindow(interactive=False)
+    window.resize(1400, 900)
+    window.show()
+    view = decompose_to_core(qtbot, window, pt2_path("batchnorm_train"))
     wait_both_drawn(qtbot, view)
     for side in (view.left, view.right):
         side.expand_all()
