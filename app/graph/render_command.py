@@ -11,11 +11,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from pt2_viewer.core.cli import exit_status
+from pt2_viewer.core.formats import registry
 from pt2_viewer.core.graph.document import DocumentModel
 from pt2_viewer.core.layout.driver import lay_out_all
 from pt2_viewer.core.layout.records import LayoutError
 from pt2_viewer.core.pt2.errors import ArchiveError
-from pt2_viewer.core.pt2.reader import read_archive
 
 if TYPE_CHECKING:
     from pt2_viewer.app.graph.view import GraphView
@@ -36,7 +36,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
 
     try:
-        archive = read_archive(args.file)
+        archive = registry.read(args.file)  # by its format's reader (core/formats/registry.py)
     except ArchiveError as e:
         print(f"pt2-viewer: {e}", file=sys.stderr)
         return exit_status.FAILED

@@ -1,5 +1,6 @@
 """`pt2-viewer info FILE.pt2 [--json]`: no Qt, no torch, no tracebacks for bad files (exit status 1, as every command
-gives for a file it cannot use: core/cli/exit_status.py)."""
+gives for a file it cannot use: core/cli/exit_status.py). The file is read by its format's reader, from the format
+registry (core/formats/registry.py): a `.pt2`, an AOTInductor package, an ExecuTorch `.pte`."""
 from __future__ import annotations
 
 import argparse
@@ -7,9 +8,9 @@ import json
 import sys
 
 from pt2_viewer.core.cli import exit_status
+from pt2_viewer.core.formats import registry
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.info import archive_info, summary_text
-from pt2_viewer.core.pt2.reader import read_archive
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        archive = read_archive(args.file)
+        archive = registry.read(args.file)
     except ArchiveError as e:
         print(f"pt2-viewer: {e}", file=sys.stderr)
         return exit_status.FAILED
