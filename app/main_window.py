@@ -345,9 +345,21 @@ class MainWindow(QMainWindow):
                     self._opened(path)
                     return
                 name = picked
+        if (shown := self._showing(path, name)) is not None:  # already open: its tab, not a second one
+            self._done_opening(path)
+            self.tabs.setCurrentWidget(shown)
+            self.statusBar().showMessage(f"{Path(path).name} is already open in this tab.")
+            self.document_ready.emit(shown.current_program())
+            return
         self.statusBar().showMessage(f"Indexing {Path(path).name}…")
         self.loader.run(path, lambda: (fmt, first_view_model(archive, name, self.layouts.service)),
                         "index")  # still opening: `_model_built` ends it
+
+    def _showing(self, path: str, program: str) -> DocumentTab | None:
+        """The tab that shows `program` of the file `path` as its own (not one side of a comparison), if any."""
+        tabs = [t for i in range(self.tabs.count()) if (t := _tab(self.tabs.widget(i))) is not None]
+        return next((t for t in tabs if (d := t.current_program()) is not None and d.model.archive.path == path
+                     and d.model.program.name == program), None)
 
     def _done_opening(self, path: str) -> None:
         self._opening[path] -= 1

@@ -164,7 +164,8 @@ def _umask() -> int:
     return mask
 
 
-def test_the_side_panel_width_the_user_drags_to_is_remembered(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+def test_the_side_panel_width_the_user_drags_to_is_remembered(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                              tmp_path: Path) -> None:
     from PySide6.QtCore import QPointF
     from PySide6.QtGui import QMouseEvent
     from PySide6.QtWidgets import QSplitter
@@ -181,8 +182,11 @@ def test_the_side_panel_width_the_user_drags_to_is_remembered(qtbot, window: Mai
                                                    buttons, Qt.KeyboardModifier.NoModifier))
     dragged = split.sizes()
     assert dragged[1] > 600
-    second = open_and_wait(qtbot, window, EXAMPLE)
-    assert second.findChild(QSplitter).sizes() == dragged
+    import shutil
+
+    copy = shutil.copy(EXAMPLE, tmp_path / "example.pt2")  # another file: the same one opened again is its tab
+    second = open_and_wait(qtbot, window, Path(copy))
+    assert second is not doc and second.findChild(QSplitter).sizes() == dragged
 
 
 def test_exported_images_open_again_with_the_users_permissions(qtbot, window: MainWindow, tmp_path: Path,  # type: ignore[no-untyped-def]

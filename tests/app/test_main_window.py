@@ -41,13 +41,13 @@ def test_open_from_the_menu_shows_every_node(qtbot, window: MainWindow, monkeypa
     assert window.tabs.count() == 1 and window.tabs.tabText(0) == "example.pt2"
     assert set(doc.view.nodes) == {n.name for n in doc.model.program.graph.nodes}
     qtbot.waitUntil(lambda: doc.view.painted > 0, timeout=TIMEOUT)
-    # Open Recent now offers the file, and reopening it from there gives a second tab.
+    # Open Recent now offers the file, and reopening it from there shows its tab, not a second one (issue 43 §5).
     assert window.recent()[0] == str(EXAMPLE)
     action = window.recent_menu.actions()[0]
     assert action.text() == str(EXAMPLE)
-    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as again:
         action.trigger()
-    assert window.tabs.count() == 2
+    assert window.tabs.count() == 1 and again.args[0] is doc
 
 
 def test_drop_opens_the_file(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]

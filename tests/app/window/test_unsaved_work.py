@@ -1,4 +1,5 @@
-"""Issue 43 §1 and §5: what the user made is not lost on closing, and the title names the tab shown.
+"""Issue 43 §1 and §5: what the user made is not lost on closing, the title names the tab shown, and a file already
+open is shown in its tab when opened again.
 
 A program decomposed in the window lives in the decompose job's temporary folder, which goes with its tab: closing
 that tab asks first (Cancel keeps it, Save asks where and closes only once saved, Discard closes). The window's
@@ -79,8 +80,10 @@ def test_closing_an_unsaved_decomposition_asks_first(qtbot, asking_window: MainW
     assert len(asked) == 3 and window.tabs.count() == tabs - 2
 
 
-def test_the_title_names_the_tab_shown(qtbot, window: MainWindow, pt2_path: Callable[[str], Path]) -> None:  # type: ignore[no-untyped-def]
-    """The title said "fail_unbacked.py" while another tab's program was shown."""
+def test_the_title_names_the_tab_shown_and_a_file_opens_once(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                               pt2_path: Callable[[str], Path]) -> None:
+    """The title said "fail_unbacked.py" while another tab's program was shown; a file opened again made a second
+    tab of it."""
     other = pt2_path("batchnorm_train")
     for path in (EXAMPLE, other):
         with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
@@ -88,6 +91,10 @@ def test_the_title_names_the_tab_shown(qtbot, window: MainWindow, pt2_path: Call
     assert window.windowTitle() == f"{other.name} — PT2 Viewer"
     window.tabs.setCurrentIndex(0)
     assert window.windowTitle() == "example.pt2 — PT2 Viewer"
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as again:  # opened again: its tab, not a second
+        window.open_path(str(other))
+    assert window.tabs.count() == 2 and again.args[0] is window.tabs.widget(1) is window.tabs.currentWidget()
+    assert window.windowTitle() == f"{other.name} — PT2 Viewer"
     window.close_tab(0)
     assert window.windowTitle() == f"{other.name} — PT2 Viewer"
     window.close_tab(0)
