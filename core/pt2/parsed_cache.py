@@ -140,13 +140,10 @@ class ParsedProgramCache:
         reader, which words the archive's problem as `info` does."""
         try:
             opened = _read_in_place(path, listing)
-        except Exception:  # e.g. a size no file holds: the reader, through zipfile, says what is wrong
+        except Exception:  # the cache's own reading failed: zipfile reads the members instead
             opened = None
         if opened is None:  # a member not stored plainly (compressed, say): through zipfile, which checks its CRC
-            try:
-                files = zipfiles.open_archive(path)
-            except ArchiveError:
-                return read_archive(path), None
+            files = zipfiles.open_archive(path)  # no zip zipfile reads: said as `read_archive` (and `info`) say it
             try:
                 members = _read_members(files, listing)
             except ArchiveError:  # a member the reader may never read (or reads under another limit): its words
@@ -170,7 +167,7 @@ class ParsedProgramCache:
             files.close()
         if isinstance(job.error, _Damaged):  # a member's bytes are not what the zip says: zipfile words why
             return read_archive(path), None
-        if job.error is not None or _identity(os.stat(path)) != _identity(before):
+        if job.error is not None or not _unchanged(path, before):
             return archive, None  # not hashed (the cache failed), or replaced while it was read: not stored
         digest = job.result()
         return archive, lambda: self.store(entry, digest, archive)
@@ -243,8 +240,14 @@ def _exists(entry: Path) -> bool:
         return False
 
 
-def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
-    return st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns
+def _unchanged(path: str | os.PathLike[str], before: os.stat_result) -> bool:
+    """Whether the file at `path` is still the one `before` describes (not replaced or removed while read)."""
+    try:
+        now = os.stat(path)
+    except OSError:
+        return False
+    return (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns) == (
+        before.st_ino, before.st_dev, before.st_size, before.st_mtime_ns)
 
 
 @dataclass(frozen=True)
