@@ -38,7 +38,7 @@ def child(path: str) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QElapsedTimer, QTimer
 
-    from pt2_viewer.app.main import new_window  # the app's own start-up (app/qt.py's setting, the views' imports)
+    from pt2_viewer.app.main import new_window  # the app's own start-up (the views' imports, the one gc.freeze)
     from pt2_viewer.app.qt import application
 
     app = application()
@@ -137,14 +137,11 @@ def frames(doc) -> dict[str, float]:  # type: ignore[no-untyped-def]
 
 
 def with_bytecode(env: dict[str, str], tree: Path = REPO) -> None:
-    """Compiled bytecode as an installed viewer has it (a wheel's install writes it; the dataclasses' table,
-    core/util/dataclass_code.py, its first launch): kept under .cache/, compiled once before the first measurement.
-    Without it (PYTHONDONTWRITEBYTECODE), start-up compiles ~200 modules: 0.8 s."""
+    """Compiled bytecode as an installed viewer has it (a wheel's install writes it): kept under .cache/, compiled
+    once before the first measurement. Without it (PYTHONDONTWRITEBYTECODE), start-up compiles ~200 modules: 0.8 s."""
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(REPO / ".cache" / ("bench-pycache" if tree == REPO else "bench-pycache-other"))
-    table = "from pt2_viewer.core.util import dataclass_code; dataclass_code.install()\n"  # a tree that has it
-    modules = "pt2_viewer.app.main_window, pt2_viewer.core.pt2.parsed_cache, msgspec"
-    code = f"try:\n    {table}except ImportError:\n    pass\nimport {modules}"
+    code = "import pt2_viewer.app.main_window, pt2_viewer.core.pt2.parsed_cache, msgspec"
     subprocess.run([sys.executable, "-c", code], env=env, cwd=tree, check=False, timeout=600)
 
 
