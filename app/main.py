@@ -3,6 +3,8 @@ window, and implement `--screenshot` (open, wait until the graph is laid out and
 from __future__ import annotations
 
 import argparse
+import functools
+import gc
 import os
 import sys
 from pathlib import Path
@@ -11,12 +13,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
-from pt2_viewer.app.qt import application
+from pt2_viewer.app.qt import application, later
 from pt2_viewer.app.settings import APPLICATION, ORGANIZATION
 from pt2_viewer.core.platform import install
-from pt2_viewer.core.util import dataclass_code
 from pt2_viewer.core.util.files import write_atomically
-from pt2_viewer.core.util.gc_pause import gc_paused
 
 if TYPE_CHECKING:
     from pt2_viewer.app.main_window import MainWindow
@@ -67,15 +67,21 @@ def run_gui(args: argparse.Namespace) -> int:
 
 
 def new_window(*, interactive: bool = True, trust_scripts: bool = False, remember_recent: bool = True) -> MainWindow:
-    """The main window (MainWindow's options), the views' modules imported here. The cyclic collector waits
-    meanwhile, and what start-up made (classes, functions, enums: ~40k tracked objects that live as long as the app)
-    is then frozen out of later collections (core/util/gc_pause.py): collections during these imports took 6-9 ms of
-    a first view's ~0.4 s, and every later one walked all of it again."""
-    dataclass_code.install()  # their dataclasses' methods compiled at an earlier launch: 30-40 ms less
-    with gc_paused(freeze=True):
-        from pt2_viewer.app.main_window import MainWindow
+    """The main window (MainWindow's options), the views' modules imported here, then what start-up made frozen."""
+    from pt2_viewer.app.main_window import MainWindow
 
-        return MainWindow(interactive=interactive, trust_scripts=trust_scripts, remember_recent=remember_recent)
+    window = MainWindow(interactive=interactive, trust_scripts=trust_scripts, remember_recent=remember_recent)
+    _freeze_start_up()
+    return window
+
+
+@functools.cache
+def _freeze_start_up() -> None:
+    """Once per process, after the first window is built: what start-up made (modules, classes, functions, enums:
+    ~40k tracked objects that live as long as the app) leaves the cyclic collector's generations (`gc.freeze`, the
+    documented use), so no later collection walks it again. Only this once: a frozen object's cycles are never
+    collected, so nothing made by opening a program, and freed when its tab closes, may be frozen."""
+    gc.freeze()
 
 
 def _open_many(window: MainWindow, paths: list[str], program: str | None = None) -> None:
@@ -127,7 +133,7 @@ def take_screenshot(window: MainWindow, path: str, out: str, program: str | None
             if "error" in outcome:
                 return
             if isinstance(doc, DocumentWidget) and doc.view.painted == 0:
-                QTimer.singleShot(20, window, grab)
+                later(window, grab, 20)
                 return
             shown = window.shown_file()
             if shown is None or not _same_file(shown, path):  # a picture of something else is no screenshot of it
@@ -140,7 +146,7 @@ def take_screenshot(window: MainWindow, path: str, out: str, program: str | None
                 return
             finish(_write_description(window, shown, out, picture.devicePixelRatio()))
 
-        QTimer.singleShot(50, window, grab)  # let the first paint of the laid-out scene reach the screen
+        later(window, grab, 50)  # let the first paint of the laid-out scene reach the screen
 
     watched: list[DocumentWidget] = []
 

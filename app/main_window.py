@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -31,7 +31,7 @@ from pt2_viewer.app.graph.minimap import MiniMap
 from pt2_viewer.app.graph.view_settings import bool_setting, weights_as_nodes_wanted
 from pt2_viewer.app.jobs.worker_choice import apply_saved_choice
 from pt2_viewer.app.platform.trust_dialog import confirm_run, not_trusted_message
-from pt2_viewer.app.qt import application
+from pt2_viewer.app.qt import application, later
 from pt2_viewer.app.settings import app_settings
 from pt2_viewer.app.window.closing import may_close
 from pt2_viewer.app.window.comparisons import Comparisons
@@ -101,15 +101,15 @@ class MainWindow(QMainWindow):
         self._owned_dirs: dict[object, Path] = {}  # tab widget -> the temporary folder it keeps alive
         # folders left by an app that crashed: swept on another thread once the window is up (a crowded temp folder
         # took 14 ms to list; a stale export may take seconds to delete)
-        QTimer.singleShot(SWEEP_AFTER_MS, self, lambda: threading.Thread(
-            target=temp_dirs.sweep_stale, name="sweep stale temporary folders", daemon=True).start())
+        later(self, lambda: threading.Thread(
+            target=temp_dirs.sweep_stale, name="sweep stale temporary folders", daemon=True).start(), SWEEP_AFTER_MS)
         self.statusBar().showMessage("Open a .pt2 archive (File > Open, or drop it here)")
         self.comparisons = Comparisons(self, self)  # Program menu: decompose, compare (app/window/comparisons.py)
         self._build_menus(remember_recent)
         self._update_actions(start_page=False)
         # Once the caller has opened what it had to (main.py opens the command line's files right after show()),
         # the start page is shown if nothing is open or opening.
-        QTimer.singleShot(0, self, self._update_actions)
+        later(self, self._update_actions)
         keep_on_screen(self, self.settings.value("window/geometry"))  # app/window/screen_fit.py
 
     # -- menus -------------------------------------------------------------------------------------------------

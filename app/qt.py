@@ -9,15 +9,17 @@ type-checked without casts:
   walking a tree in range never meets None: `top_level_items`, `child_items`.
 - `QTableWidget.cellWidget` is a plain optional `QWidget`: `cell_widget(table, row, column, QSpinBox)` checks it is
   the kind of widget the table put there.
-
-Importing this module also turns off PySide6's source scan of later imports (`_skip_feature_scan`), so the window's
-modules load without it: import it before them (app/main.py does).
+- `QTimer.singleShot(ms, context, callable)` keeps the callable for good in PySide6 6.11 when the context is
+  destroyed before the timer fires: a tab closed with a layout round or a repaint pending kept its whole program in
+  memory. `later(context, callable, ms)` runs it on a timer owned by the context instead, which goes with it.
 """
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TypeVar
 
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import (
     QApplication,
     QPushButton,
@@ -31,25 +33,6 @@ from PySide6.QtWidgets import (
 W = TypeVar("W", bound=QWidget)
 
 
-def _skip_feature_scan() -> None:
-    """PySide6 reads the whole source of every module imported after it (`_mod_uses_pyside` in shibokensupport's
-    feature.py, called for each import) to learn whether `from __feature__ import snake_case` could switch names
-    for it. The viewer never selects a feature, and the answer is only read once a module does; the scan was 14-16 ms
-    of the ~130 ms of importing the window's modules (135 files read and tokenized). Every module is taken to use
-    PySide6, the safe answer: it keeps Qt's own names whatever another module selects. Where PySide6 has no such
-    hook (another version), nothing changes."""
-    feature = sys.modules.get("shibokensupport.feature")
-    if feature is not None and callable(getattr(feature, "_mod_uses_pyside", None)):
-        vars(feature)["_mod_uses_pyside"] = _uses_pyside
-
-
-def _uses_pyside(module: object) -> bool:
-    return True
-
-
-_skip_feature_scan()
-
-
 def application() -> QApplication:
     """The running QApplication, made here first if there is none yet (a test, a command that draws offscreen)."""
     app = QApplication.instance()
@@ -58,6 +41,16 @@ def application() -> QApplication:
     if app is not None:
         raise RuntimeError("a QCoreApplication without widgets is running; PT2 Viewer's windows need a QApplication")
     return QApplication(sys.argv[:1])
+
+
+def later(context: QObject, call: Callable[[], object], ms: int = 0) -> None:
+    """Call `call` in `ms` milliseconds (0: the next turn of the event loop), unless `context` is gone by then; nothing
+    of `call` is kept once it ran or `context` went."""
+    timer = QTimer(context)
+    timer.setSingleShot(True)
+    timer.timeout.connect(call)
+    timer.timeout.connect(timer.deleteLater)
+    timer.start(ms)
 
 
 def tool_button(text: str, tip: str = "", *, checkable: bool = False, auto_raise: bool = False,
@@ -94,4 +87,4 @@ def cell_widget(table: QTableWidget, row: int, column: int, kind: type[W]) -> W:
     return widget
 
 
-__all__ = ["application", "cell_widget", "child_items", "push_button", "tool_button", "top_level_items"]
+__all__ = ["application", "cell_widget", "child_items", "later", "push_button", "tool_button", "top_level_items"]

@@ -41,7 +41,7 @@ from pt2_viewer.app.graph.minimap import MiniMap
 from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.graph.view_settings import WEIGHTS_SETTING, weights_as_nodes_wanted
 from pt2_viewer.app.panels.panel import Panel
-from pt2_viewer.app.qt import tool_button
+from pt2_viewer.app.qt import later, tool_button
 from pt2_viewer.app.settings import app_settings
 from pt2_viewer.app.widgets.common import splitter
 from pt2_viewer.core.graph.details import node_tooltip
@@ -80,7 +80,7 @@ class DocumentWidget(DocumentTab):
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.layouts = layouts
         # Layout rounds through the layout child; each next round in a later turn of the event loop.
-        self.rounds = LayoutRounds(layouts.submit, layouts.cancel, lambda step: QTimer.singleShot(0, self, step))
+        self.rounds = LayoutRounds(layouts.submit, layouts.cancel, lambda step: later(self, step))
         self._started = 0.0
         self._expanded = (0, 0.0)  # groups an Expand all (or a depth) opened, and when: the status line says so
         self._keep_view = False
@@ -176,7 +176,7 @@ class DocumentWidget(DocumentTab):
         # that needs no Graphviz is drawn at once, and its graph_ready (or layout_failed) must reach them. A maker
         # that has connected calls `start` itself and saves that turn (and the paint of an empty graph in it).
         self._level_shown = False
-        QTimer.singleShot(0, self, self.start)
+        later(self, self.start)
 
     def start(self) -> None:
         """Show the first level (its layouts taken from the cache already are drawn now), unless shown already."""

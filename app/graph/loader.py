@@ -17,7 +17,6 @@ from pt2_viewer.core.layout.driver import take_cached
 from pt2_viewer.core.layout.service import LayoutService
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.pt2.errors import ArchiveError
-from pt2_viewer.core.util.gc_pause import gc_paused
 
 # The parsed-program cache's entry of a program read from its JSON is written this long after the program is handed
 # to the window, or at exit if sooner: encoding 10k nodes (0.3 s of CPU, much of it holding the GIL) would otherwise
@@ -89,14 +88,13 @@ class ArchiveLoader(QObject):
         self.run(path, lambda: first_view_model(archive, program, layouts), "index")
 
     def run(self, key: str, work: Callable[[], object], what: str = "prepare") -> None:
-        """Build anything from archives already read (a document model, both sides of a comparison) in a thread,
-        the collector paused as for reading: `built(key, result)`, or `failed(key, message)`."""
+        """Build anything from archives already read (a document model, both sides of a comparison) in a thread:
+        `built(key, result)`, or `failed(key, message)`."""
         threading.Thread(target=self._work, args=(key, work, what), daemon=True, name=f"{what} {key}").start()
 
     def _work(self, key: str, work: Callable[[], object], what: str) -> None:
         try:
-            with gc_paused(freeze=True):
-                result = work()
+            result = work()
         except Exception as e:  # a bug here must not take the window down; say what happened
             self.failed.emit(key, f"Could not {what} '{key}': internal error {type(e).__name__}: {e}")
             return
@@ -110,9 +108,8 @@ class ArchiveLoader(QObject):
 
     def _run(self, path: str, probe: Probe) -> None:
         try:
-            with gc_paused(freeze=True):
-                fmt, archive, store = read_deferred(  # a program opened before: no JSON parsed
-                    probe, on_miss=lambda: self.not_seen_before.emit(path))
+            fmt, archive, store = read_deferred(  # a program opened before: no JSON parsed
+                probe, on_miss=lambda: self.not_seen_before.emit(path))
         except ArchiveError as e:
             self.failed.emit(path, str(e))
         except Exception as e:  # a reader bug must not take the window down; say what happened

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QWidget
 
 from pt2_viewer.app import theme
 from pt2_viewer.app.graph.view_settings import bool_setting
+from pt2_viewer.app.qt import later
 from pt2_viewer.app.settings import app_settings
 from pt2_viewer.core.graph.highlight_state import HighlightState
 
@@ -68,7 +69,7 @@ class MiniMap(QWidget):
         main.states_changed.connect(self._states_changed)
         main.viewport().installEventFilter(self)
         # In a later turn of the event loop: the main view's first paint comes first.
-        main.scene_shown.connect(lambda: QTimer.singleShot(0, self, self.refit))  # context: not after self is gone
+        main.scene_shown.connect(lambda: later(self, self.refit))  # not after self is gone
         self._resized = QTimer(self, singleShot=True, interval=150)  # a view resized: the picture sized again
         self._resized.timeout.connect(self.refit)
         self.setVisible(False)

@@ -14,7 +14,6 @@ from typing import Protocol
 
 from pt2_viewer.core.layout.cache import LayoutCache
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult
-from pt2_viewer.core.util.gc_pause import gc_paused
 
 
 class LayoutTarget(Protocol):
@@ -81,10 +80,8 @@ class LayoutRounds:
     def run(self, target: LayoutTarget, *, on_ready: Callable[[], None], on_failed: Callable[[BaseException], None],
             on_round: Callable[[dict[str, LayoutRequest]], None] = lambda _pending: None) -> None:
         """Send what `target` still needs, round after round; `on_round(pending)` before each round is sent,
-        `on_ready()` once nothing is missing (at once when nothing was). The cyclic GC waits while requests are
-        built, results handed back and `on_ready` draws (core/util/gc_pause.py)."""
-        with gc_paused(freeze=True):
-            self._run(target, on_ready, on_failed, on_round)
+        `on_ready()` once nothing is missing (at once when nothing was)."""
+        self._run(target, on_ready, on_failed, on_round)
 
     def _run(self, target: LayoutTarget, on_ready: Callable[[], None], on_failed: Callable[[BaseException], None],
              on_round: Callable[[dict[str, LayoutRequest]], None]) -> None:
@@ -114,8 +111,7 @@ class LayoutRounds:
                 on_failed(outcome)
                 return
             try:
-                with gc_paused(freeze=True):
-                    target.set_layouts({k: (r, res) for k, r, res in zip(keys, requests, outcome, strict=True)})
+                target.set_layouts({k: (r, res) for k, r, res in zip(keys, requests, outcome, strict=True)})
             except Exception as e:
                 self._generation += 1
                 on_failed(e)

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from pt2_viewer.core.layout.cache import LayoutCache
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult, dumps
 from pt2_viewer.core.platform import install
-from pt2_viewer.core.util.gc_pause import gc_paused
 
 if TYPE_CHECKING:
     import subprocess
@@ -248,8 +247,7 @@ class LayoutService:
                 ticket = self._queue.popleft()
                 self._current = ticket
             try:
-                with gc_paused(freeze=True):  # a round of results decoded: many objects, no garbage cycles
-                    outcome: Outcome | None = self._serve(ticket)
+                outcome: Outcome | None = self._serve(ticket)
             except _Cancelled:
                 outcome = None
             except LayoutError as exc:
