@@ -85,12 +85,11 @@ def plan_decomposition(original: Archive, before: Program, decomposition: Decomp
 
 
 def plan_programs(left: tuple[Archive, Program], right: tuple[Archive, Program]) -> ComparePlan:
-    """Any two programs, paired by `pt2_viewer.core.compare.mapping.guess_program_mapping`, with both models."""
+    """Any two programs, paired by the structural diff's matcher (core/diff/matcher.py), with both models."""
     titles = [f"{Path(a.path).name} [{p.name}]" for a, p in (left, right)]
-    session = session_from_programs(left[1], right[1], *titles)
+    diff = diff_programs(left[1], right[1])
+    session = session_from_programs(left[1], right[1], diff.node_mapping(), *titles)
     models = (LinkedDocumentModel(left[0], session.left), LinkedDocumentModel(right[0], session.right))
-    diff = diff_programs(session.left, session.right)
-    session.mapping = diff.node_mapping()  # selection follows the structural matcher, not names (core/diff/)
     return ComparePlan(session, left[0], right[0], models, diff=diff)
 
 

@@ -1,21 +1,19 @@
-"""Which nodes of one program became which nodes of another: the node mapping, its JSON file, and a best-effort guess.
+"""Which nodes of one program became which nodes of another: the node mapping and its JSON file.
 
 A decomposition knows exactly where each new node came from (torch's provenance metadata; see
 `core/decompose/provenance.py`), and writes that as a mapping file beside the new `.pt2`. Two arbitrary programs (say,
-the same model exported twice) carry no such record, so `guess_mapping` pairs their nodes by name, target and module
-path, in that order of trust. Both produce a `NodeMapping`, and every link records the method that made it, so the GUI
-can show how sure a link is. Torch-free: it works on the reader's `Node` objects, or anything with `.name`, `.target`
-and `.module_path` (plain dicts with those keys too).
+the same model exported twice) carry no such record: the structural diff's matcher pairs them (core/diff/matcher.py,
+`ProgramDiff.node_mapping`). Both give a `NodeMapping`, and every link records the method that made it, so the GUI can
+show how sure a link is. Torch-free.
 """
 from __future__ import annotations
 
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pt2_viewer.core.util.files import write_atomically
 
@@ -24,14 +22,6 @@ MAPPING_VERSION = 1
 
 # Methods, most trusted first. `from_node` and `stack_trace` come from torch's metadata (decomposition only).
 METHODS = ("from_node", "name+target", "name", "stack_trace", "module_path+op", "module_path")
-
-
-class NodeLike(Protocol):
-    name: str
-    target: str
-
-    @property
-    def module_path(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -115,90 +105,8 @@ def read_mapping(path: str | os.PathLike[str]) -> NodeMapping:
         return NodeMapping.from_json(json.load(f))
 
 
-@dataclass(frozen=True)
-class _N:
-    name: str
-    target: str
-    module_path: str
-    index: int
-
-
-def _plain(nodes: Iterable[Any]) -> list[_N]:
-    out = []
-    for i, n in enumerate(nodes):
-        if isinstance(n, dict):
-            out.append(_N(n["name"], n.get("target", ""), n.get("module_path", ""), i))
-        else:
-            out.append(_N(n.name, str(n.target), n.module_path, i))
-    return out
-
-
 def op_stem(target: str) -> str:
     """'torch.ops.aten.add_.Tensor' -> 'add': the op without namespace, overload or in-place underscore."""
     parts = target.split(".")
     name = parts[3] if target.startswith("torch.ops.") and len(parts) > 3 else parts[-1]
     return name.rstrip("_") or name
-
-
-def guess_mapping(before: Iterable[Any], after: Iterable[Any], before_label: str = "",
-                  after_label: str = "") -> NodeMapping:
-    """Pair the nodes of two programs without provenance: by name and target, name, module path and op, module path.
-
-    Each after node gets at most one before node; a before node may get many (a decomposition splits it). Left-over
-    after nodes in a module go to the before node of that module (one not matched by the earlier rules, if any) nearest
-    in relative graph position.
-    """
-    b_nodes, a_nodes = _plain(before), _plain(after)
-    links: list[Link] = []
-    matched_b: set[str] = set()
-    matched_a: set[str] = set()
-
-    def link(b: _N, a: _N, method: str) -> None:
-        links.append(Link(b.name, a.name, method))
-        matched_b.add(b.name)
-        matched_a.add(a.name)
-
-    by_name = {n.name: n for n in b_nodes}
-    for a in a_nodes:
-        b = by_name.get(a.name)
-        if b is not None and b.target == a.target:
-            link(b, a, "name+target")
-    for a in a_nodes:
-        b = by_name.get(a.name)
-        if a.name not in matched_a and b is not None and b.name not in matched_b:
-            link(b, a, "name")
-
-    # same module and same op (add_ ~ add), paired in graph order
-    queues: dict[tuple[str, str], list[_N]] = defaultdict(list)
-    for b in b_nodes:
-        if b.name not in matched_b:
-            queues[(b.module_path, op_stem(b.target))].append(b)
-    for a in a_nodes:
-        if a.name in matched_a:
-            continue
-        q = queues.get((a.module_path, op_stem(a.target)))
-        if q:
-            link(q.pop(0), a, "module_path+op")
-
-    # whatever is left in a module: the nearest before node of that module, by relative position
-    by_module: dict[str, list[_N]] = defaultdict(list)
-    for b in b_nodes:
-        if b.module_path:
-            by_module[b.module_path].append(b)
-    nb, na = max(len(b_nodes), 1), max(len(a_nodes), 1)
-    for a in a_nodes:
-        if a.name in matched_a or not a.module_path:
-            continue
-        candidates = [b for b in by_module.get(a.module_path, []) if b.name not in matched_b] or \
-            by_module.get(a.module_path, [])
-        if candidates:
-            best = min(candidates, key=lambda b: abs((b.index + 0.5) / nb - (a.index + 0.5) / na))
-            links.append(Link(best.name, a.name, "module_path"))
-            matched_a.add(a.name)
-    return NodeMapping(before_nodes=[n.name for n in b_nodes], after_nodes=[n.name for n in a_nodes], links=links,
-                       before_label=before_label, after_label=after_label)
-
-
-def guess_program_mapping(before: Any, after: Any) -> NodeMapping:
-    """`guess_mapping` for two reader `Program`s (top-level graphs), labelled with the programs' names."""
-    return guess_mapping(before.graph.nodes, after.graph.nodes, before_label=before.name, after_label=after.name)

@@ -3,10 +3,10 @@ highlight when the user picks a node or an op.
 
 The compare view (app/compare/view.py) shows a program before and after a decomposition, or any two programs. It
 needs the same answers whichever way the pair was made: a decomposition (core/compare/decomposition.py) brings
-torch's provenance mapping and the ops the job found outside core ATen; two arbitrary programs get
-`pt2_viewer.core.compare.mapping.guess_program_mapping`. Either way the op diff is counted on the two programs
-(core/graph/op_stats.py). This module turns both into one `CompareSession`, without Qt and without torch, so the
-view only paints.
+torch's provenance mapping and the ops the job found outside core ATen; two arbitrary programs are paired by the
+structural diff's matcher (core/diff/matcher.py, `ProgramDiff.node_mapping`, made by the caller above this layer).
+Either way the op diff is counted on the two programs (core/graph/op_stats.py). This module turns both into one
+`CompareSession`, without Qt and without torch, so the view only paints.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pt2_viewer.core.compare.decomposition import Decomposition
-from pt2_viewer.core.compare.mapping import NodeMapping, guess_program_mapping, read_mapping
+from pt2_viewer.core.compare.mapping import NodeMapping, read_mapping
 from pt2_viewer.core.graph.document import SELECTED, DocumentModel, Highlight
 from pt2_viewer.core.graph.ids import group_of
 from pt2_viewer.core.graph.op_stats import nodes_by_op, program_diff
@@ -54,7 +54,7 @@ class CompareSession:
     # {op: count} of ops outside the core ATen opset in the right program; None when unknown (judging an op needs
     # torch's tags, which only a decompose job reads).
     non_core_ops: dict[str, int] | None
-    method: str  # "decomposition" (torch's provenance) or "guess" (best effort by name, op and module)
+    method: str  # "decomposition" (torch's provenance), "etrecord" (debug handles) or "guess" (the structural matcher)
     left_title: str = ""
     right_title: str = ""
     _ops: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
@@ -123,10 +123,10 @@ def session_from_decomposition(decomposition: Decomposition, before: Program, af
                           left_title=left_title, right_title=right_title.strip())
 
 
-def session_from_programs(left: Program, right: Program, left_title: str = "", right_title: str = "",
-                          ) -> CompareSession:
-    """A best-effort session for any two programs (no provenance): nodes paired by `guess_program_mapping`."""
-    mapping = guess_program_mapping(left, right)
+def session_from_programs(left: Program, right: Program, mapping: NodeMapping, left_title: str = "",
+                          right_title: str = "") -> CompareSession:
+    """A session for any two programs (no provenance between them): nodes paired by `mapping`, the structural
+    diff's (core/diff/, `ProgramDiff.node_mapping`)."""
     return CompareSession(left, right, mapping, op_rows(left, right), None, "guess", left_title=left_title or left.name,
                           right_title=right_title or right.name)
 

@@ -19,6 +19,7 @@ from pt2_viewer.core.compare.session import (
     session_from_programs,
 )
 from pt2_viewer.core.decompose.job import run_job
+from pt2_viewer.core.diff.program_diff import diff_programs
 from pt2_viewer.core.graph.document import MATCH, SELECTED
 from pt2_viewer.core.graph.op_stats import op_counts as program_op_counts
 from pt2_viewer.core.graph.op_stats import op_of_target
@@ -105,7 +106,7 @@ def test_any_two_programs_get_a_best_effort_session(decomposed: Callable[[str], 
     result = decomposed("core")
     before = read_archive(result["program"]).program()
     after = read_archive(result["output"]).program()
-    s = session_from_programs(before, after, "bn.pt2", "bn.core.pt2")
+    s = session_from_programs(before, after, diff_programs(before, after).node_mapping(), "bn.pt2", "bn.core.pt2")
     assert s.method == "guess" and s.non_core_ops is None
     assert "decompose" in s.non_core_text()
     assert s.counterparts(LEFT, "mul") == ["mul"]

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from pt2_viewer.core.compare.mapping import guess_program_mapping
 from pt2_viewer.core.diff.nodes import ADDED, CHANGED, REMOVED
 from pt2_viewer.core.diff.program_diff import ProgramDiff, diff_programs
 from pt2_viewer.core.model.program import Program
@@ -38,9 +37,6 @@ def test_one_changed_block_shows_that_block_and_nothing_else() -> None:
     module_a = {n.name: n.module_path for n in a.graph.nodes}
     module_b = {n.name: n.module_path for n in b.graph.nodes}
     assert all(module_a[x] == module_b[y] for x, y in diff.matching.a_to_b.items())
-    # the name-first guess pairs some of those shifted nodes across modules: what the structural matcher fixes
-    guess = guess_program_mapping(a, b)
-    assert any(module_a[k.before] != module_b[k.after] for k in guess.links)
     # the roll-up names the block and its ancestors only
     assert [m.path for m in diff.modules] == ["", "layer2", "layer2.1", "layer2.1.relu"]
     assert diff.modules[2].text() == "2 op changes"
