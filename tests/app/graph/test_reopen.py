@@ -10,7 +10,7 @@ import pytest
 
 from pt2_viewer.app.graph import loader
 from pt2_viewer.app.main_window import MainWindow
-from pt2_viewer.core.pt2 import reader
+from pt2_viewer.core.pt2 import parsed_cache, reader
 from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
 from tests.app.graph.test_graph_tools import EXAMPLE, TIMEOUT, open_and_wait
 
@@ -29,6 +29,8 @@ def test_a_reopened_program_comes_from_the_cache_with_the_same_graph(qtbot, wind
         raise AssertionError("the program's JSON was read again")
 
     monkeypatch.setattr(reader, "read_archive_files", no_json)
+    monkeypatch.setattr(parsed_cache, "read_archive_files", no_json)  # the name the cache calls it by
+    monkeypatch.setattr(parsed_cache, "read_archive", no_json)
     again = MainWindow(interactive=False)
     qtbot.addWidget(again)
     opened: list[object] = []
