@@ -25,6 +25,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
               "ETRecord; say why each op was not delegated"),
     "report": ("pt2_viewer.core.cli.report", "write one self-contained HTML report of a .pt2 or a model script"),
     "diff": ("pt2_viewer.core.cli.diff", "what changed between two programs, by module (--fail-on for CI)"),
+    "trace": ("pt2_viewer.core.cli.trace", "list a torch.compile trace's compiles, graph breaks and recompiles"),
 }
 # the subcommands that run a torch job in the worker: the worker Python chosen in the window's Preferences applies
 WORKER_COMMANDS = frozenset({"export", "decompose", "run", "numerics", "report", "lower"})
