@@ -25,7 +25,14 @@ EXIT_CHANGED = 1
 EXIT_BAD_INPUT = 2
 
 
+EXIT_STATUS = ("exit status: 0 the diff was made (and holds no change --fail-on names); 1 it holds a change of a kind "
+               "--fail-on names; 2 bad input: a missing or damaged file, an unknown --program or kind. Unlike the "
+               "other commands, where a file that cannot be used exits 1, diff keeps 1 for 'changes found', so CI "
+               "can tell the two apart.")
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXIT_STATUS
     parser.add_argument("a", metavar="A.pt2", help="the program before")
     parser.add_argument("b", metavar="B.pt2", help="the program after")
     parser.add_argument("--program", default=None, metavar="P",

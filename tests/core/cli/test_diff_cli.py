@@ -111,3 +111,13 @@ def test_the_command_runs_without_torch() -> None:
                           capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
     assert "dtype" in done.stdout
+
+
+def test_help_says_the_exit_status_and_why_it_differs_from_the_other_commands(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli_main(["diff", "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "1 it holds a change of a kind --fail-on names" in text
+    assert "2 bad input: a missing or damaged file" in text and "Unlike the other commands" in text
