@@ -106,8 +106,20 @@ def _read_pte(path: str) -> Archive:
         raise ArchiveError(str(e), path=str(path)) from None
 
 
+def _read_onnx(path: str) -> Archive:
+    """An ONNX model's graph as an `Archive` of one program (core/onnx/reader.py), its problems as `ArchiveError`."""
+    from pt2_viewer.core.onnx.errors import OnnxError  # deferred: a .onnx's reader brings onnx, numpy, protobuf
+    from pt2_viewer.core.onnx.reader import read_onnx
+
+    try:
+        return read_onnx(path)
+    except OnnxError as e:
+        raise ArchiveError(str(e), path=str(path)) from None
+
+
 PT2_MIME_TYPE = "application/x-pytorch-pt2"
 PTE_MIME_TYPE = "application/x-executorch-pte"
+ONNX_MIME_TYPE = "application/x-onnx"
 
 AOTI = Format(
     name="aoti", description="", extensions=(".pt2",),
@@ -123,11 +135,15 @@ PTE = Format(
     recognition=Recognition(head=pte_head), opens_as=Opens.PROGRAM, read=_read_pte,
     desktop=DesktopFileType(PTE_MIME_TYPE, "ExecuTorch program", "PTE", "PyTorch ExecuTorch program", (".pte",),
                             magic=((MAGIC_AT, b"ET12"),)))
+ONNX = Format(
+    name="onnx", description="ONNX models", extensions=(".onnx",),
+    recognition=Recognition(by_extension=True), opens_as=Opens.PROGRAM, read=_read_onnx,
+    desktop=DesktopFileType(ONNX_MIME_TYPE, "ONNX model", "ONNX", "Open Neural Network Exchange", (".onnx",)))
 SCRIPT = Format(
     name="script", description="Python model scripts", extensions=(".py",),
     recognition=Recognition(by_extension=True), opens_as=Opens.SCRIPT, read=None)
 
-FORMATS: tuple[Format, ...] = (AOTI, PT2, PTE, SCRIPT)
+FORMATS: tuple[Format, ...] = (AOTI, PT2, PTE, ONNX, SCRIPT)
 FALLBACK = PT2  # reads what no entry recognises, and says what the file is instead
 ANY_DESCRIPTION = "PyTorch programs and model scripts"
 

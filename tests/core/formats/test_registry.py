@@ -40,6 +40,7 @@ def test_every_format_is_one_entry() -> None:
         ("aoti", (".pt2",), Opens.AOTI_PACKAGE),
         ("pt2", (".pt2",), Opens.PROGRAM),
         ("pte", (".pte",), Opens.PROGRAM),
+        ("onnx", (".onnx",), Opens.PROGRAM),  # known by its name alone: after every format known by its content
         ("script", (".py",), Opens.SCRIPT),
     ]
     assert registry.FALLBACK is PT2
@@ -47,9 +48,10 @@ def test_every_format_is_one_entry() -> None:
     assert SCRIPT.read is None  # run by the export worker, never read in this process
     # File > Open's filters, as the window always offered them
     assert registry.open_dialog_filter() == (
-        "PyTorch programs and model scripts (*.pt2 *.pte *.py);;PyTorch export archives (*.pt2);;"
-        "ExecuTorch programs (*.pte);;Python model scripts (*.py);;All files (*)")
-    assert [t.mime_type for t in registry.desktop_file_types()] == [registry.PT2_MIME_TYPE, registry.PTE_MIME_TYPE]
+        "PyTorch programs and model scripts (*.pt2 *.pte *.onnx *.py);;PyTorch export archives (*.pt2);;"
+        "ExecuTorch programs (*.pte);;ONNX models (*.onnx);;Python model scripts (*.py);;All files (*)")
+    assert [t.mime_type for t in registry.desktop_file_types()] == [registry.PT2_MIME_TYPE, registry.PTE_MIME_TYPE,
+                                                                    registry.ONNX_MIME_TYPE]
 
 
 def test_one_real_file_of_each_kind_opens_through_the_registry(pipeline_files: dict[str, Path],

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from pt2_viewer.core.formats.registry import ONNX_MIME_TYPE, PTE_MIME_TYPE, desktop_file_types
 from pt2_viewer.core.formats.registry import PT2_MIME_TYPE as MIME_TYPE
-from pt2_viewer.core.formats.registry import PTE_MIME_TYPE, desktop_file_types
 from pt2_viewer.core.platform import desktop
 from pt2_viewer.core.platform.desktop import APP_ID, DESKTOP_ID, XdgDirs
 from pt2_viewer.core.platform.file_types import mime_package_xml
@@ -78,7 +78,7 @@ def test_install_registers_pt2_type_and_default_app_then_uninstall_removes_them(
     command, workdir = desktop.launch_command()  # `python -m pt2_viewer` from the checkout, or this venv's entry point
     assert f"Exec={' '.join(command)} %F" in lines
     assert (f"Path={workdir}" in lines) == (workdir is not None)
-    assert f"MimeType={MIME_TYPE};{PTE_MIME_TYPE};" in lines
+    assert f"MimeType={MIME_TYPE};{PTE_MIME_TYPE};{ONNX_MIME_TYPE};" in lines
     # The menu's command really starts this install, from where the menu would start it.
     started = run(*command, "--help", cwd=workdir or Path("/"))
     assert started.returncode == 0 and "--install-desktop" in started.stdout, started.stderr
@@ -95,6 +95,9 @@ def test_install_registers_pt2_type_and_default_app_then_uninstall_removes_them(
         (tmp_path / name).write_bytes(pte_head)
         assert filetype(tmp_path / name) == PTE_MIME_TYPE, name
     assert default_app(PTE_MIME_TYPE) == DESKTOP_ID
+    (tmp_path / "model.onnx").write_bytes(b"\x08\x0a")  # an ONNX model, by its extension alone (it has no magic)
+    assert filetype(tmp_path / "model.onnx") == ONNX_MIME_TYPE
+    assert default_app(ONNX_MIME_TYPE) == DESKTOP_ID
     assert DESKTOP_ID in (xdg.data_home / "applications" / "mimeinfo.cache").read_text()
 
     done = run(sys.executable, "-m", "pt2_viewer", "--uninstall-desktop")
