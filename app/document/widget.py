@@ -412,16 +412,13 @@ class DocumentWidget(DocumentTab):
 
     def select(self, item: str | None) -> None:
         self.model.select(item)
-        node = self._selected_node()
+        selected = self.model.selection
         for title, panel in self.panel_widgets.built.items():
             if title not in self._stale_panels:
-                panel.show_node(node)
-        if node is not None and not self.job_tabs.is_panel(self.panels.currentWidget()):
+                panel.show_item(selected)  # a node, or a module group Details shows
+        if selected is not None and not self.job_tabs.is_panel(self.panels.currentWidget()):
             # a list of results being walked (nodes by error, hottest nodes) stays in front; else Details shows it
             self.panels.setCurrentWidget(self.panel_widgets.get("Details", self.panels.currentWidget()))
-
-    def _selected_node(self) -> str | None:
-        return node_of(self.model.selection)
 
     def _refresh_current_panel(self) -> None:
         """Panels are filled when first shown: a 10k-node program's code view or symbol table costs time nobody
@@ -430,7 +427,7 @@ class DocumentWidget(DocumentTab):
             if panel is self.panels.currentWidget() and title in self._stale_panels:
                 self._stale_panels.discard(title)
                 panel.set_context(self.model.context())
-                panel.show_node(self._selected_node())
+                panel.show_item(self.model.selection)
 
     def reveal(self, node: str) -> None:
         """Select a node and bring it on screen, expanding collapsed groups as needed (once laid out, if a layout is

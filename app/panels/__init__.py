@@ -4,7 +4,8 @@ Every panel is a `Panel` (app/panels/panel.py), the one interface the document w
 relies on:
   - `set_context(ProgramContext)`: the program, the graph now shown (the top graph or a HOP subgraph), that graph's
     GraphIndex and the archive (`set_program(program, graph, index, archive=None)` for callers holding the parts);
-  - `show_node(name | None)`: the selection changed elsewhere; reflect it without emitting anything;
+  - `show_node(name | None)`: the selection changed elsewhere; reflect it without emitting anything (`show_item`
+    is given the selection's item id: the node's, or a module group's, which Details shows and the others take as none);
   - signals, emitted only for what the user did in the panel: `node_requested(str)`, `nodes_highlighted(list)`,
     `subgraph_requested(str, str)` (HOP node, subgraph name), `source_requested(str, int)` (file, 1-based line).
 

@@ -37,6 +37,8 @@ from pt2_viewer.core.graph.details import (
     measure_sections,
     node_details,
 )
+from pt2_viewer.core.graph.group_details import find_group, group_details
+from pt2_viewer.core.graph.ids import group_of
 from pt2_viewer.core.graph.index import GraphIndex
 from pt2_viewer.core.graph.overlays import Overlay
 from pt2_viewer.core.graph.program_context import ProgramContext
@@ -90,9 +92,18 @@ class DetailsPanel(Panel):
         self._version += 1
         program, graph, index, archive = context.program, context.graph, context.index, context.archive
         self.program, self.graph, self.index, self.archive = program, graph, index, archive
-        keep = (self.details.name if self.details and self.details.kind != "program"
-                and self.details.name in graph.node_by_name else None)
+        shown = self._shown[0] if self._shown else None
+        keep = shown if shown in graph.node_by_name or self._group_in(shown) else None
         self.show_node(keep)
+
+    def show_item(self, item: str | None) -> None:
+        """A node's details, or a module group's (an id `group:PATH`, core/graph/ids.py): a click on a collapsed
+        group shows the group, as Help > Keyboard Shortcuts says."""
+        self.show_node(item)
+
+    def _group_in(self, item: str | None) -> bool:
+        path = group_of(item)
+        return path is not None and self.index is not None and find_group(self.index, path) is not None
 
     def set_dim_names(self, names: dict[str, str]) -> None:
         """The names a script gave its dims (core/export/dim_names.py): the program's Symbols rows say `batch (s77)`."""
@@ -102,6 +113,7 @@ class DetailsPanel(Panel):
             self.show_node(None)
 
     def show_node(self, name: str | None) -> None:
+        """Show node `name`'s details, a module group's for a group's item id, or the program's for None."""
         if self._shown == (name, self._version):
             return
         self._shown = (name, self._version)
@@ -112,7 +124,13 @@ class DetailsPanel(Panel):
             self.tree.setVisible(False)
             return
         self.tree.setVisible(True)
-        if name is None or name not in self.graph.node_by_name:
+        if self._group_in(name) and self.index is not None:
+            self.details = group_details(self.graph, self.index, group_of(name) or "")
+            self.title.setText(
+                f"<span style='background:{theme.kind_color('other').name()}'>&nbsp;module group&nbsp;</span> "
+                f"<b style='font-family:monospace; font-size:large'>{html.escape(self.details.name)}</b><br>"
+                f"<span style='font-family:monospace'>{html.escape(self.details.title)}</span>")
+        elif name is None or name not in self.graph.node_by_name:
             # nothing selected: the program's own properties (core/graph/properties.py)
             self.details = self._program_properties(self.program)
             self.title.setText(f"<b style='font-size:large'>{html.escape(self.details.title)}</b><br>"
@@ -125,7 +143,7 @@ class DetailsPanel(Panel):
                 f"<b style='font-family:monospace; font-size:large'>{name}</b><br>"
                 f"<span style='font-family:monospace'>{html.escape(self.details.title)}</span>")
         sections = list(self.details.sections)
-        if name is not None and self.details.kind != "program":
+        if name is not None and self.details.kind not in ("program", "group"):
             sections[1:1] = measure_sections(self.measures, name)  # the figures asked for, right under the op
         tops = [self._add_section(section.title, section.rows) for section in sections]
         for top in tops:  # after all are in: each call first lays out the tree anew (QTreeView::setFirstColumnSpanned)
@@ -147,7 +165,7 @@ class DetailsPanel(Panel):
         else:
             self.measures[name] = overlay
         self._version += 1
-        if self.details is not None and self.details.kind != "program":
+        if self.details is not None and self.details.kind not in ("program", "group"):
             self.show_node(self.details.name)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
+from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.graph.index import GraphIndex
 from pt2_viewer.core.graph.program_context import ProgramContext
 from pt2_viewer.core.model.program import Archive, Graph, Program
@@ -28,6 +29,11 @@ class Panel(QWidget):
     def show_node(self, name: str | None) -> None:
         """The selection changed elsewhere: reflect it without emitting anything."""
         raise NotImplementedError
+
+    def show_item(self, item: str | None) -> None:
+        """The selection, an item id (core/graph/ids.py: a node or a module group), changed elsewhere. A panel about
+        nodes shows the node, or nothing for a group; Details shows a group too."""
+        self.show_node(node_of(item))
 
     def set_program(self, program: Program, graph: Graph, index: GraphIndex, archive: Archive | None = None) -> None:
         """`set_context` for callers holding the parts."""
