@@ -110,6 +110,7 @@ class CompareView(DocumentTab):
         self.saved_decomposed: str | None = None  # where Save Decomposed As… last wrote it
         self._syncing = False
         self._offset = (0.0, 0.0)  # where the right view sits relative to the left, in scene fractions (linked)
+        self._drawn: dict[GraphView, object] = {}  # each view's layout as last shown here (_redrawn)
         left, right = models or (LinkedDocumentModel(left_archive, session.left),
                                  LinkedDocumentModel(right_archive, session.right))
         self.docs = {LEFT: DocumentWidget(left, layouts, interactive=interactive),
@@ -187,6 +188,7 @@ class CompareView(DocumentTab):
             doc.view.node_clicked.connect(lambda name, s=side: self.select(s, name))
             doc.view.background_clicked.connect(lambda s=side: self.select(s, None))
             doc.view.view_changed.connect(lambda a=doc.view, b=self.docs[other].view: self._sync_view(a, b))
+            doc.view.scene_shown.connect(lambda s=side: self._redrawn(s))
             doc.graph_ready.connect(lambda s=side: self._side_ready(s))
             doc.status.connect(self.status)
         self.table.cellClicked.connect(lambda row, _col: self.highlight_op(self.session.rows[row].op))
@@ -305,8 +307,7 @@ class CompareView(DocumentTab):
             doc.view.scroll_to_item(doc.model.level.scene.visible_item(node))
         finally:
             self._syncing = False
-        (lx, ly), (rx, ry) = _fraction(self.left.view), _fraction(self.right.view)
-        self._offset = (rx - lx, ry - ly)
+        self._keep_pairing()
 
     def selected(self, side: str) -> list[str]:
         """What is selected on `side`: the user's own selection, or the counterparts linked to the other side's."""
@@ -342,9 +343,30 @@ class CompareView(DocumentTab):
             self._offset = (0.0, 0.0)
             self._sync_view(self.left.view, self.right.view)
 
+    def _redrawn(self, side: str) -> None:
+        """One pane shows a new drawing (Expand all, Collapse all, a depth, a group toggled). Its scene is another
+        now, so where it is across its scene says nothing about the other pane, which stays where it is. A pane
+        drawn afresh (not keeping its view) goes back to its selection, or to the counterpart linked to the other
+        side's; linked views then keep that pairing (`_offset`)."""
+        doc = self.docs[side]
+        self._drawn[doc.view] = doc.view.layout
+        if side in self._pending:
+            return  # the first drawing: both are aligned once both are drawn (_side_ready)
+        target = node_of(self.selected(side)[0]) if self.selected(side) else None
+        if target is not None and not doc.keeps_view:
+            self._show_counterpart(doc, target)
+        else:
+            self._keep_pairing()
+
+    def _keep_pairing(self) -> None:
+        """Linked views move together from where each is now."""
+        (lx, ly), (rx, ry) = _fraction(self.left.view), _fraction(self.right.view)
+        self._offset = (rx - lx, ry - ly)
+
     def _sync_view(self, src: GraphView, dst: GraphView) -> None:
-        """Give `dst` the zoom of `src` and the same relative position in its own scene."""
-        if not self.link.isChecked() or self._syncing:
+        """Give `dst` the zoom of `src` and the same relative position in its own scene. A view moving because a new
+        drawing is being put in it (`_redrawn` comes once it is in) leaves `dst` where it is."""
+        if not self.link.isChecked() or self._syncing or self._drawn.get(src, src.layout) is not src.layout:
             return
         self._syncing = True
         try:

@@ -283,6 +283,13 @@ class DocumentWidget(DocumentTab):
             self._fail(_internal(error))
 
     @property
+    def keeps_view(self) -> bool:
+        """Whether the drawing being shown keeps the view where it was (a group toggled, a node revealed) or is
+        shown afresh from where the program starts (Expand all, Collapse all, a depth): a comparison asks, so that
+        a pane drawn afresh goes back to its selection (app/compare/view.py)."""
+        return self._keep_view
+
+    @property
     def laying_out(self) -> bool:
         """A layout is on its way: a ticket with the layout process, or the next round about to be sent."""
         return self.rounds.busy
