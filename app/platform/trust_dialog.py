@@ -1,7 +1,8 @@
 """Ask before running a model script: opening a `.py` file runs its code with the user's rights.
 
 The first time a file is opened (per path AND content, `pt2_viewer.core.platform.trust.TrustStore`), the user sees its
-path and a clear warning and must say yes; the yes is remembered until the file changes. Without dialogs (tests,
+path and a clear warning and must say yes; the yes is remembered until the file changes, and each question says so
+(a no is not remembered: the next open asks again, and the question never claims otherwise). Without dialogs (tests,
 `--screenshot`) a script runs only if it was trusted before or the caller says the user asked for it explicitly
 (`trust_scripts`).
 
@@ -21,13 +22,15 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from pt2_viewer.core.platform.trust import TrustStore
 
 TITLE = "Run this script?"
+# What each question says is kept: only a yes is (a no is asked again next time, so nobody is locked out of a file)
+YES_KEPT = "A Yes is remembered until the file changes; after No, you are asked again next time."
 
 
 def warning_text(path: Path) -> str:
     return (f"Opening a Python script runs its code on this computer, with your permissions:\n\n{path}\n\n"
             "PT2 Viewer runs it in a separate worker process to capture its torch.export calls, but the code can "
             "still read, change or delete your files and use the network. Run it only if you trust where it came "
-            "from.\n\nYour answer is remembered until the file changes.")
+            f"from.\n\n{YES_KEPT}")
 
 
 def not_trusted_message(path: Path) -> str:
@@ -62,8 +65,7 @@ def program_warning_text(path: Path, items: list[str]) -> str:
                                                                   else "")
     return (f"Loading this program would run code from the file, with your permissions:\n\n{path}\n\nTo load it, "
             f"PT2 Viewer would:\n{shown}\n\nA program saved by torch.export.save from plain tensors needs none of "
-            "this. Say yes only if you trust where the file came from.\n\nYour answer is remembered until the file "
-            "changes.")
+            f"this. Say yes only if you trust where the file came from.\n\n{YES_KEPT}")
 
 
 def confirm_program(parent: QWidget | None, path: str | Path, store: TrustStore, items: list[str], *,
@@ -85,7 +87,7 @@ def import_warning_text(path: Path, python: str, items: list[str]) -> str:
             f"that are not part of the libraries known to register programs' types and ops (transformers, "
             f"torchvision, torchao, ...):\n\n{path}\n\n{shown}\n\nImporting a module runs its code with your "
             "permissions. Nothing else in the file is trusted by this: its weights are still read as plain tensors."
-            "\n\nYour answer is remembered for these modules and this Python.")
+            "\n\nA Yes is remembered for these modules and this Python; after No, you are asked again next time.")
 
 
 def confirm_imports(parent: QWidget | None, path: str | Path, python: str, modules: list[str], items: list[str],
@@ -112,7 +114,7 @@ NATIVE_TITLE = "Run the compiled code in this package?"
 def native_warning_text(path: Path) -> str:
     return (f"This AOTInductor package holds compiled code (a shared library):\n\n{path}\n\nLoading it runs that "
             "code on this computer, with your permissions, as any program you start would. Say yes only if you "
-            "trust where the file came from.\n\nYour answer is remembered until the file changes.")
+            f"trust where the file came from.\n\n{YES_KEPT}")
 
 
 def confirm_native(parent: QWidget | None, path: str | Path, store: TrustStore, *, interactive: bool) -> bool:

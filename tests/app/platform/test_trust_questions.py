@@ -56,3 +56,31 @@ def test_native_code_and_the_whole_file_are_asked_for_on_their_own(tmp_path: Pat
     assert not trust_dialog.confirm_native(None, package, store, interactive=False)  # changed: asked again
     assert trust_dialog.confirm_program(None, package, store, ["unpickle the weight 'w'"], interactive=True)
     assert answers[-1][0] == trust_dialog.PROGRAM_TITLE and store.is_trusted(package)
+
+
+def test_a_no_is_asked_again_and_no_question_says_it_is_remembered(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each question said "Your answer is remembered", then asked again after No (issue 43 §5): only a yes is kept,
+    and every question says so."""
+    asked: list[str] = []
+
+    def no(_parent, _title, text, *_args):  # type: ignore[no-untyped-def]
+        asked.append(text)
+        return QMessageBox.StandardButton.No
+
+    monkeypatch.setattr(QMessageBox, "warning", no)
+    store = TrustStore(tmp_path / "trusted.json")
+    script = tmp_path / "model.py"
+    script.write_text("print('hi')\n")
+    package = tmp_path / "model.aoti.pt2"
+    package.write_bytes(b"compiled")
+    for _ in range(2):
+        assert not trust_dialog.confirm_run(None, script, store, interactive=True)
+        assert not trust_dialog.confirm_program(None, package, store, ["unpickle 'w'"], interactive=True)
+        assert not trust_dialog.confirm_native(None, package, store, interactive=True)
+        assert not trust_dialog.confirm_imports(None, package, "/py/a", ["this"], ["import 'this'"], store,
+                                                interactive=True)
+    assert len(asked) == 8, "a No is not remembered: each question is asked again"
+    for text in asked:
+        assert "Your answer is remembered" not in text
+        assert "A Yes is remembered" in text and "after No, you are asked again" in text
