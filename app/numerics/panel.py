@@ -11,6 +11,7 @@ decided in core/numerics/readout.py; this panel lays them out and drives the job
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,25 @@ INPUT_CHOICES = input_choices("Generated inputs (as Run makes them)")
 
 
 LOWERED_FILTER = "ExecuTorch programs and AOTInductor packages (*.pte *.pt2)"
+
+
+@dataclass(frozen=True)
+class FileField:
+    """What the file row says for a candidate that needs a file: its label, its empty text, its dialog's title and
+    filter (a `.pte` candidate's row said "Table", "a .py file defining a decomposition table")."""
+
+    label: str
+    placeholder: str
+    title: str
+    filter: str
+
+
+FILE_FIELDS = {
+    "table": FileField("Table", "a .py file defining a decomposition table", "Decomposition table", PY_FILTER),
+    "lowered": FileField("Lowered file", "a .pte (its ETRecord beside it) or an AOTInductor package (.pt2)",
+                         "What the program became: a .pte or an AOTInductor package", LOWERED_FILTER),
+}
+NO_FILE = FileField("File", "no file for this candidate", "", "")
 NAME_CHARS = 24  # the least of a node name the table shows before it scrolls sideways
 
 
@@ -103,9 +123,10 @@ class NumericsPanel(QScrollArea):
         for key, text in CANDIDATE_CHOICES:
             self.candidate.addItem(text, key)
         form.addRow("Candidate", self.candidate)
-        self.table_path = QLineEdit(placeholderText="a .py file defining a decomposition table")
+        self.table_path = QLineEdit()
         self.table_browse = QPushButton("Browse…")
-        form.addRow("Table", file_row(self.table_path, self.table_browse))
+        self.file_label = QLabel()  # named for the candidate chosen (FILE_FIELDS)
+        form.addRow(self.file_label, file_row(self.table_path, self.table_browse))
         self.input_mode = narrow_combo()
         for key, text in INPUT_CHOICES:
             self.input_mode.addItem(text, key)
@@ -187,15 +208,20 @@ class NumericsPanel(QScrollArea):
 
     # -- choices ---------------------------------------------------------------------------------------------------
     def _update_enabled(self) -> None:
-        table = self.candidate.currentData() in ("table", "lowered")  # a file: a table, or a .pte / package
+        field = self._file_field()
+        table = field is not NO_FILE  # a file: a table, or a .pte / package
         self.table_path.setEnabled(table)
         self.table_browse.setEnabled(table)
+        self.file_label.setText(field.label)
+        self.table_path.setPlaceholderText(field.placeholder)
         self.seed.setEnabled(self.input_mode.currentData() == "generated")
 
+    def _file_field(self) -> FileField:
+        return FILE_FIELDS.get(str(self.candidate.currentData()), NO_FILE)
+
     def _choose_table(self) -> None:
-        lowered = self.candidate.currentData() == "lowered"
-        path, _ = QFileDialog.getOpenFileName(self, "What the program became" if lowered else "Decomposition table",
-                                              "", LOWERED_FILTER if lowered else PY_FILTER)
+        field = self._file_field()
+        path, _ = QFileDialog.getOpenFileName(self, field.title, "", field.filter)
         if path:
             self.table_path.setText(path)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QStyle
+from PySide6.QtWidgets import QFileDialog, QStyle
 
 from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.document.widget import DocumentWidget
@@ -93,6 +93,30 @@ def test_bad_choices_are_refused_in_one_line(qtbot, window: MainWindow, numerics
     panel.set_candidate("table", "/nonexistent/table.py")
     panel.compare()
     assert not panel.driver.running and "does not exist" in panel.failure.error.text()
+
+
+def test_the_file_row_is_named_for_the_candidate(qtbot, window: MainWindow, numerics_programs: dict[str, Path],  # type: ignore[no-untyped-def]
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A .pte candidate's file row said "Table", "a .py file defining a decomposition table" (issue 43 §5)."""
+    _doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
+    asked: list[tuple[str, str]] = []
+
+    def dialog(_parent, title, _folder, kinds):  # type: ignore[no-untyped-def]
+        asked.append((title, kinds))
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", dialog)
+    panel.candidate.setCurrentIndex(panel.candidate.findData("lowered"))
+    assert panel.file_label.text() == "Lowered file" and panel.table_path.isEnabled()
+    assert ".pte" in panel.table_path.placeholderText() and "decomposition" not in panel.table_path.placeholderText()
+    qtbot.mouseClick(panel.table_browse, Qt.MouseButton.LeftButton)
+    assert "a .pte" in asked[-1][0] and "*.pte" in asked[-1][1]
+    panel.candidate.setCurrentIndex(panel.candidate.findData("table"))
+    assert panel.file_label.text() == "Table" and "decomposition table" in panel.table_path.placeholderText()
+    qtbot.mouseClick(panel.table_browse, Qt.MouseButton.LeftButton)
+    assert asked[-1][0] == "Decomposition table" and "*.py" in asked[-1][1]
+    panel.candidate.setCurrentIndex(panel.candidate.findData("fp16"))
+    assert panel.file_label.text() == "File" and not panel.table_path.isEnabled()
 
 
 def test_a_decomposition_result_offers_the_compare_view(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
