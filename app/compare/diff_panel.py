@@ -167,11 +167,11 @@ class _F3(QObject):
 
 
 def attach_diff(view: Comparison, diff: ProgramDiff | None = None) -> DiffPanel:
-    """Diff the view's two programs (torch's provenance for a decomposition), paint both sides, and return the panel
-    (the caller places it)."""
+    """Diff the view's two programs (torch's provenance for a decomposition, the ETRecord's debug handles for a
+    lowering), paint both sides, and return the panel (the caller places it)."""
     session = view.session
     if diff is None:
-        mapping = session.mapping if session.method == "decomposition" else None
+        mapping = session.mapping if session.method in ("decomposition", "etrecord") else None
         diff = diff_programs(session.left, session.right, mapping)
     panel = DiffPanel(diff)
     sides = {LEFT: "a", RIGHT: "b"}

@@ -1,6 +1,7 @@
 """What the window shows of a lowering (Qt-free): the source painted delegated / not delegated with the partitioner's
 reason (an overlay, core/graph/overlays.py), the table "not delegated: op, reason, count", and the comparison of the
-source with its `.pte`, linked through the ETRecord's debug handles (the lower job's `source_to_pte`)."""
+source with its `.pte`, linked through the ETRecord's debug handles (the lower job's `source_to_pte`, the one map of
+core/deploy/handle_map.py)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from pt2_viewer.core.compare.mapping import Link, NodeMapping
 from pt2_viewer.core.compare.session import CompareSession, op_rows
+from pt2_viewer.core.deploy.handle_map import DEBUG_HANDLE
 from pt2_viewer.core.graph.overlays import Overlay, category_overlay
 from pt2_viewer.core.jobs.schemas.lower import LowerResult, NotDelegated
 from pt2_viewer.core.jobs.schemas.numerics import NodeErrorRecord, NumericsResult
@@ -16,7 +18,7 @@ from pt2_viewer.core.model.program import Program
 
 OVERLAY = "Delegation"
 DELEGATED, NOT_DELEGATED = "delegated", "not delegated"
-LINK_METHOD = "name"  # the compare view's link kind; these links come from the ETRecord's debug handles
+LINK_METHOD = DEBUG_HANDLE  # the links come from the ETRecord's debug handles: the diff's matcher trusts them
 
 
 @dataclass

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.deploy.handle_map import EtrecordError, etrecord_source_to_pte
 from pt2_viewer.core.deploy.provenance import call_nodes, source_index, target_text
-from pt2_viewer.core.deploy.pte_map import pte_program, source_to_pte
+from pt2_viewer.core.deploy.pte_map import pte_program
 from pt2_viewer.core.deploy.why import SupportRecorder, Verdict, verdicts
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.kinds import LOWER
@@ -92,11 +93,13 @@ def lower(ep: Any, backend: str, log: list[str]) -> Lowered:
 
 
 def _source_to_pte(etrecord: Path, pte: Path) -> dict[str, list[str]]:
-    """The window's link between the source and the `.pte` (core/deploy/pte_map.source_to_pte), from the ETRecord
-    as written."""
-    from executorch.devtools.etrecord import parse_etrecord
-
-    return source_to_pte(parse_etrecord(str(etrecord)), pte_program(pte, None))
+    """The window's link between the source and the `.pte`: the one map of core/deploy/handle_map.py, read from the
+    ETRecord as written."""
+    try:
+        return etrecord_source_to_pte(etrecord, pte_program(pte, None))
+    except EtrecordError as e:
+        raise JobFailure("lower", f"The ETRecord just written cannot be read back: {e}",
+                         "The log has ExecuTorch's messages; lower the program again.") from None
 
 
 def _run(request: LowerRequest, out: Path, emit: Emit, report: LowerResult) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from pt2_viewer.core.deploy.provenance import call_nodes, target_text
 from pt2_viewer.core.jobs.errors import JobFailure
+from pt2_viewer.core.model.program import Ref
 from pt2_viewer.core.pte.errors import PteError
 
 
@@ -29,9 +30,33 @@ def instruction_names(program: Any) -> dict[int, str]:
     return {int(n.metadata["instruction"]): n.name for n in program.graph.nodes if "instruction" in n.metadata}
 
 
-def instruction_signature(program: Any) -> list[str]:
-    """The operators and delegate calls of a method, in order: what two lowerings of one program agree on."""
-    return [str(n.target) for n in program.graph.nodes if "instruction" in n.metadata]
+def instruction_signature(program: Any) -> list[tuple[str, str]]:
+    """Each instruction of a method, in order: its operator or delegate call, and the whole instruction. That is its
+    arguments (the values it reads and writes with their dtypes, shapes, dim orders and places in the memory plan,
+    not `requires_grad`, which only says whether grad mode was on; its literals) and, for a delegate call, its
+    backend, payload size and the ops it holds; not what a constant holds. Two lowerings of one program agree on all
+    of it; a file lowered from weights changed since agrees too."""
+    values = program.graph.values
+
+    def arg(value: Any) -> str:
+        if isinstance(value, Ref):
+            meta = values.get(value.value)
+            if meta is None:
+                return f"{value.value}:?"
+            # requires_grad is left out: it follows whether grad mode was on while lowering, not what is computed
+            tensor = {k: v for k, v in (meta.meta_json or {}).items() if k != "requires_grad"}
+            return f"{value.value}:{meta.kind}:{tensor}"
+        if isinstance(value, (list, tuple)):
+            return "[" + ", ".join(arg(v) for v in value) + "]"
+        return repr(value)
+
+    out = []
+    for n in program.graph.nodes:
+        if "instruction" in n.metadata:
+            args = ", ".join(f"{a.name}={arg(a.value)}" for a in n.inputs)
+            outs = ", ".join(arg(Ref(o)) if o else "None" for o in n.outputs)
+            out.append((str(n.target), f"{n.target}({args}) -> ({outs}) {sorted(n.metadata.items())}"))
+    return out
 
 
 def check_same_program(rec_ep: Any, ep: Any, what: str) -> None:
@@ -71,26 +96,4 @@ def handles_to_nodes(handles: dict[str, tuple[int, ...]]) -> dict[int, list[str]
     for name, hs in handles.items():
         for h in hs:
             out.setdefault(h, []).append(name)
-    return out
-
-
-def source_to_pte(etrecord: Any, program: Any, method: str = "forward") -> dict[str, list[str]]:
-    """Source node -> the `.pte` graph's nodes computing it, through the ETRecord's debug handles: each
-    instruction's handles (its `_debug_handle_map`) and the handles ExecuTorch propagates back onto the source."""
-    from executorch.devtools.inspector._inspector_utils import propagate_back_debug_handle
-
-    ep = etrecord.exported_program
-    if ep is None or not etrecord._debug_handle_map or not propagate_back_debug_handle(
-            ep, etrecord.export_graph_id, etrecord.edge_dialect_program, True):
-        return {}
-    by_handle = handles_to_nodes({n.name: (h,) if isinstance(h, int) else tuple(h) for n in ep.graph.nodes
-                                  if n.op == "call_function" and (h := n.meta.get("debug_handle")) not in (None, 0)})
-    names = instruction_names(program)
-    out: dict[str, list[str]] = {}
-    for instruction, handles in (etrecord._debug_handle_map.get(method) or {}).items():
-        node = names.get(int(instruction))
-        for h in [handles] if isinstance(handles, int) else handles or []:
-            for source in by_handle.get(int(h), []):
-                if node is not None and node not in out.setdefault(source, []):
-                    out[source].append(node)
     return out
