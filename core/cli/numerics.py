@@ -20,6 +20,7 @@ from pt2_viewer.core.cli.jobs import (
     table,
     trust_fields,
 )
+from pt2_viewer.core.deploy.etrecord_choice import etrecord_words
 from pt2_viewer.core.jobs.schemas.numerics import Memory, NumericsRequest, NumericsResult
 from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD
 
@@ -48,7 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table-name", help="name of the table in TABLE.py, if it has several")
     parser.add_argument("--etrecord", type=Path, metavar="FILE.etrecord",
                         help="a FILE.pte candidate's ETRecord, to map its instructions to the source's nodes "
-                        "(default: the source is lowered again with the file's backend)")
+                        "(default: NAME.etrecord beside the .pte; else the source is lowered again with the file's "
+                        "backend and used only when its instructions equal the file's)")
     add_program_arguments(parser)
     add_worker_arguments(parser, "the comparison")
 
@@ -84,12 +86,18 @@ def readable(result: NumericsResult) -> str:
         lines.append(result.note)
     if result.compared_program:  # a FILE.pte: which program's instructions were mapped, and how
         lines.append(f"compared: {result.compared_program}")
+    if result.etrecord_how:
+        lines.append(f"ETRecord: {etrecord_words(result.etrecord_used, result.etrecord_how)}")
     found = result.first_divergence
     if found:
         lines.append(f"first divergence: {found.node} (error {_num(found.error)}; its inputs "
                      f"{', '.join(found.inputs) or 'none'} are within the threshold)")
     else:
         lines.append("no divergence: every compared value is within the threshold")
+    unmatched = [r for r in result.nodes or [] if r.compared is False]
+    if unmatched:
+        listed = "; ".join(f"{r.node} ({r.note})" for r in unmatched[:5]) + ("; ..." if len(unmatched) > 5 else "")
+        lines.append(f"{len(unmatched)} not compared (never a divergence): {listed}")
     rows = [[w.node, w.candidate, _num(w.max_abs), _num(w.max_rel), _num(w.cosine), _num(w.sqnr_db), str(w.nan),
              str(w.inf), w.note] for w in result.worst or []]
     if rows:

@@ -21,6 +21,7 @@ from pt2_viewer.core.cli.jobs import (
     table,
     trust_fields,
 )
+from pt2_viewer.core.deploy.etrecord_choice import etrecord_words
 from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.run import Inputs, RunRequest, RunResult
 from pt2_viewer.core.run.dispatch import run_job_for
@@ -57,7 +58,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a package holding its program and AOTInductor code: run the compiled code "
                         "(needs --allow-native)")
     parser.add_argument("--etrecord", type=Path, metavar="FILE.etrecord",
-                        help="a .pte's ETRecord: with --source and --node-times, also time the source's nodes")
+                        help="a .pte's ETRecord: with --source and --node-times, time the source's nodes through it "
+                        "(default: NAME.etrecord beside the .pte; else the source is lowered again and used only "
+                        "when its instructions equal the file's)")
     add_program_arguments(parser)
     add_worker_arguments(parser, "the run")
 
@@ -111,6 +114,9 @@ def readable(result: RunResult) -> str:
                          f"built in {build.compile_s:.1f} s, max abs diff {d.max_abs}, max rel diff {d.max_rel}")
     if result.hottest:
         lines.append(table([[h.node, _ms(h.seconds)] for h in result.hottest], ["node", "ms"]))
+    if result.etrecord_how:  # a .pte timed by the source's nodes: which ETRecord mapped it
+        lines.append(f"{len(result.source_node_times or {})} source nodes timed through the ETRecord: "
+                     + etrecord_words(result.etrecord_used, result.etrecord_how))
     if result.kernel_times:  # an AOTInductor package's kernels, with the program nodes each computes
         kernels = result.kernel_times[:10]
         lines.append(table([[k.kernel, _ms(k.seconds), ", ".join(k.nodes)] for k in kernels],

@@ -1,6 +1,6 @@
 """Per-op time of a `.pte` from ETDump: each instruction's and each delegate call's time, keyed by the `.pte` graph's
-node names (`node_times`), and, with the source program and an ETRecord, by the source's nodes
-(`source_node_times`).
+node names (`node_times`), and, with the source program's ETRecord (the one named, beside the file, or a fresh
+lowering's: core/deploy/etrecord_choice.py), by the source's nodes (`source_node_times`).
 
 The method runs `runs` times with ETDump on (core/deploy/etdump.py); ExecuTorch's Inspector reads the profile events;
 an instruction's time is the least over the runs. ETDump times a delegate call as a whole (the ops inside it are the
@@ -14,14 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.deploy.etdump import EVENT_NAMES_SKIPPED, inspect, instruction_times, run_with_etdump
-from pt2_viewer.core.deploy.etrecord import load_etrecord
-from pt2_viewer.core.deploy.pte_map import (
-    check_same_program,
-    handles_to_nodes,
-    instruction_names,
-    pte_program,
-    reference_handles,
-)
+from pt2_viewer.core.deploy.pte_map import handles_to_nodes, instruction_names, pte_program, reference_handles
 
 HOTTEST = 10
 TIMED_RUNS = 3
@@ -31,23 +24,19 @@ def _slowest_first(times: dict[str, float]) -> dict[str, float]:
     return dict(sorted(times.items(), key=lambda kv: -kv[1]))
 
 
-def pte_node_times(pte: Path, method: str, flat_inputs: list[Any], work: Path, etrecord: str | None = None,
-                   source_ep: Any | None = None, trusted: bool = False, allowed: list[str] | None = None,
+def pte_node_times(pte: Path, method: str, flat_inputs: list[Any], work: Path, etrecord: Any | None = None,
                    buffer_mb: float = 0) -> dict[str, Any]:
-    """`node_times` and `hottest` of the run-time overlay, and `source_node_times` when `etrecord` and `source_ep`
-    are given. No debug buffer is needed for times (`buffer_mb` 0)."""
+    """`node_times` and `hottest` of the run-time overlay, and `source_node_times` when `etrecord` (parsed, of the
+    source: core/deploy/etrecord_choice.py) is given. No debug buffer is needed for times (`buffer_mb` 0)."""
     program = pte_program(pte, method)
-    rec = load_etrecord(etrecord, work, trusted, allowed) if etrecord else None
-    if rec is not None and source_ep is not None and rec.exported_program is not None:
-        check_same_program(rec.exported_program, source_ep, f"The ETRecord '{Path(etrecord or '').name}'")
     run = run_with_etdump(pte, method, flat_inputs, work, buffer_mb, runs=TIMED_RUNS)
-    inspector = inspect(run, rec)
+    inspector = inspect(run, etrecord)
     by_instruction = instruction_times(inspector)
     names = instruction_names(program)
     times = _slowest_first({names.get(i, f"instruction_{i}"): s for i, s in by_instruction.items()})
     report: dict[str, Any] = {"node_times": times,
                               "hottest": [{"node": n, "seconds": s} for n, s in list(times.items())[:HOTTEST]]}
-    if rec is None or source_ep is None:
+    if etrecord is None:
         return report
     by_handle = handles_to_nodes(reference_handles(inspector))
     handles = _instruction_handles(inspector)

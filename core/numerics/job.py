@@ -150,12 +150,13 @@ def _run(request: NumericsRequest, out: Path, emit: Emit, report: NumericsResult
     found = first_divergence(order, errors, ins, threshold,
                              sources=source_nodes(ep.graph) if not outputs_only else ())
     nodes = [errors[n] for n in order if n in errors]
-    progress(emit, "done", 1.0, f"Compared {len(nodes)} nodes"
+    compared = sum(1 for e in nodes if e.compared)  # a .pte's row marked not compared is listed, not counted
+    progress(emit, "done", 1.0, f"Compared {compared} nodes"
              + (f"; first divergence at {found.node}" if found else "; no divergence"))
     report.per_node = not outputs_only
     report.note = OUTPUTS_ONLY_NOTE if outputs_only else aoti.NOTE if traced else ""
-    report.compared = len(nodes)
-    report.not_compared = [n for n in order if n not in errors] if not outputs_only else []
+    report.compared = compared
+    report.not_compared = [n for n in order if n not in errors or not errors[n].compared] if not outputs_only else []
     report.first_divergence = DivergenceRecord.from_json(found.to_json()) if found else None
     report.worst = [_record(e, extras) for e in worst(nodes, request.top)]
     report.nodes = [_record(e, extras) for e in nodes]

@@ -39,10 +39,14 @@ class NodeError:
     ref_inf: int = 0
     numel: int = 0
     note: str = ""  # why a node could not be compared fully (shape mismatch, ...)
+    compared: bool = True  # False: no candidate value stands for the node (`note` says why); never a divergence
 
     @property
     def error(self) -> float:
-        """The figure compared with the threshold: infinite when the candidate has NaN/Inf the reference lacks."""
+        """The figure compared with the threshold: infinite when the candidate has NaN/Inf the reference lacks; NaN
+        for a node not compared."""
+        if not self.compared:
+            return math.nan
         if self.nan > self.ref_nan or self.inf > self.ref_inf:
             return math.inf
         return self.max_rel
@@ -50,14 +54,22 @@ class NodeError:
     def to_json(self) -> dict[str, Any]:
         d = {k: _num(v) if isinstance(v, float) else v for k, v in asdict(self).items()}
         d["error"] = _num(self.error)
+        if self.compared:
+            del d["compared"]  # said only of a row that was not
         return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> NodeError:
         floats = ("max_abs", "max_rel", "cosine", "sqnr_db")
         fields: dict[str, Any] = {k: (float(v) if k in floats else v) for k, v in d.items()
-                                  if k in cls.__dataclass_fields__}
+                                  if k in cls.__dataclass_fields__ and v is not None}
         return cls(**fields)
+
+
+def not_compared(node: str, candidate: str, why: str) -> NodeError:
+    """A row for a node no candidate value stands for: "not compared" and why; it is never a divergence."""
+    return NodeError(node, candidate, math.nan, math.nan, math.nan, math.nan, 0, 0, note=f"not compared: {why}",
+                     compared=False)
 
 
 def _num(x: float) -> float | str:
@@ -83,7 +95,8 @@ def first_divergence(order: Iterable[str], errors: Mapping[str, NodeError], inpu
     it. Inputs that were not compared (no tensor, no counterpart) are looked through to the compared nodes behind
     them, so a reshape without a counterpart does not hide where the error came from. `sources` (placeholders and
     get_attr nodes, the values a candidate starts from) are never the divergence and never disqualify their users:
-    an op reading a weight the candidate rounded is still where the error enters when its other inputs are within."""
+    an op reading a weight the candidate rounded is still where the error enters when its other inputs are within.
+    A node marked not compared is looked through as one without a counterpart."""
     over: dict[str, bool] = {}  # node -> its error, or an uncompared node's inputs', passes the threshold
     for name in order:
         if name in sources:
@@ -92,7 +105,7 @@ def first_divergence(order: Iterable[str], errors: Mapping[str, NodeError], inpu
         ins = inputs_of.get(name, [])
         inputs_over = any(over.get(i, False) for i in ins)
         e = errors.get(name)
-        if e is None:
+        if e is None or not e.compared:
             over[name] = inputs_over
             continue
         bad = not (e.error <= threshold)  # NaN error counts as over
@@ -103,8 +116,8 @@ def first_divergence(order: Iterable[str], errors: Mapping[str, NodeError], inpu
 
 
 def worst(errors: Iterable[NodeError], count: int = 10) -> list[NodeError]:
-    """The `count` nodes with the largest error, largest first (ties: lowest SQNR first)."""
-    return sorted(errors, key=lambda e: (-_sortable(e.error), e.sqnr_db))[:count]
+    """The `count` compared nodes with the largest error, largest first (ties: lowest SQNR first)."""
+    return sorted((e for e in errors if e.compared), key=lambda e: (-_sortable(e.error), e.sqnr_db))[:count]
 
 
 def _sortable(x: float) -> float:
@@ -116,7 +129,7 @@ def compare_values(node: str, candidate: str, ref: Any, cand: Any) -> NodeError 
     tensor to compare. Computed in float64 on the CPU, whatever the inputs' dtype and device."""
     import torch
 
-    refs, cands = _leaves(ref), _leaves(cand)
+    refs, cands = tensor_leaves(ref), tensor_leaves(cand)
     if not refs:
         return None
     if len(refs) == 1 and len(cands) > 1:  # a decomposed op returns extras (batch norm's saved statistics)
@@ -141,13 +154,14 @@ def _best_match(ref: Any, cands: list[Any]) -> Any:
     return (same_kind or same_shape or cands)[0]
 
 
-def _leaves(value: Any) -> list[Any]:
+def tensor_leaves(value: Any) -> list[Any]:
+    """The tensors of a value (a tensor, or nested tuples and lists of them), in order."""
     import torch
 
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (tuple, list)):
-        return [t for v in value for t in _leaves(v)]
+        return [t for v in value for t in tensor_leaves(v)]
     return []
 
 

@@ -100,8 +100,9 @@ def error_rows(result: NumericsResult | None, inputs: Collection[str] = ()) -> l
         return []
     threshold = _threshold(result)
     first = result.first_divergence.node if result.first_divergence is not None else None
-    errors = sorted(node_errors(result), key=lambda e: (-_sortable(e.error), e.node in inputs, e.sqnr_db))
-    return [ErrorRow(e, not e.error <= threshold, e.node == first) for e in errors]
+    errors = sorted(node_errors(result), key=lambda e: (not e.compared, -_sortable(e.error), e.node in inputs,
+                                                         e.sqnr_db))  # a node not compared: last, never over
+    return [ErrorRow(e, e.compared and not e.error <= threshold, e.node == first) for e in errors]
 
 
 def _sortable(x: float) -> float:
@@ -118,7 +119,7 @@ def error_overlay(result: NumericsResult | None) -> Overlay | None:
     """The per-node error painted on the reference's graph; None when nothing was compared node by node."""
     if result is None or not result.ok or not result.per_node:
         return None
-    errors = node_errors(result)
+    errors = [e for e in node_errors(result) if e.compared]  # a node not compared has no figure to paint
     if not errors:
         return None
     threshold = _threshold(result)

@@ -6,7 +6,8 @@ its signature, as Run makes them), else they are made from the method's own inpu
 shape; a non-tensor input gets the value the file holds). Without executorch installed it says which to install.
 
 With `node_times`, the method runs again with ETDump on: each instruction's and delegate call's time, keyed by the
-`.pte` graph's node names, and with `source` and `etrecord` by the source's nodes too (core/deploy/node_times.py).
+`.pte` graph's node names, and with `source` by the source's nodes too (core/deploy/node_times.py), mapped through
+`etrecord`, the ETRecord beside the file, or a fresh lowering of the source whose instructions equal the file's.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.deploy.etrecord_choice import Trust, choose_etrecord
 from pt2_viewer.core.deploy.node_times import pte_node_times
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.kinds import RUN_PTE
@@ -101,16 +103,18 @@ def load_method(path: Path, method: str, log: list[str]) -> Any:
 def _node_times(path: Path, method: str, flat: list[Any], request: ArtifactRunRequest, out: Path, emit: Emit,
                 report: RunResult) -> None:
     """Each instruction's and delegate call's time from ETDump (core/deploy/node_times.py); by the source's nodes too
-    when the request names the source and an ETRecord."""
+    when the request names the source: through the ETRecord named, the one beside the file, or a fresh lowering
+    whose instructions equal the file's (core/deploy/etrecord_choice.py), else refused saying what to pass."""
 
-    progress(emit, "node_times", 0.8, f"Timing each instruction of {path.name} with ETDump")
-    source_ep = None
-    if request.source and request.etrecord:
+    chosen = None
+    if request.source:
         loaded = load_program(request.source, request.program_name, request.preload, **trust_options(request))
-        source_ep = loaded.ep
+        chosen = choose_etrecord(path, method, request.etrecord, loaded.ep, out / "node_times",
+                                 Trust(request.trust, request.allow_imports), report.log, emit)
+        report.etrecord_used, report.etrecord_how = chosen.path, chosen.how
+    progress(emit, "node_times", 0.8, f"Timing each instruction of {path.name} with ETDump")
     timed = RunResult.from_json({"ok": True, **pte_node_times(path, method, flat, out / "node_times",
-                                                              request.etrecord, source_ep, request.trust,
-                                                              request.allow_imports)})
+                                                              chosen.etrecord if chosen else None)})
     report.node_times, report.hottest = timed.node_times, timed.hottest
     report.source_node_times = timed.source_node_times
 

@@ -73,9 +73,14 @@ def test_a_tight_threshold_names_the_first_divergent_op(tmp_path: Path) -> None:
 
 
 def test_without_an_etrecord_the_source_is_lowered_again_and_a_stranger_refused(tmp_path: Path) -> None:
+    import shutil
+
     low = lowered_or_skip("mobilenet_v3_small", "portable")
-    result = _numerics({"program": str(low.source), "candidate": str(low.pte)}, tmp_path / "a")
+    alone = tmp_path / "alone.pte"  # without the ETRecord the lower job saved beside it
+    shutil.copy(low.pte, alone)
+    result = _numerics({"program": str(low.source), "candidate": str(alone)}, tmp_path / "a")
     assert result["per_node"] is True and "fresh portable lowering" in result["compared_program"]
+    assert result["etrecord_how"] == "relowered" and "etrecord_used" not in result
     assert result["compared"] >= 10 and all(r["delegate"] == "" for r in result["nodes"])
     from pt2_viewer.core.numerics.job import run_job
 
