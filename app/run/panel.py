@@ -43,6 +43,7 @@ from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code, file_row
 from pt2_viewer.app.jobs.preferences_dialog import worker_probes
 from pt2_viewer.app.panels import fit_rows, narrow_combo
+from pt2_viewer.app.run.worker_advice import with_advice
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.import_policy import import_lines
 from pt2_viewer.core.jobs.python_env import choose_worker
@@ -287,8 +288,8 @@ class RunPanel(QScrollArea):
 
     def _cuda_known(self, status: CudaStatus) -> None:
         self.cuda_button.setEnabled(status.available and not self.driver.running)
-        self.cuda_button.setToolTip(status.button_tip())
-        self.cuda_reason.setText("" if status.available else f"Run on CUDA is off: {status.reason}.")
+        self.cuda_button.setToolTip(with_advice(status.button_tip()))
+        self.cuda_reason.setText("" if status.available else with_advice(f"Run on CUDA is off: {status.reason}."))
 
     # -- choices -------------------------------------------------------------------------------------------------
     def _update_enabled(self) -> None:
@@ -369,7 +370,7 @@ class RunPanel(QScrollArea):
             CudaProbe.shared().learn(status)
         self._set_running(False)
         if result is None:
-            self.stage.setText(outcome.message)
+            self.stage.setText(with_advice(outcome.message))
             self._show_failure(outcome.message, outcome.error_traceback or "")
         else:
             self.show_result(result)
@@ -406,4 +407,4 @@ class RunPanel(QScrollArea):
             self.heat_changed.emit(dict(result.node_times))
 
     def _show_failure(self, message: str, detail: str) -> None:
-        self.failure.show_failure(message, detail, self.log)
+        self.failure.show_failure(with_advice(message), detail, self.log)
