@@ -26,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": ("pt2_viewer.core.cli.report", "write one self-contained HTML report of a .pt2 or a model script"),
     "diff": ("pt2_viewer.core.cli.diff", "what changed between two programs, by module (--fail-on for CI)"),
     "trace": ("pt2_viewer.core.cli.trace", "list a torch.compile trace's compiles, graph breaks and recompiles"),
+    "profile": ("pt2_viewer.core.cli.profile", "attribute a torch.profiler Chrome trace to a program's nodes"),
 }
 # the subcommands that run a torch job in the worker: the worker Python chosen in the window's Preferences applies
 WORKER_COMMANDS = frozenset({"export", "decompose", "run", "numerics", "report", "lower"})
