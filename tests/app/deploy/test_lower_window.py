@@ -202,12 +202,12 @@ def test_the_saved_etrecord_is_the_pte_s_own(saved_in_window: SavedInWindow, sou
 
 
 @pytest.mark.worker
-@pytest.mark.xfail(reason="numerics and run do not yet look for the ETRecord beside a .pte (issue 43 §0, "
-                   "core/numerics and core/run, another helper's part)", strict=False)
 def test_numerics_and_run_find_the_etrecord_saved_beside_the_pte(saved_in_window: SavedInWindow,
                                                                   source: Path) -> None:
+    """In a new process, with no --etrecord: the ETRecord saved beside the `.pte` maps it, not a fresh lowering."""
     saved = saved_in_window.saved
+    beside = str(saved.with_suffix(".etrecord"))
     numerics = command(saved.parent, "numerics", str(source), "--candidate", str(saved))
-    assert "saved.etrecord" in json.dumps(numerics)  # mapped through the ETRecord beside it, not a fresh lowering
+    assert (numerics["etrecord_how"], numerics["etrecord_used"]) == ("beside", beside)
     run = command(saved.parent, "run", str(saved), "--node-times", "--source", str(source))
-    assert run["source_node_times"]
+    assert (run["etrecord_how"], run["etrecord_used"]) == ("beside", beside) and run["source_node_times"]
