@@ -44,6 +44,15 @@ class _Pair:
         self.link = view.link
         self.link_text = view.link_text
 
+    def show_pair(self, names: Mapping[str, str | None]) -> None:
+        """A change of this pair shown on its two stages: each node selected and brought on screen (the stages
+        stay linked, keeping their new offsets, `ChainView._scroll`)."""
+        for side, name in names.items():
+            stage = self.i if side == LEFT else self.i + 1
+            self.chain_view.docs[stage].model.select(name)
+            if name is not None:
+                self.chain_view.show_in(stage, name)
+
     def isAncestorOf(self, child: QWidget) -> bool:  # noqa: N802 (Qt's name, asked by the diff panel's F3)
         """F3 is this pair's when the focus is in its change list or in the graph it paints (the later stage; the
         first stage's graph is the first pair's)."""
@@ -162,7 +171,7 @@ class ChainView(DocumentTab):
             if k != stage:
                 self.details[k].show_node(names[0] if names else None)
                 if names:
-                    self._show(k, names[0])
+                    self.show_in(k, names[0])
         if node is not None:
             path = [", ".join(found.get(k) or ["(none)"]) for k in range(len(self.docs))]
             self.link_text.setText(" ⟶ ".join(path))
@@ -174,7 +183,7 @@ class ChainView(DocumentTab):
         assert isinstance(model, LinkedDocumentModel)
         return [model.selection] if model.selection else list(model.linked)
 
-    def _show(self, stage: int, node: str) -> None:
+    def show_in(self, stage: int, node: str) -> None:
         """Bring a counterpart on screen: the groups hiding it opened (once laid out again), then scrolled to at the
         graph's zoom; linked views then keep each graph where it is relative to the others (`_offsets`)."""
         doc = self.docs[stage]

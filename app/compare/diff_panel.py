@@ -6,8 +6,8 @@ no change and opens those that hold some, on both sides (unticked: the groups as
 a `CompareView`: each side gets the diff as an overlay (core/diff/overlay.py: added, removed and changed in their own
 colours; a collapsed group takes the sum of its changes, said in its tooltip and the legend), a change picked in the
 list is revealed and selected on both sides, and F3 / Shift+F3, anywhere in the comparison, go through the changes
-(the window's own F3, Find's next match, applies elsewhere). The view itself is left as it was, apart from the one
-call that attaches this.
+(the window's own F3, Find's next match, applies elsewhere), leaving Link views as the user set it (the comparison's
+`show_pair`). The view itself is left as it was, apart from the one call that attaches this.
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ from pt2_viewer.core.graph.navigation import Hits
 
 class Comparison(Protocol):
     """What the diff uses of a comparison (app/compare/view.py's `CompareView`, which hands itself): its session, both
-    sides' documents and Details, the link toggle and the line under them, and whether it holds the focus."""
+    sides' documents and Details, the link toggle and the line under them, whether it holds the focus, and how it
+    shows a change on both sides (`show_pair`)."""
 
     @property
     def session(self) -> CompareSession: ...
@@ -53,6 +54,9 @@ class Comparison(Protocol):
     @property
     def link_text(self) -> QLabel: ...
     def isAncestorOf(self, child: QWidget) -> bool: ...  # noqa: N802 (Qt's name)
+    def show_pair(self, names: Mapping[str, str | None]) -> None:
+        """Reveal and select each side's node (None: nothing selected there), each centred in its graph; linked
+        views stay linked, moving together from there on."""
 
 INDEX_ROLE = Qt.ItemDataRole.UserRole
 
@@ -191,14 +195,8 @@ def attach_diff(view: Comparison, diff: ProgramDiff | None = None) -> DiffPanel:
 
     def chosen(index: int) -> None:
         change = diff.nodes[index]
-        if view.link.isChecked():
-            view.link.setChecked(False)  # each side shows its own node
+        view.show_pair({LEFT: change.a, RIGHT: change.b})  # Link views stays as the user set it
         for side, name in ((LEFT, change.a), (RIGHT, change.b)):
-            doc = view.docs[side]
-            if name is not None:
-                doc.reveal(name)
-            else:
-                doc.model.select(None)
             view.details[side].show_node(name)
         view.link_text.setText(f"{change_text(change)}  [{change.module or '(model)'}]  ({panel.hits.text()})")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +112,7 @@ class CompareView(DocumentTab):
         self._syncing = False
         self._offset = (0.0, 0.0)  # where the right view sits relative to the left, in scene fractions (linked)
         self._drawn: dict[GraphView, object] = {}  # each view's layout as last shown here (_redrawn)
+        self._revealing: set[str] = set()  # sides whose node `show_pair` is revealing: no view drags the other
         left, right = models or (LinkedDocumentModel(left_archive, session.left),
                                  LinkedDocumentModel(right_archive, session.right))
         self.docs = {LEFT: DocumentWidget(left, layouts, interactive=interactive),
@@ -309,6 +311,27 @@ class CompareView(DocumentTab):
             self._syncing = False
         self._keep_pairing()
 
+    def show_pair(self, names: Mapping[str, str | None]) -> None:
+        """A change shown on both sides (the diff's list, ‹ ›, F3): each side's node revealed, selected and centred
+        (None: nothing selected there). Linked views stay linked: while a side is revealed (laid out again, maybe)
+        neither drags the other, then they move together from where each is (`_offset`)."""
+        for side, name in names.items():
+            doc = self.docs[side]
+            if name is None:
+                doc.model.select(None)
+                continue
+            self._revealing.add(side)
+            doc.reveal(name)  # centred now, or once its groups are laid out
+            if doc.laying_out or not doc.ready:
+                doc.graph_ready.connect(lambda s=side: self._revealed(s), Qt.ConnectionType.SingleShotConnection)
+            else:
+                self._revealed(side)
+
+    def _revealed(self, side: str) -> None:
+        self._revealing.discard(side)
+        if not self._revealing:
+            self._keep_pairing()
+
     def selected(self, side: str) -> list[str]:
         """What is selected on `side`: the user's own selection, or the counterparts linked to the other side's."""
         model = self.docs[side].model
@@ -366,7 +389,8 @@ class CompareView(DocumentTab):
     def _sync_view(self, src: GraphView, dst: GraphView) -> None:
         """Give `dst` the zoom of `src` and the same relative position in its own scene. A view moving because a new
         drawing is being put in it (`_redrawn` comes once it is in) leaves `dst` where it is."""
-        if not self.link.isChecked() or self._syncing or self._drawn.get(src, src.layout) is not src.layout:
+        if (not self.link.isChecked() or self._syncing or self._revealing
+                or self._drawn.get(src, src.layout) is not src.layout):
             return
         self._syncing = True
         try:

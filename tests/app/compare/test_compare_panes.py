@@ -1,5 +1,6 @@
 """Each pane of a comparison on its own: Expand all in one pane keeps that pane on its selection and leaves the other
-pane on its counterpart (it scrolled both away, issue 43 §5). Compare With… on two real exports of ResNet-18 where
+pane on its counterpart (it scrolled both away, issue 43 §5), and F3 through the changes leaves Link views ticked
+and both panes on their change (it unticked Link views every time). Compare With… on two real exports of ResNet-18 where
 one block changed (test_diff_compare's `compared`, a window of this module's own); offscreen, waits on conditions."""
 from __future__ import annotations
 
@@ -54,3 +55,22 @@ def test_expand_all_in_one_pane_keeps_both_panes_on_the_selection(qtbot, compare
     # linked still: a zoom in one pane is the other's
     view.left.view.zoom(1.25)
     assert view.right.view.transform().m11() == pytest.approx(view.left.view.transform().m11())
+
+
+def test_f3_through_the_changes_keeps_link_views_ticked(qtbot, compared) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    _, view = compared
+    view.link.setChecked(True)
+    panel = view.diff_panel
+    view.right.view.setFocus()
+    for a, b in (("relu__7", "gelu"), ("relu__8", "gelu_1"), ("relu__7", "gelu")):  # round and round
+        qtbot.keyClick(view.right.view, Qt.Key.Key_F3)
+        qtbot.waitUntil(lambda a=a, b=b: view.left.model.selection == a and view.right.model.selection == b,
+                        timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: settled(view.left) and settled(view.right), timeout=TIMEOUT)
+        assert view.link.isChecked(), "F3 leaves Link views as the user set it"
+        qtbot.waitUntil(lambda a=a, b=b: on_screen(view.left, a) and on_screen(view.right, b), timeout=TIMEOUT)
+    assert panel.hits.at == 0
+    # still linked, from where each pane is: a zoom of one zooms the other, both stay on their change
+    view.left.view.zoom(0.8)
+    assert view.right.view.transform().m11() == pytest.approx(view.left.view.transform().m11())
+    assert on_screen(view.left, "relu__7") and on_screen(view.right, "gelu")

@@ -87,7 +87,7 @@ def test_next_change_reveals_it_on_both_sides_and_f3_goes_on(qtbot, compared) ->
                     timeout=TIMEOUT)
     assert panel.position.text() == "change: 1 of 2"
     assert "relu__7 -> gelu" in view.link_text.text()
-    assert not view.link.isChecked()  # each side shows its own node
+    assert view.link.isChecked()  # as the user left it: each side shows its own node, linked from there
     # the node is drawn on each side (its groups were opened) in the diff colour
     qtbot.waitUntil(lambda: "gelu" in view.right.view.nodes and "relu__7" in view.left.view.nodes, timeout=TIMEOUT)
     view.right.view.setFocus()
