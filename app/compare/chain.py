@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from pt2_viewer.app.compare.diff_panel import DiffPanel, attach_diff
+from pt2_viewer.app.compare.pipeline_files import ask_pipeline_files as ask_files
 from pt2_viewer.app.compare.view import _fraction
 from pt2_viewer.app.document.tab import DocumentTab
 from pt2_viewer.app.document.widget import DocumentWidget
@@ -28,7 +29,6 @@ from pt2_viewer.core.compare.session import LEFT, RIGHT, CompareSession, LinkedD
 from pt2_viewer.core.diff.chain import Chain
 from pt2_viewer.core.diff.overlay import DIFF_OVERLAY, diff_overlay
 from pt2_viewer.core.graph.ids import node_of
-from pt2_viewer.core.pte.magic import etrecord_beside
 
 NEXT_OVERLAY = f"{DIFF_OVERLAY} → next"
 
@@ -227,23 +227,18 @@ class ChainView(DocumentTab):
             self._syncing = False
 
 
-def ask_pipeline_files(parent: QWidget) -> tuple[str, str, str | None] | None:
-    """Ask for the program's core ATen decomposition (a `.pt2`, as Decompose… saves it) and its `.pte` (as Lower to
-    ExecuTorch… writes it); the ETRecord is the one beside the `.pte` (`NAME.etrecord`), else asked for (Cancel: the
-    `.pte` pairs by structure only). None when the user cancels."""
-    from PySide6.QtWidgets import QFileDialog
+def ask_pipeline_files(parent: QWidget, program: str | None = None) -> tuple[str, str, str | None] | None:
+    """Ask for the program's core ATen decomposition (a `.pt2`, as Decompose… saves it), its `.pte` (as Lower to
+    ExecuTorch… writes it) and the ETRecord, the one beside the `.pte` unless another is chosen, in one dialog that
+    says what each is for (app/compare/pipeline_files.py). `program` is the first stage's file (by default the one
+    the window's Program menu acts on). None when the user cancels."""
+    files = ask_files(parent, program or _program_shown(parent))
+    return None if files is None else (files.core, files.pte, files.etrecord)
 
-    core, _ = QFileDialog.getOpenFileName(parent, "Compare Pipeline: the core ATen decomposition", "",
-                                          "PyTorch export archives (*.pt2)")
-    if not core:
-        return None
-    pte, _ = QFileDialog.getOpenFileName(parent, "Compare Pipeline: the .pte lowered from the program", "",
-                                         "ExecuTorch programs (*.pte)")
-    if not pte:
-        return None
-    etrecord = etrecord_beside(pte)
-    if etrecord is not None:
-        return core, pte, etrecord
-    asked, _ = QFileDialog.getOpenFileName(parent, "Compare Pipeline: the .pte's ETRecord (Cancel: match by structure)",
-                                           str(Path(pte).parent), "ETRecords (*.etrecord);;All files (*)")
-    return core, pte, asked or None
+
+def _program_shown(parent: QWidget) -> str | None:
+    """The file of the program the window's Program menu acts on (`MainWindow.current_document`), when `parent` is
+    the window: the dialog names it and opens in its folder."""
+    current = getattr(parent, "current_document", None)
+    doc = current() if callable(current) else None
+    return doc.model.archive.path if isinstance(doc, DocumentWidget) else None

@@ -4,13 +4,17 @@ first pane selects its counterparts in the second (torch's `from_node`) and the 
 Offscreen; every wait is on a signal or a condition."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QApplication, QFileDialog, QLabel
 from pytestqt.qtbot import QtBot
 
 from pt2_viewer.app.compare.chain import NEXT_OVERLAY, ChainView
+from pt2_viewer.app.compare.pipeline_files import CORE_TITLE, PTE_TITLE, PipelineFiles, PipelineFilesDialog
 from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.app.qt import later
 from pt2_viewer.core.diff.matcher import PROVENANCE
 from pt2_viewer.core.diff.overlay import DIFF_OVERLAY
 from tests.chain_programs import cnn_chain
@@ -92,13 +96,45 @@ def test_f3_steps_through_the_pair_whose_pane_holds_the_focus(qtbot, chained) ->
 
 def test_program_compare_pipeline_asks_for_the_files_and_finds_the_etrecord_beside_the_pte(
         qtbot, chained, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """One dialog names the program and each stage it asks for (issue 43 §5: two bare file dialogs said nothing), its
+    Browse… dialogs are titled with their stage and open in the program's folder, and the ETRecord beside the .pte is
+    used, said in the window."""
     window, first, chain = chained
     window.tabs.setCurrentIndex(0)  # the source's own tab: the Program menu acts on it
     answers = iter([str(chain.core), str(chain.lowered.pte)])
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *_args, **_kw: (next(answers), ""))
+    asked: list[tuple[str, str]] = []
+
+    def file_dialog(_parent, title, folder, _kinds):  # type: ignore[no-untyped-def]
+        asked.append((title, folder))
+        return next(answers), ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", file_dialog)
+    seen: dict[str, str] = {}
+
+    def answer() -> None:  # in the dialog's own event loop, as a user would
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, PipelineFilesDialog)
+        try:
+            seen["words"] = " ".join(w.text() for w in dialog.findChildren(QLabel))
+            seen["compare_before"] = str(dialog.compare_button.isEnabled())
+            for label in ("2  Core ATen (.pt2)", "3  ExecuTorch (.pte)"):
+                qtbot.mouseClick(dialog.browse[label], Qt.MouseButton.LeftButton)
+            seen["etrecord"] = dialog.etrecord.text()
+            seen["note"] = dialog.etrecord_note.text()
+        finally:
+            qtbot.mouseClick(dialog.compare_button, Qt.MouseButton.LeftButton)
+            if dialog.isVisible():
+                dialog.reject()  # Compare was disabled: the test fails below, it never hangs
+
+    later(window, answer)
     action = next(a for a in window.program_actions if a.text() == "Compare &Pipeline…")
     assert action.isEnabled()
     action.trigger()
+    assert chain.source.name in seen["words"] and "core ATen decomposition" in seen["words"]
+    assert "the .pte lowered from it" in seen["words"] and seen["compare_before"] == "False"
+    assert [t for t, _ in asked] == [CORE_TITLE, PTE_TITLE]
+    assert asked[0][1] == str(chain.source.parent)  # the program's folder, not the working folder
+    assert seen["etrecord"] == str(chain.lowered.etrecord) and "beside the .pte" in seen["note"]
     qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), ChainView)
                     and window.tabs.currentWidget() is not first, timeout=TIMEOUT)
     view = window.tabs.currentWidget()
@@ -106,6 +142,25 @@ def test_program_compare_pipeline_asks_for_the_files_and_finds_the_etrecord_besi
     assert view.chain.diffs[1].matching.a_to_b["convolution"] == "convolution_0"
     window.tabs.removeTab(window.tabs.indexOf(view))
     view.deleteLater()
+
+
+def test_the_files_named_as_the_viewer_writes_them_are_filled_in(qtbot, chained, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """NAME.core.pt2 (decompose --to core) and NAME.portable.pte with its NAME.portable.etrecord (lower) beside the
+    program are offered at once; without an ETRecord, the window says the .pte is matched by structure."""
+    _, _, chain = chained
+    program = tmp_path / "cnn.pt2"
+    for src, name in ((chain.source, "cnn.pt2"), (chain.core, "cnn.core.pt2"), (chain.lowered.pte, "cnn.portable.pte"),
+                      (chain.lowered.etrecord, "cnn.portable.etrecord")):
+        shutil.copyfile(src, tmp_path / name)
+    dialog = PipelineFilesDialog(str(program))
+    qtbot.addWidget(dialog)
+    assert dialog.files() == PipelineFiles(str(tmp_path / "cnn.core.pt2"), str(tmp_path / "cnn.portable.pte"),
+                                           str(tmp_path / "cnn.portable.etrecord"))
+    assert dialog.compare_button.isEnabled()
+    (tmp_path / "cnn.portable.etrecord").unlink()
+    dialog.pte.setText("")
+    dialog.pte.setText(str(tmp_path / "cnn.portable.pte"))
+    assert dialog.files().etrecord is None and "matched by structure" in dialog.etrecord_note.text()
 
 
 def test_a_file_that_is_no_etrecord_is_said_in_one_line_and_opens_nothing(qtbot, chained) -> None:  # type: ignore[no-untyped-def]
