@@ -1,6 +1,7 @@
 """`pt2-viewer info FILE.pt2 [--json]`: no Qt, no torch, no tracebacks for bad files (exit status 1, as every command
 gives for a file it cannot use: core/cli/exit_status.py). The file is read by its format's reader, from the format
-registry (core/formats/registry.py): a `.pt2`, an AOTInductor package, an ExecuTorch `.pte`."""
+registry (core/formats/registry.py): a `.pt2`, an AOTInductor package, an ExecuTorch `.pte`, an ONNX model (whose
+`--json` is the model as the file holds it: core/onnx/summary.py)."""
 from __future__ import annotations
 
 import argparse
@@ -19,6 +20,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.json and registry.recognise(args.file) is registry.ONNX:
+        return _onnx_json(args.file)
     try:
         archive = registry.read(args.file)
     except ArchiveError as e:
@@ -29,4 +32,20 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print(summary_text(archive))
+    return 0
+
+
+def _onnx_json(path: str) -> int:
+    """A `.onnx`'s JSON is the model as the file holds it (core/onnx/summary.py), not the viewer's program."""
+    from pt2_viewer.core.onnx.errors import OnnxError  # deferred: onnx brings numpy and protobuf
+    from pt2_viewer.core.onnx.reader import load_model
+    from pt2_viewer.core.onnx.summary import onnx_info
+
+    try:
+        info = onnx_info(load_model(path))
+    except OnnxError as e:
+        print(f"pt2-viewer: {e}", file=sys.stderr)
+        return exit_status.FAILED
+    json.dump(info, sys.stdout, indent=1)
+    sys.stdout.write("\n")
     return 0

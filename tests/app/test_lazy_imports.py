@@ -18,6 +18,7 @@ from tests.programs import REPO_ROOT
 
 NOT_NEEDED = ("pt2_viewer.app.export.script_document", "pt2_viewer.app.compare.view",
               "pt2_viewer.app.decompose.dialog", "torch", "flatbuffers", "numpy",
+              "onnx", "google.protobuf", "pt2_viewer.core.onnx.reader",  # a .onnx's reader, loaded when one opens
               "pygraphviz")  # the layout child lays out; the window keys cached layouts by its files (engine_id.py)
 FIRST_SHOWN = ("pt2_viewer.app.run.panel", "pt2_viewer.app.numerics.panel", "pt2_viewer.app.jobs.driver",
                "pt2_viewer.core.jobs.client", "pt2_viewer.app.deploy.aoti_tab", "pygments",
