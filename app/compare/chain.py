@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSplitter, QTabWid
 
 from pt2_viewer.app.compare.diff_panel import DiffPanel, attach_diff
 from pt2_viewer.app.compare.pipeline_files import ask_pipeline_files as ask_files
-from pt2_viewer.app.compare.view import _fraction
+from pt2_viewer.app.compare.view import _fraction, program_shown
 from pt2_viewer.app.document.tab import DocumentTab
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.layout_client import LayoutClient
@@ -232,13 +232,5 @@ def ask_pipeline_files(parent: QWidget, program: str | None = None) -> tuple[str
     ExecuTorch… writes it) and the ETRecord, the one beside the `.pte` unless another is chosen, in one dialog that
     says what each is for (app/compare/pipeline_files.py). `program` is the first stage's file (by default the one
     the window's Program menu acts on). None when the user cancels."""
-    files = ask_files(parent, program or _program_shown(parent))
+    files = ask_files(parent, program or program_shown(parent))
     return None if files is None else (files.core, files.pte, files.etrecord)
-
-
-def _program_shown(parent: QWidget) -> str | None:
-    """The file of the program the window's Program menu acts on (`MainWindow.current_document`), when `parent` is
-    the window: the dialog names it and opens in its folder."""
-    current = getattr(parent, "current_document", None)
-    doc = current() if callable(current) else None
-    return doc.model.archive.path if isinstance(doc, DocumentWidget) else None

@@ -17,7 +17,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QCheckBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -37,6 +36,7 @@ from pt2_viewer.app.graph.layout_client import LayoutClient
 from pt2_viewer.app.graph.view import GraphView
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.widgets.common import splitter
+from pt2_viewer.app.widgets.file_dialogs import open_file, save_file
 from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.core.compare.decomposition import Decomposition, Owner
 from pt2_viewer.core.compare.session import (
@@ -407,9 +407,8 @@ class CompareView(DocumentTab):
     def save_dialog(self) -> None:
         if self.decomposed_path is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Save decomposed program",
-                                              str(Path.home() / Path(self.decomposed_path).name),
-                                              "PyTorch export archives (*.pt2)")
+        path = save_file(self, "Save decomposed program", self.left.model.archive.path,
+                         Path(self.decomposed_path).name, "PyTorch export archives (*.pt2)")  # beside the original
         if path:
             self.save_decomposed(path)
 
@@ -436,14 +435,22 @@ def _fraction(view: GraphView) -> tuple[float, float]:
             (center.y() - s.top()) / s.height() if s.height() else 0.5)
 
 
+def program_shown(parent: QWidget) -> str | None:
+    """The file of the program the window's Program menu acts on (`MainWindow.current_document`), when `parent` is
+    the window: a dialog it asks for opens in that program's folder."""
+    current = getattr(parent, "current_document", None)
+    doc = current() if callable(current) else None
+    return doc.model.archive.path if isinstance(doc, DocumentWidget) else None
+
+
 def ask_comparison_target(parent: QWidget, others: dict[str, DocumentWidget]) -> DocumentWidget | str | None:
-    """Ask which program to compare with: another open tab, or a file. Returns the document, a path, or None."""
+    """Ask which program to compare with: another open tab, or a file (the dialog opening in the current program's
+    folder). Returns the document, a path, or None."""
     choices = list(others) + [OTHER_FILE]
     picked, ok = QInputDialog.getItem(parent, "Compare With", "Compare the current program with:", choices, 0, False)
     if not ok:
         return None
     if picked in others:
         return others[picked]
-    path, _ = QFileDialog.getOpenFileName(parent, "Compare With", "", "PyTorch programs (*.pt2 *.pte);;"
-                                          "PyTorch export archives (*.pt2);;ExecuTorch programs (*.pte)")
-    return path or None
+    return open_file(parent, "Compare With", program_shown(parent), "PyTorch programs (*.pt2 *.pte);;"
+                     "PyTorch export archives (*.pt2);;ExecuTorch programs (*.pte)")

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -27,6 +26,7 @@ from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, JobDialog, confirm_code, file_row
 from pt2_viewer.app.widgets.common import radio_column
+from pt2_viewer.app.widgets.file_dialogs import open_file
 from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.schemas.base import SchemaError
@@ -124,8 +124,8 @@ class DecomposeDialog(JobDialog):
             w.setEnabled(custom)
 
     def _browse(self, edit: QLineEdit, title: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, title, str(Path(edit.text()).parent) if edit.text() else "",
-                                              PY_FILTER)
+        start = edit.text().strip() or self.program_path  # the file's folder, else the program's
+        path = open_file(self, title, start, PY_FILTER)
         if path:
             edit.setText(path)
 

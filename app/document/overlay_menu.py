@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 
 from PySide6.QtGui import QActionGroup
-from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
+from PySide6.QtWidgets import QMenu, QWidget
 
 from pt2_viewer.app.document.widget import DocumentWidget
+from pt2_viewer.app.widgets.file_dialogs import open_file
 
 
 def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) -> None:
@@ -27,7 +28,7 @@ def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) 
     menu.addSeparator()
 
     def load() -> None:
-        path, _ = QFileDialog.getOpenFileName(parent, "Load a per-node overlay", "", "JSON {node: value} (*.json)")
+        path = open_file(parent, "Load a per-node overlay", doc.model.archive.path, "JSON {node: value} (*.json)")
         if path:
             try:
                 overlay = tools.load_overlay(path)

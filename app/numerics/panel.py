@@ -18,7 +18,6 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -41,6 +40,7 @@ from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code,
 from pt2_viewer.app.panels import narrow_combo
 from pt2_viewer.app.platform.trust_dialog import confirm_native
 from pt2_viewer.app.qt import push_button
+from pt2_viewer.app.widgets.file_dialogs import open_file
 from pt2_viewer.core.compare.decomposition import Decomposition
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.import_policy import import_lines
@@ -221,7 +221,7 @@ class NumericsPanel(QScrollArea):
 
     def _choose_table(self) -> None:
         field = self._file_field()
-        path, _ = QFileDialog.getOpenFileName(self, field.title, "", field.filter)
+        path = open_file(self, field.title, self.program_path, field.filter)  # beside the program
         if path:
             self.table_path.setText(path)
 

@@ -44,6 +44,7 @@ from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, confirm_code,
 from pt2_viewer.app.jobs.preferences_dialog import worker_probes
 from pt2_viewer.app.panels import fit_rows, narrow_combo
 from pt2_viewer.app.run.worker_advice import with_advice
+from pt2_viewer.app.widgets.file_dialogs import open_file
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.import_policy import import_lines
 from pt2_viewer.core.jobs.python_env import choose_worker
@@ -307,7 +308,7 @@ class RunPanel(QScrollArea):
             self.aoti.setChecked(True)
 
     def _choose_preload(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Python file to import first", "", PY_FILTER)
+        path = open_file(self, "Python file to import first", self.program_path, PY_FILTER)  # beside the program
         if path:
             self.preload.setText(path)
 

@@ -100,9 +100,11 @@ def test_the_file_row_is_named_for_the_candidate(qtbot, window: MainWindow, nume
     """A .pte candidate's file row said "Table", "a .py file defining a decomposition table" (issue 43 §5)."""
     _doc, panel = open_numerics_tab(qtbot, window, numerics_programs["overflow"])
     asked: list[tuple[str, str]] = []
+    folders: list[str] = []
 
-    def dialog(_parent, title, _folder, kinds):  # type: ignore[no-untyped-def]
+    def dialog(_parent, title, folder, kinds):  # type: ignore[no-untyped-def]
         asked.append((title, kinds))
+        folders.append(folder)
         return "", ""
 
     monkeypatch.setattr(QFileDialog, "getOpenFileName", dialog)
@@ -117,6 +119,7 @@ def test_the_file_row_is_named_for_the_candidate(qtbot, window: MainWindow, nume
     assert asked[-1][0] == "Decomposition table" and "*.py" in asked[-1][1]
     panel.candidate.setCurrentIndex(panel.candidate.findData("fp16"))
     assert panel.file_label.text() == "File" and not panel.table_path.isEnabled()
+    assert folders == [str(numerics_programs["overflow"].parent)] * 2  # the program's folder, not the working one
 
 
 def test_a_decomposition_result_offers_the_compare_view(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
