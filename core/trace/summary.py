@@ -1,0 +1,75 @@
+"""What `pt2-viewer trace` prints: the trace's compiles, graph breaks and recompiles as one JSON object (the shape
+issue 40 gives, a stable format for scripts) or as text for a person."""
+from __future__ import annotations
+
+from pt2_viewer.core.trace.model import Compile, Trace
+from pt2_viewer.core.trace.reader import GRAPHS
+
+
+def graphs_of(compile_: Compile) -> list[str]:
+    """The graphs a compile made, each once, in the order torch makes them."""
+    names = {a.name for a in compile_.artifacts}
+    return [label for kind, label in GRAPHS.items() if kind in names]
+
+
+def _rank(rank: int | None, ranked: bool) -> int | None:
+    return (rank or 0) if ranked else None
+
+
+def trace_json(trace: Trace) -> dict[str, object]:
+    """{"compiles": [...], "graph_breaks": [...], "recompiles": [...]}; `rank` null for a single-process trace."""
+    ranked = any(r is not None for r in trace.ranks)
+    return {
+        "compiles": [{
+            "id": str(c.id),
+            "rank": _rank(c.rank, ranked),
+            "frame": ({"function": c.frame.function, "file": c.frame.file, "line": c.frame.line}
+                      if c.frame else None),
+            "status": c.status,
+            "seconds": c.seconds,
+            "graphs": graphs_of(c),
+            "cache_hit": c.cache_hit,
+        } for c in trace.compiles],
+        "graph_breaks": [{
+            "compile_ids": b.compile_ids,
+            "file": b.file,
+            "line": b.line,
+            "reason": b.reason,
+            "hints": b.hints,
+            "code": b.code,
+            "fix": b.fix,
+        } for b in trace.graph_breaks],
+        "recompiles": [{
+            "compile_id": str(r.compile_id),
+            "rank": _rank(r.rank, ranked),
+            "reasons": r.reasons,
+        } for r in trace.recompiles],
+    }
+
+
+def summary_text(trace: Trace) -> str:
+    """The same, for a person: one line per compile, then the graph breaks as actions, then the recompiles."""
+    ranked = any(r is not None for r in trace.ranks)
+    lines = [f"{trace.path}: {len(trace.compiles)} compiles, {len(trace.graph_breaks)} graph breaks, "
+             f"{len(trace.recompiles)} recompiles" + (f", ranks {', '.join(map(str, trace.ranks))}" if ranked
+                                                      else "")]
+    for c in trace.compiles:
+        where = f"{c.frame.function} ({c.frame.file}:{c.frame.line})" if c.frame else "?"
+        rank = f"rank {c.rank} " if ranked else ""
+        seconds = f" {c.seconds:.2f} s" if c.seconds is not None else ""
+        hit = " cache hit" if c.cache_hit else ""
+        lines.append(f"  {rank}{c.id} {where}: {c.status}{seconds}{hit} [{', '.join(graphs_of(c))}]")
+    if trace.graph_breaks:
+        lines.append("Graph breaks:")
+    for b in trace.graph_breaks:
+        lines.append(f"  {b.file}:{b.line}: {b.reason} ({', '.join(b.compile_ids)})")
+        if b.fix:
+            lines.append(f"    fix: {b.fix}")
+        if b.url:
+            lines.append(f"    see {b.url}")
+    if trace.recompiles:
+        lines.append("Recompiles:")
+    for r in trace.recompiles:
+        rank = f"rank {r.rank} " if ranked else ""
+        lines.append(f"  {rank}{r.compile_id}: " + "; ".join(r.reasons))
+    return "\n".join(lines)
