@@ -3,6 +3,8 @@ the table of the hottest nodes, and the exit status (0 attributed, 1 a trace it 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -59,3 +61,14 @@ def test_a_missing_trace_exits_1_and_missing_arguments_2(capsys: pytest.CaptureF
     with pytest.raises(SystemExit) as raised:
         cli_main(["profile", str(program_path("resnet18"))])
     assert raised.value.code == 2
+
+
+def test_the_command_imports_neither_torch_nor_qt() -> None:
+    """The trace is read without torch: the command runs where only the viewer is installed."""
+    program, trace = str(program_path("resnet18")), str(profile_of("resnet18") / "trace.json")
+    code = ("import sys; from pt2_viewer.app.cli import main; "
+            f"status = main(['profile', {program!r}, {trace!r}, '--json']); "
+            "loaded = [m for m in ('torch', 'PySide6') if m in sys.modules]; "
+            "print(status, loaded, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.stderr.strip().splitlines()[-1] == "0 []"
