@@ -5,8 +5,11 @@ work on a `.onnx` unchanged (as core/pte/program_map.py does for a `.pte`):
   the domain's opset in its metadata; its inputs are arguments named by the op's schema (`X`, `W`, `B`), its
   attributes keyword arguments;
 - the graph's inputs are placeholders (user inputs); each initializer is a placeholder of kind parameter (constant
-  for integer and scalar ones), so the graph draws it as a weight row of the op that reads it, as a `.pt2`'s
-  parameters; its bytes are never read (an external one is never opened);
+  for integer ones), so the graph draws it as a weight row of the op that reads it, as a `.pt2`'s parameters; its
+  bytes are never read (an external one is never opened). A small integer initializer (a Reshape's shape, axes)
+  or a scalar is the literal it holds in the arguments of the ops that read it, as a `.pt2` writes `view(x, [2, 5,
+  4, 8])`: the exporter keeps each such constant once for all its readers, and drawn as a node it would tie every
+  layer of a transformer to one box;
 - a value's dtype and shape come from the file's inputs, outputs and `value_info` (nothing is inferred), a symbolic
   dim by its name (`batch`), a dim the file leaves unknown as `?`;
 - an attribute holding a graph (If's branches, Loop's and Scan's bodies) and a call of a model-local function are
@@ -98,10 +101,22 @@ def _meta_direct(dtype: str, dims: list[Dim]) -> TensorMeta:
 
 @dataclass
 class _Scope:
-    """What a graph sees: its own values (ONNX name -> the viewer's name) and its outer graph's."""
+    """What a graph sees: its own values (ONNX name -> the viewer's name), its small constants (ONNX name -> the
+    literal they hold), and its outer graph's."""
 
     values: dict[str, str]
     outer: _Scope | None
+    literals: dict[str, Any]
+
+    def literal(self, onnx_name: str) -> tuple[bool, Any]:
+        scope: _Scope | None = self
+        while scope is not None:
+            if onnx_name in scope.values:
+                return False, None
+            if onnx_name in scope.literals:
+                return True, scope.literals[onnx_name]
+            scope = scope.outer
+        return False, None
 
     def find(self, onnx_name: str) -> bool:
         scope: _Scope | None = self.outer
@@ -155,13 +170,21 @@ class ModelMapper:
     # -- one graph ---------------------------------------------------------------------------------------------
     def graph(self, name: str, onnx_nodes: Iterable[Any], input_names: list[str], output_names: list[str],
               initializers: list[Any], types: dict[str, Any], outer: _Scope | None, top: bool = False) -> Graph:
-        scope = _Scope({}, outer)
+        onnx_nodes = list(onnx_nodes)
+        readers: dict[str, int] = {}
+        for n in onnx_nodes:
+            for x in dict.fromkeys(n.input):
+                readers[x] = readers.get(x, 0) + 1
+        returned = set(output_names)  # a constant the graph returns stays a value of its own
+        scope = _Scope({}, outer, {t.name: _tensor_literal(t) for t in initializers
+                                   if _is_small_constant(t, readers.get(t.name, 0)) and t.name not in returned})
         names = Names()
         value_names = Names()
         nodes: list[Node] = []
         values: dict[str, Value] = {}
         inputs: list[str | None] = []
         initialized = {t.name for t in initializers}
+        initializers = [t for t in initializers if t.name not in scope.literals]
 
         def placeholder(onnx_name: str, value: Value, metadata: dict[str, str] | None = None) -> str:
             vname = value.name
@@ -180,15 +203,38 @@ class ModelMapper:
             inputs.append(vname)
             if top:
                 self.specs.append(InputSpec(vname, InputKind.USER_INPUT, None))
-        for t in initializers:
-            vname = placeholder(t.name, self._initializer_value(value_names.take(identifier(t.name, "initializer")),
-                                                                t), self._initializer_metadata(t))
+        # The TorchScript exporter reads a weight shared by several ops (equal BatchNorm-folded biases) through one
+        # Identity node per reader: each such copy is a weight of its own, a row of the op that reads it
+        stored = {t.name: t for t in initializers}
+        copies = {id(n): stored[n.input[0]] for n in onnx_nodes if n.op_type == "Identity" and not n.domain
+                  and len(n.input) == 1 and len(n.output) == 1 and n.output[0] and n.input[0] in stored}
+        copied: dict[str, int] = {}
+        for c in copies.values():
+            copied[c.name] = copied.get(c.name, 0) + 1
+
+        def weight(onnx_name: str, t: Any, metadata: dict[str, str]) -> None:
+            vname = placeholder(onnx_name, self._initializer_value(value_names.take(identifier(onnx_name, "weight")),
+                                                                   t), metadata)
             inputs.append(vname)
             kind = InputKind.CONSTANT_TENSOR if t.data_type in _INTEGER_TYPES or not t.dims else InputKind.PARAMETER
             if top:
                 self.specs.append(InputSpec(vname, kind, t.name))
-            self.weights.append(StoredTensor(t.name, self._location(t), values[vname].meta_json,
-                                             kind is InputKind.PARAMETER, False, self._nbytes(t)))
+
+        for t in initializers:
+            self.weights.append(StoredTensor(t.name, self._location(t), self._initializer_value("", t).meta_json,
+                                             t.data_type not in _INTEGER_TYPES and bool(t.dims), False,
+                                             self._nbytes(t)))
+            if copied.get(t.name, 0) < readers.get(t.name, 0) or t.name in returned or not readers.get(t.name):
+                weight(t.name, t, self._initializer_metadata(t))  # read (or returned) as itself, or by nothing
+        for n in onnx_nodes:
+            if id(n) in copies:
+                t = copies[id(n)]
+                weight(n.output[0], t, {**self._initializer_metadata(t), "copy of": t.name[:200],
+                                        "ONNX node": capped_text(n.name, _MAX_TEXT) or "(no name)"})
+
+        def argument(onnx_name: str) -> Any:
+            inlined, value = scope.literal(onnx_name)
+            return value if inlined else ref(onnx_name)
 
         def ref(onnx_name: str) -> Ref | None:
             if not onnx_name:
@@ -207,10 +253,12 @@ class ModelMapper:
             return Ref(vname)
 
         for n in onnx_nodes:
+            if id(n) in copies:
+                continue
             domain = n.domain or DEFAULT_DOMAIN
             node_name = names.take(identifier(n.name.rsplit("/", 1)[-1], n.op_type or "node"))
             schema_names = _schema_inputs(n.op_type, domain, self.opsets.get(domain))
-            args = [Argument(_arg_name(schema_names, i), ref(x)) for i, x in enumerate(n.input)]
+            args = [Argument(_arg_name(schema_names, i), argument(x)) for i, x in enumerate(n.input)]
             subgraphs: list[Graph] = []
             for attr in n.attribute:
                 for k, g in enumerate(_attribute_graphs(attr)):
@@ -282,8 +330,8 @@ class ModelMapper:
     def _location(self, t: Any) -> str:
         if t.data_location == 1:
             location = next((e.value for e in t.external_data if e.key == "location"), "?")
-            return f"external data '{location}'"
-        return "in the model"
+            return f"external data '{capped_text(location, 200)}'"
+        return f"in the model, initializer '{capped_text(t.name, 200)}'"  # one path a tensor (folding's tied test)
 
     def _nbytes(self, t: Any) -> int:
         if t.data_location == 1:
@@ -386,6 +434,17 @@ def _attribute_value(attr: Any) -> Any:
         dtype, dims = type_of(attr.tp)
         return f"{dtype}{dims if dims is not None else ''}"
     return f"<attribute type {which}>"
+
+
+def _is_small_constant(t: Any, readers: int) -> bool:
+    """An initializer shown as the literal it holds: a scalar, an integer tensor of a few elements, or a float of
+    one element that several ops read (attention's scale; a Linear's one-element bias, read once, stays a weight)."""
+    if t.data_location == 1 or t.data_type not in _INTEGER_TYPES | {1, 10, 11, 16}:
+        return False
+    n = 1
+    for d in t.dims:
+        n *= d
+    return not t.dims or (n <= _MAX_LITERAL_ITEMS if t.data_type in _INTEGER_TYPES else n == 1 and readers > 1)
 
 
 def _tensor_literal(t: Any) -> Any:

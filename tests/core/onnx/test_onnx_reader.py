@@ -46,9 +46,14 @@ def test_the_batchnorm_cnn_reads_as_its_file_with_the_fusion_named(onnx_file: On
     assert [n.target for n in ops] == [f"onnx.{n.op_type}" for n in model.graph.node]
     assert [n.metadata["ONNX node"] for n in ops] == [n.name for n in model.graph.node]
     assert program.opset_version == {"ai.onnx": 20} and program.dialect == "ONNX"
-    # every initializer is a weight of the signature, and each conv's weight and bias are rows of that conv
+    # every initializer is a weight of the signature but ReduceMean's axes, a small integer constant shown as the
+    # literal it holds (as a .pt2's mean(x, [2, 3])); each conv's weight and bias are rows of that conv
     initializers = {t.name for t in model.graph.initializer}
-    assert {s.target for s in program.signature.inputs if s.kind is not InputKind.USER_INPUT} == initializers
+    (mean,) = [n for n in ops if n.op_name == "ReduceMean"]
+    axes = next(n.input[1] for n in model.graph.node if n.op_type == "ReduceMean")
+    assert [(a.name, a.value) for a in mean.inputs][1] == ("axes", [2, 3])
+    weights = {s.target for s in program.signature.inputs if s.kind is not InputKind.USER_INPUT}
+    assert weights == initializers - {axes} and axes not in program.graph.values
     _, folding = _folding(program)
     convs = [n for n in ops if n.op_name == "Conv"]
     assert len(convs) == 2  # the two BatchNorms were fused into them
