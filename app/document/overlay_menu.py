@@ -1,5 +1,6 @@
-"""View > Overlay: the overlays the graph the View menu acts on offers (its tools, app/graph/tools.py), and loading a
-user's `{node_name: value}` JSON file. Built each time the menu opens."""
+"""View > Overlay: the overlays the graph the View menu acts on offers (its tools, app/graph/tools.py), importing a
+torch.profiler trace (app/document/profile_import.py), and loading a user's `{node_name: value}` JSON file. Built each
+time the menu opens."""
 from __future__ import annotations
 
 import functools
@@ -7,8 +8,10 @@ import functools
 from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QMenu, QWidget
 
+from pt2_viewer.app.document.profile_import import TRACE_FILES, read_profile, status_line
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.widgets.file_dialogs import open_file
+from pt2_viewer.core.profile.errors import ProfileError
 
 
 def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) -> None:
@@ -38,4 +41,16 @@ def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) 
             doc.status.emit(f"Overlay {overlay.name}: {len(overlay.texts)} nodes"
                             + (f" ({'; '.join(overlay.notes)})" if overlay.notes else ""))
 
+    def import_profile() -> None:  # app/document/profile_import.py
+        path = open_file(parent, "Import a torch.profiler trace", doc.model.archive.path, TRACE_FILES)
+        if path:
+            try:
+                overlay = read_profile(doc.model.program, path)
+            except ProfileError as e:
+                doc.status.emit(str(e))
+                return
+            tools.add_overlay(overlay)
+            doc.status.emit(status_line(path, overlay))
+
+    menu.addAction("Import Profile…", import_profile)
     menu.addAction("Load Per-Node Values (JSON)…", load)

@@ -1,0 +1,59 @@
+"""View > Overlay > Import Profile… on the zoo CNN opened in the real window, with its real eager CPU profile
+(tests/profile_programs.py): the nodes are painted with the run-time overlay under "Profile time", their numbers the
+command's, Details lists a node's calls and events, and the transformer's trace is refused on the status bar. The
+file dialog is answered by the test (no dialog is shown)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QFileDialog, QMenu
+
+from pt2_viewer.app.document.overlay_menu import fill_overlay_menu
+from pt2_viewer.app.document.profile_import import PROFILE_TIME
+from pt2_viewer.app.document.widget import DocumentWidget
+from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.core.formats import registry
+from pt2_viewer.core.profile.attribute import attribute
+from pt2_viewer.core.profile.trace_file import read_trace
+from tests.app.graph.test_graph_tools import open_and_wait
+from tests.profile_programs import profile_of, program_path
+
+pytestmark = pytest.mark.zoo  # the zoo's programs and their profiles
+
+
+def _import(window: MainWindow, doc: DocumentWidget, trace: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Choose `trace` in Import Profile…'s dialog; the status lines it gave."""
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *_: (str(trace), ""))
+    said: list[str] = []
+    doc.status.connect(said.append)
+    menu = QMenu(window)
+    fill_overlay_menu(menu, doc, window)
+    next(a for a in menu.actions() if a.text() == "Import Profile…").trigger()
+    return said
+
+
+def test_a_profile_paints_each_node_with_its_time(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    program = program_path("resnet18")
+    trace = profile_of("resnet18") / "trace.json"
+    doc = open_and_wait(qtbot, window, program)
+    said = _import(window, doc, trace, monkeypatch)
+    assert doc.tools.overlay_name == PROFILE_TIME and doc.tools.legend.isVisible()
+    expected = attribute(registry.read(program).program(), read_trace(trace))
+    overlay = doc.tools.extra[PROFILE_TIME]
+    assert overlay.values == pytest.approx({n.node: n.us / 1e6 for n in expected.nodes})
+    assert overlay.aggregate == "sum"  # a collapsed group shows the sum of its nodes, as a run's time does
+    rows = overlay.detail_rows("conv2d")  # what Details lists under "Profile time"
+    assert dict(rows[:4])["calls"] == "1" and dict(rows[:4])["device"] == "cpu"
+    events = [text for label, text in rows if label == "event"]
+    assert len(events) == 1 and events[0].startswith("aten::conv2d: ")
+    assert said[-1].startswith("Profile trace.json: 69 nodes timed (1 run on cpu;")
+
+
+def test_a_trace_of_another_program_is_one_line_on_the_status_bar(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = open_and_wait(qtbot, window, program_path("resnet18"))
+    said = _import(window, doc, profile_of("nn_transformer") / "trace.json", monkeypatch)
+    assert len(said) == 1 and "not a run of" in said[0] and "\n" not in said[0]
+    assert PROFILE_TIME not in doc.tools.extra and doc.tools.overlay_name != PROFILE_TIME
