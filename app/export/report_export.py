@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, Signal
 from pt2_viewer.core.layout.records import LayoutError
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.report.write import write_archive_report, write_script_report
+from pt2_viewer.core.util.words import format_bytes
 
 Source = tuple[str, list[Path]]  # ("script", [its latest export folder]) or ("archive", [PATH.pt2, ...])
 
@@ -48,4 +49,4 @@ class ReportWriter(QObject):
         except (ArchiveError, LayoutError, OSError, ValueError) as e:
             self.finished.emit(f"Could not write the report {out.name}: {e}", False)
             return
-        self.finished.emit(f"Saved the report {out} ({size / 1e6:.2f} MB): one file, opens in any browser", True)
+        self.finished.emit(f"Saved the report {out} ({format_bytes(size)}): one file, opens in any browser", True)

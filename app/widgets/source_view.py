@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QW
 from pt2_viewer.app import theme
 from pt2_viewer.app.widgets.python_highlighter import PythonHighlighter
 from pt2_viewer.core.platform.editor import open_in_editor
+from pt2_viewer.core.util.words import format_bytes
 
 MAX_SOURCE_BYTES = 8 * 1024 * 1024
 LINE_MARK = {False: QColor("#fff3c4"), True: QColor("#4d4420")}  # by dark palette
@@ -35,7 +36,7 @@ def read_source(file: str) -> tuple[str | None, str]:
         if not path.is_file():
             return None, f"'{file}' is not a regular file, so it cannot be shown."
         if path.stat().st_size > MAX_SOURCE_BYTES:
-            return None, f"'{file}' is larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB; open it in an editor."
+            return None, f"'{file}' is larger than {format_bytes(MAX_SOURCE_BYTES)}; open it in an editor."
         return path.read_text(encoding="utf-8", errors="replace"), ""
     except OSError as e:
         return None, f"'{file}' cannot be read ({e.strerror or e}). Check its permissions."

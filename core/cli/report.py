@@ -23,6 +23,7 @@ from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.report.script_report import REPORT_FILE
 from pt2_viewer.core.report.write import write_archive_report, write_script_report
+from pt2_viewer.core.util.words import format_bytes
 
 EXIT_FAILED = exit_status.FAILED
 EXIT_WORKER_FAILED = exit_status.USAGE_OR_WORKER
@@ -81,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"pt2-viewer report: could not make the report of {source}: internal error {type(e).__name__}: {e}. "
               "Please report this with the file.", file=sys.stderr)
         return EXIT_FAILED
-    print(f"{args.output} ({size / 1e6:.2f} MB)")
+    print(f"{args.output} ({format_bytes(size)})")
     return 0
 
 

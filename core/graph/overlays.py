@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.model.program import Graph, InputKind, NodeOp, Program
-from pt2_viewer.core.util.words import format_seconds
+from pt2_viewer.core.util.words import format_bytes, format_seconds
 
 MAX_CATEGORIES = 12  # more distinct values than this: the rest share the last category, "other"
 MAX_JSON_BYTES = 64 * 1024 * 1024
@@ -237,18 +237,10 @@ def parameter_bytes(program: Program, graph: Graph) -> dict[str, int]:
 def parameter_bytes_overlay(program: Program, graph: Graph) -> Overlay:
     """Bytes per node; a collapsed group sums the weights inside it (drawn as rows of their ops, they are in their
     ops' groups), else, when its weights are drawn outside it, the bytes its ops read."""
-    o = scale_overlay("Parameter bytes", parameter_bytes(program, graph), fmt=human_size, log=True)
+    o = scale_overlay("Parameter bytes", parameter_bytes(program, graph), fmt=format_bytes, log=True)
     o.aggregate = "sum"
     o.owners = {n.name for n in graph.nodes if n.op is NodeOp.PLACEHOLDER and n.name in o.values}
     return o
-
-
-def human_size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
 
 
 class OverlayFileError(ValueError):

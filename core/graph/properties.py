@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pt2_viewer.core.graph.details import DetailRow, DetailSection, NodeDetails, NodeLink, symbol_label
-from pt2_viewer.core.graph.summary import human_bytes, human_count, signature_rows
+from pt2_viewer.core.graph.summary import human_count, signature_rows
 from pt2_viewer.core.model.expr import range_text
 from pt2_viewer.core.model.program import Archive, InputKind, NodeOp, OutputKind, Program, StoredTensor
-from pt2_viewer.core.util.words import plural
+from pt2_viewer.core.util.words import format_bytes, plural
 
 MAX_LISTED = 50  # inputs, outputs or symbols listed one per row; the rest are counted
 
@@ -90,7 +90,7 @@ def _weights(program: Program) -> DetailSection:
         count = (f"{human_count(sum(known))} values" if len(known) == len(numels) else
                  f"{human_count(sum(known))}+ values") if known else ""
         rows.append(DetailRow(label, ", ".join(x for x in (plural(len(tensors), "tensor"), count,
-                                                           human_bytes(sum(t.nbytes for t in tensors))) if x)))
+                                                           format_bytes(sum(t.nbytes for t in tensors))) if x)))
     if not rows:
         rows.append(DetailRow("", "no stored weights", muted=True))
     return DetailSection("Weights", rows)

@@ -17,7 +17,7 @@ from pt2_viewer.core.graph.readable import type_text
 from pt2_viewer.core.model.expr import range_text as format_range
 from pt2_viewer.core.model.node_kinds import node_kind
 from pt2_viewer.core.model.program import Archive, Graph, NodeOp, Program
-from pt2_viewer.core.util.words import plural
+from pt2_viewer.core.util.words import format_bytes, plural
 
 UNKNOWN_FIELD_CHARS = 200
 
@@ -81,7 +81,7 @@ class ProgramSummary:
                          else "")),
             ("ops", f"{self.op_count} calls of {len(self.histogram)} distinct ops"),
             ("inputs / outputs", f"{self.input_count} / {self.output_count}"),
-            ("weights", f"{self.weight_count} tensors, {human_bytes(self.weight_bytes)}{elements}"),
+            ("weights", f"{self.weight_count} tensors, {format_bytes(self.weight_bytes)}{elements}"),
             ("symbols", str(self.symbol_count)),
         ]
         return rows
@@ -201,15 +201,6 @@ def assert_expression(message: str) -> str:
     """`Runtime assertion failed for expression u0 >= 0 on node 'ge'` -> `u0 >= 0` (other messages unchanged)."""
     m = _ASSERT_MSG.search(message)
     return m.group("expr") if m else message
-
-
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def human_count(n: int) -> str:

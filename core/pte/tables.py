@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from pt2_viewer.core.model.executorch import ExecutorchProgram, PteMethod
 from pt2_viewer.core.model.program import Program
+from pt2_viewer.core.util.words import format_bytes
 
 
 @dataclass(frozen=True)
@@ -14,11 +15,7 @@ class Row:
     node: str = ""  # the node a click selects ("" for none)
 
 
-def size_text(n: int) -> str:
-    for unit, step in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if n >= step:
-            return f"{n / step:.1f} {unit}"
-    return f"{n} B"
+size_text = format_bytes  # the one convention for sizes (core/util/words.py); app/deploy/aoti_tab.py imports it
 
 
 def method_facts(et: ExecutorchProgram, m: PteMethod) -> list[tuple[str, str]]:

@@ -11,13 +11,13 @@ from pathlib import Path
 from pt2_viewer.core.graph.index import GraphIndex
 from pt2_viewer.core.graph.summary import (
     assert_expression,
-    human_bytes,
     human_count,
     nodes_with_op,
     program_summary,
     signature_rows,
     symbol_rows,
 )
+from pt2_viewer.core.util.words import format_bytes
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.core.graph.test_readable import PanelsProgram, panels_program, torch_statements  # noqa: F401  (panels_program: fixture)
 
@@ -103,5 +103,5 @@ def test_newer_fields_show_as_warnings_and_unknown_fields(panels_program: Panels
 def test_small_formatters() -> None:
     assert assert_expression("Runtime assertion failed for expression u0 >= 0 on node 'ge'") == "u0 >= 0"
     assert assert_expression("something else") == "something else"
-    assert (human_bytes(116), human_bytes(2048), human_bytes(3 * 1024**3)) == ("116 B", "2.0 KiB", "3.0 GiB")
+    assert (format_bytes(116), format_bytes(2048), format_bytes(3 * 1024**3)) == ("116 B", "2.0 KB", "3.0 GB")
     assert (human_count(28), human_count(1_500_000)) == ("28", "1.5M")
