@@ -9,8 +9,8 @@ adding a format is one entry here:
 
 - an extension-only format (`.onnx`, which has no magic): `Recognition(by_extension=True)`, listed after the formats
   known by their content;
-- a folder recognised by its contents (a torch.compile trace: `dedicated_log_torch_trace_*.log` files):
-  `Recognition(folder_holds=("dedicated_log_torch_trace_*.log",))`.
+- a folder recognised by its contents (a torch.compile trace, `TRACE_FOLDER`: `dedicated_log_torch_trace*.log`
+  files): `Recognition(folder_holds=(LOG_GLOB,))`.
 
 The first entry that recognises a file wins: an entry that refines another comes first (an AOTInductor package is a
 `.pt2` zip too), formats known by name alone come last, so a file's content wins over its name. What no entry knows
@@ -37,6 +37,8 @@ from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
 from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.pte.errors import PteError
 from pt2_viewer.core.pte.magic import MAGIC_AT, pte_head
+from pt2_viewer.core.trace.envelope import looks_like_trace_log
+from pt2_viewer.core.trace.reader import LOG_GLOB
 
 Reader = Callable[[str], Archive]
 Store = Callable[[], bool]
@@ -48,6 +50,7 @@ class Opens(Enum):
     PROGRAM = "program"  # a program's graph in a document tab (with its model's own panels: a `.pte`'s ExecuTorch)
     AOTI_PACKAGE = "aoti package"  # the AOTInductor package's tab: compiled models, the program's graph beside them
     SCRIPT = "script"  # run by the export worker (after the trust question); its tab shows what it exported
+    TRACE = "trace"  # a torch.compile trace (core/trace): read by `pt2-viewer trace`; the window's view is to come
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,12 @@ def _read_onnx(path: str) -> Archive:
         raise ArchiveError(str(e), path=str(path)) from None
 
 
+def _read_trace(path: str) -> Archive:
+    """A torch.compile trace holds no program for the graph view yet: say what it is and what reads it."""
+    raise ArchiveError(f"{path} is a torch.compile trace: `pt2-viewer trace {path}` lists its compiles, graph breaks "
+                       "and recompiles (the window's trace view is to come)", path=path)
+
+
 PT2_MIME_TYPE = "application/x-pytorch-pt2"
 PTE_MIME_TYPE = "application/x-executorch-pte"
 ONNX_MIME_TYPE = "application/x-onnx"
@@ -139,11 +148,18 @@ ONNX = Format(
     name="onnx", description="ONNX models", extensions=(".onnx",),
     recognition=Recognition(by_extension=True), opens_as=Opens.PROGRAM, read=_read_onnx,
     desktop=DesktopFileType(ONNX_MIME_TYPE, "ONNX model", "ONNX", "Open Neural Network Exchange", (".onnx",)))
+# a TORCH_TRACE folder by its logs, a log by its first record; no File > Open filter of their own (*.log is any log)
+TRACE_FOLDER = Format(
+    name="trace folder", description="", extensions=(),
+    recognition=Recognition(folder_holds=(LOG_GLOB,)), opens_as=Opens.TRACE, read=_read_trace)
+TRACE_LOG = Format(
+    name="trace log", description="", extensions=(".log",),
+    recognition=Recognition(head=looks_like_trace_log), opens_as=Opens.TRACE, read=_read_trace)
 SCRIPT = Format(
     name="script", description="Python model scripts", extensions=(".py",),
     recognition=Recognition(by_extension=True), opens_as=Opens.SCRIPT, read=None)
 
-FORMATS: tuple[Format, ...] = (AOTI, PT2, PTE, ONNX, SCRIPT)
+FORMATS: tuple[Format, ...] = (AOTI, PT2, PTE, TRACE_FOLDER, TRACE_LOG, ONNX, SCRIPT)
 FALLBACK = PT2  # reads what no entry recognises, and says what the file is instead
 ANY_DESCRIPTION = "PyTorch programs and model scripts"
 

@@ -40,6 +40,8 @@ def test_every_format_is_one_entry() -> None:
         ("aoti", (".pt2",), Opens.AOTI_PACKAGE),
         ("pt2", (".pt2",), Opens.PROGRAM),
         ("pte", (".pte",), Opens.PROGRAM),
+        ("trace folder", (), Opens.TRACE),  # a TORCH_TRACE folder by its logs (tests/core/trace/test_trace_format.py)
+        ("trace log", (".log",), Opens.TRACE),  # one of its logs by its first record
         ("onnx", (".onnx",), Opens.PROGRAM),  # known by its name alone: after every format known by its content
         ("script", (".py",), Opens.SCRIPT),
     ]
