@@ -34,7 +34,11 @@ def load_model(path: str | os.PathLike[str]) -> Any:
         raise OnnxError(f"'{name}' is {size / 1e9:.1f} GB, more than one ONNX protobuf can hold (2 GB): a model that "
                         "big keeps its weights in external data. Save it with external data "
                         "(onnx.save(..., save_as_external_data=True)).")
-    import onnx  # deferred: onnx imports numpy and protobuf, which the first view of a .pt2 does not pay for
+    try:
+        import onnx  # deferred: onnx imports numpy and protobuf, which the first view of a .pt2 does not pay for
+    except ImportError as e:
+        raise OnnxError(f"Reading '{name}' needs the onnx package, which this Python cannot import ({e}). Install "
+                        "it with: pip install onnx") from None
 
     try:
         model = onnx.load(str(p), load_external_data=False)

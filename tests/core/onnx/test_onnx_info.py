@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -88,3 +89,13 @@ def test_external_data_beside_the_model_is_never_read(onnx_file: OnnxFile, tmp_p
         "initializers"]
     status, out, _ = _info(path, capsys, as_json=False)
     assert status == 0 and "conv1.weight" in out
+
+
+def test_without_the_onnx_package_info_says_how_to_install_it(onnx_file: OnnxFile, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = onnx_file(CNN)
+    monkeypatch.setitem(sys.modules, "onnx", None)  # `import onnx` raises ImportError, as where it is not installed
+    for as_json in (False, True):
+        status, out, err = _info(path, capsys, as_json)
+        assert status == exit_status.FAILED and out == ""
+        assert err.count("\n") == 1 and err.rstrip().endswith("Install it with: pip install onnx"), err
