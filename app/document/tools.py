@@ -57,12 +57,12 @@ class GraphTools(QObject):
         self.hits: Hits | None = None  # the nodes being gone through (Find, an op-diff row, Numerics rows)
         self.step_bar = StepBar(view)
         self.step_bar.moved.connect(self.move_hit)
-        self.step_bar.closed.connect(lambda: self.go_through([]))
+        self.step_bar.closed.connect(self.put_away)
         view.step_requested.connect(self.step)
         view.palette_changed.connect(self.legend.update)  # the legend takes the theme's colours again
         view.scene_shown.connect(self._scene_shown)
         self.legend.closed.connect(lambda: self.show_overlay(None))
-        view.background_clicked.connect(lambda: self.go_through([]))
+        view.background_clicked.connect(self.put_away)
         self.group_values: dict[str, GroupValue] = {}  # the shown overlay's aggregate per collapsed group
         end = model.subscribe(self.record)  # the model announces selection, expansion and level changes
         self.destroyed.connect(lambda _o=None: end())
@@ -129,6 +129,13 @@ class GraphTools(QObject):
         self.step_bar.show_hits(self.hits)
         if self.hits is not None and self.hits.current is not None:
             self.reveal(self.hits.current)
+
+    def put_away(self) -> None:
+        """The bar's × or a click on the background: the bar goes, and with it every mark on the graph and the
+        minimap, Find's matches too (they stayed red after ×, though the README says × takes them away)."""
+        self.go_through([])
+        self.model.matches = []
+        self.model.marked = []
 
     def go_through_marked(self, nodes: list[str], label: str = "marked") -> None:
         """Nodes a panel marked (an op in Summary, a symbol, a node's users): the bar steps through them, and

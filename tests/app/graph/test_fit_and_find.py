@@ -16,6 +16,7 @@ from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.view import READABLE_SCALE
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.core.graph.document import Expansion
+from pt2_viewer.core.graph.highlight_state import HighlightState
 from pt2_viewer.core.pt2.reader import read_archive
 from tests.diff_programs import diff_program_path
 from tests.first_view import SIZES
@@ -103,6 +104,24 @@ def test_find_a_shape_f3_after_typing_and_the_list_follows(qtbot, window: MainWi
     assert doc.results.currentRow() == 3 and bar.label.text().startswith(f"'{shape}' (literally): 4 of ")
     qtbot.keyClick(doc.find, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
     assert doc.results.currentRow() == 2 and doc.model.selection == doc.model.matches[2]
+
+
+def test_closing_the_bar_takes_find_s_red_marks_off_the_graph_and_the_minimap(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """× on the ‹ › bar left Find's matches red on the graph and the minimap (issue 43 §4), though the README says
+    closing the bar takes the marks away."""
+    doc = open_and_wait(qtbot, window, diff_program_path("resnet"))
+    with qtbot.waitSignal(doc.graph_ready, timeout=TIMEOUT):
+        doc.expand_all()
+    qtbot.waitUntil(lambda: doc.minimap.isVisible())
+    doc.find.setText("relu")
+    doc.find.returnPressed.emit()
+    qtbot.waitUntil(lambda: doc.tools.step_bar.isVisible() and len(doc.model.matches) > 1, timeout=TIMEOUT)
+    matched = [n for n, item in doc.view.nodes.items() if item.state == HighlightState.MATCH]
+    assert matched and any(not selected for _, selected in doc.minimap.marks)
+    qtbot.mouseClick(doc.tools.step_bar.close_button, Qt.MouseButton.LeftButton)
+    assert not doc.tools.step_bar.isVisible() and doc.model.matches == []
+    assert not any(item.state == HighlightState.MATCH for item in doc.view.nodes.values())
+    assert all(selected for _, selected in doc.minimap.marks)  # only the selection is left on the minimap
 
 
 def test_the_minimap_keeps_out_of_the_way_and_drops_cleared_marks(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
