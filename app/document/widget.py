@@ -49,6 +49,7 @@ from pt2_viewer.core.graph.document import DocumentChange, DocumentEvent, Docume
 from pt2_viewer.core.graph.framing import Settle, below, below_text
 from pt2_viewer.core.graph.ids import node_of
 from pt2_viewer.core.graph.overlays import Overlay
+from pt2_viewer.core.graph.summary import open_groups_text
 from pt2_viewer.core.layout.driver import LayoutRounds
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest
 from pt2_viewer.core.util.words import plural
@@ -284,9 +285,8 @@ class DocumentWidget(DocumentTab):
 
     @property
     def keeps_view(self) -> bool:
-        """Whether the drawing being shown keeps the view where it was (a group toggled, a node revealed) or is
-        shown afresh from where the program starts (Expand all, Collapse all, a depth): a comparison asks, so that
-        a pane drawn afresh goes back to its selection (app/compare/view.py)."""
+        """Whether the drawing being shown keeps the view (a group toggled, a node revealed) or starts afresh (Expand
+        all, a depth): a comparison's pane drawn afresh goes back to its selection (app/compare/view.py)."""
         return self._keep_view
 
     @property
@@ -340,8 +340,10 @@ class DocumentWidget(DocumentTab):
         elapsed = time.perf_counter() - self._started if self._started else 0.0
         boxes = sum(1 for n in layout.nodes if n.kind == "node")  # weight rows are inside their ops' boxes
         opened, since = self._expanded
-        self.status.emit(f"Expanded {plural(opened, 'group')}, laid out in {time.perf_counter() - since:.1f} s"
-                         if opened else f"{plural(boxes, 'node')} and {plural(len(layout.groups), 'group')} shown"
+        how_many = open_groups_text(scene.groups, scene.leaves, scene.expanded)  # as the report counts them
+        self.status.emit(f"Expanded {plural(opened, 'group')} ({how_many}), laid out in "
+                         f"{time.perf_counter() - since:.1f} s" if opened else
+                         f"{plural(boxes, 'node')} and {plural(len(layout.groups), 'group')} shown ({how_many})"
                          + (f" (laid out in {elapsed:.2f} s)" if elapsed else ""))
         self._started = 0.0
         self._expanded = (0, 0.0)

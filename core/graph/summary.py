@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
 from pt2_viewer.core.graph.index import GraphIndex
@@ -219,6 +220,14 @@ def group_count_text(ops: int, nodes: int) -> str:
     nodes when it has no op. The window's box, its tooltip and the report all say it this way (issue 30: "581 ops"
     on the box, "729 nodes" in the tooltip and "56 nodes" in the report counted three different things unsaid)."""
     return plural(ops, "op") if ops else plural(nodes, "node")
+
+
+def open_groups_text(groups: Iterable[str], leaves: Container[str], expanded: Container[str]) -> str:
+    """"15 of 15 module groups open": the groups that open and close (a one-op module is its op's box, never one),
+    counted as the report's header counts them (core/report/assets.py: "15 module groups (+60 one-op modules drawn
+    as their op)", where it said "75 module groups" beside the window's "Expanded 15 groups")."""
+    shown = [path for path in groups if path and path not in leaves]
+    return f"{sum(1 for path in shown if path in expanded):,} of {plural(len(shown), 'module group')} open"
 
 
 def group_count_tip(ops: int, nodes: int) -> str:

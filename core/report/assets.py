@@ -47,7 +47,11 @@ function chooseProgram(i) {
   // the groups a node sits in, outermost first; a leaf module (its op's box) is never closed, so it is left out
   chains = P.graph.nodes.map((n) => { const c = []; let g = n.group; while (g > 0) { if (!G[g].leaf) c.push(g); g = G[g].parent; } return c.reverse(); });
   $("node-count").textContent = P.graph.nodes.length + " nodes";
-  $("group-count").textContent = (G.length - 1) + " module groups";
+  // counted as the window counts them: the groups that open (a one-op module is its op's box, never a group)
+  const leaves = G.filter((g, k) => k > 0 && g.leaf).length, groups = G.length - 1 - leaves;
+  $("group-count").textContent = `${groups} module groups` + (leaves ? ` (+${leaves} one-op modules drawn as their op)` : "");
+  $("group-count").title = "Module groups that open and close, as the window's Expand all counts them; a module " +
+    "holding one op is drawn as that op's box instead";
   $("overlay").textContent = P.overlay ? `overlay ${P.overlay.name}: ${P.overlay.legend.join(" → ")}. ${P.overlay.notes.join(" ")}` : "";
   render(); firstView(); showTab(currentTab);
 }
@@ -162,7 +166,9 @@ function render() {
   }
   $("world").innerHTML = out.join("") + edges.join("") + nodesOut.join("");  // frames, then edges, then nodes
   $("world").dataset.w = a.w; $("world").dataset.h = a.h;
-  $("visible-count").textContent = document.querySelectorAll("#world .node").length + " shown";
+  const groups = P.graph.groups.filter((g, k) => k > 0 && !g.leaf).length;
+  const opened = P.graph.groups.filter((g, k) => k > 0 && !g.leaf && open.has(k)).length;
+  $("visible-count").textContent = `${document.querySelectorAll("#world .node").length} boxes shown, ${opened} of ${groups} groups open`;
   applyView();
 }
 function applyView() { $("world").setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.s})`); }
@@ -292,7 +298,11 @@ function wire() {
 let lastSearch = "";
 
 function selftest(term) {
-  const r = {errors: [], node_count_text: $("node-count").textContent};
+  const r = {errors: [], node_count_text: $("node-count").textContent, group_count_text: $("group-count").textContent};
+  const box = $("search"), css = getComputedStyle(box), pen = document.createElement("canvas").getContext("2d");
+  pen.font = css.font;  // the placeholder whole in its box (it read "…(regex), En")
+  r.search_placeholder = {text: box.placeholder, width: pen.measureText(box.placeholder).width,
+                          room: box.clientWidth - parseFloat(css.paddingLeft) - parseFloat(css.paddingRight)};
   const count = (sel) => document.querySelectorAll(sel).length;
   try {
     r.first_view = viewReport();
@@ -309,7 +319,7 @@ function selftest(term) {
     const hit = document.querySelector("#world .node.hit");
     if (hit) { hit.dispatchEvent(new MouseEvent("click", {bubbles: true})); r.details = $("tab-details").textContent.slice(0, 300); }
     setAll(true);
-    r.all_open = {nodes: count("#world .node"), groups: count("#world .grp")};
+    r.all_open = {nodes: count("#world .node"), groups: count("#world .grp"), text: $("visible-count").textContent};
     r.overlay = {text: $("overlay").textContent, coloured: count("#world .node.ov")};
     for (const tab of ["signature", "symbols", "extra"]) { showTab(tab); r[tab] = $("tab-" + tab).textContent.slice(0, tab === "extra" ? 50000 : 2000); }
   } catch (e) { r.errors.push(String(e && e.stack || e)); }

@@ -50,7 +50,8 @@ def render_page(page: ReportPage) -> str:
 <select id="program"></select>
 <span id="counts"><span id="node-count"></span>·<span id="group-count" class="muted"></span>·<span id="visible-count"
  class="muted"></span></span>
-<input id="search" placeholder="search names, ops, modules (regex), Enter" size="34"><span id="search-count"></span>
+<input id="search" placeholder="search names, ops, modules" size="34"
+ title="A regex over node names, ops and module paths; Enter goes to the next match"><span id="search-count"></span>
 <span id="overlay" class="muted"></span>
 <button id="expand-all">Expand all</button><button id="collapse-all">Collapse all</button><button id="fit">Fit</button>
 </header>

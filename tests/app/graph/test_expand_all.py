@@ -54,7 +54,9 @@ def test_expand_all_lays_out_the_groups_on_screen_first_once_per_shape_and_says_
     assert hits + laid_out == shapes, "each distinct shape once: from the disk cache or from Graphviz"
     assert reused >= 31, "the 32 identical layers: one layout each round for all of them"
 
-    match = re.fullmatch(r"Expanded (\d+) groups, laid out in (\d+\.\d) s", statuses[-1])
+    match = re.fullmatch(r"Expanded (\d+) groups \((\d+) of (\d+) module groups open\), laid out in (\d+\.\d) s",
+                         statuses[-1])
     assert match, statuses[-1]
     assert int(match[1]) == len(closed), "every group that was closed"
+    assert match[2] == match[3], "all open, counted as the report counts them: groups that open, not one-op modules"
     assert all(view.groups[p].box.expanded for p in view.groups)

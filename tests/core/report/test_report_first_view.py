@@ -51,6 +51,12 @@ def test_resnet_opens_with_leaf_modules_as_op_boxes(resnet_page, tmp_path):
     assert run.result["all_open"]["nodes"] == 193
     # frames: layer1-4, their 8 blocks and 3 downsamples; the other 60 modules hold one op each and are its box
     assert run.result["all_open"]["groups"] == 15
+    # the header counts the groups as the window's Expand all does, and says what the rest are (it said "75 module
+    # groups" where the window said "Expanded 15 groups", issue 43 §4)
+    assert run.result["group_count_text"] == "15 module groups (+60 one-op modules drawn as their op)"
+    assert run.result["all_open"]["text"] == "193 boxes shown, 15 of 15 groups open"
+    placeholder = run.result["search_placeholder"]
+    assert placeholder["width"] <= placeholder["room"], placeholder  # whole, not cut
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
