@@ -262,7 +262,8 @@ class ModelMapper:
             subgraphs: list[Graph] = []
             for attr in n.attribute:
                 for k, g in enumerate(_attribute_graphs(attr)):
-                    sub_name = names.take(f"{node_name}_{attr.name}" + (f"_{k}" if attr.graphs else ""))
+                    own = f"{node_name}_{attr.name}" + (f"_{k}" if attr.graphs else "")
+                    sub_name = names.take(identifier(g.name, own) if g.name and g.name not in names.used else own)
                     sub = self.graph(sub_name, g.node, [i.name for i in g.input], [o.name for o in g.output],
                                      list(g.initializer), {**types, **_types(g)}, outer=scope)
                     subgraphs.append(sub)

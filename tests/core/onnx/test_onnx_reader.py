@@ -107,7 +107,7 @@ def test_a_dynamic_batch_is_a_symbol_by_its_name(onnx_file: OnnxFile) -> None:
 def test_if_branches_are_subgraphs_reached_as_conds_are(onnx_file: OnnxFile) -> None:
     program = _program(onnx_file(COND))
     (if_node,) = [n for n in _ops(program) if n.op_name == "If"]
-    assert [sg.name for sg in if_node.subgraphs] == [f"{if_node.name}_then_branch", f"{if_node.name}_else_branch"]
+    assert [sg.name for sg in if_node.subgraphs] == ["true_graph_0", "false_graph_0"]  # the branches' own names
     for sg in if_node.subgraphs:  # a get_attr node stands for each branch, as for a .pt2's cond
         assert program.graph.node_by_name[sg.name].op is NodeOp.GET_ATTR
     then, other = if_node.subgraphs
@@ -164,3 +164,40 @@ def test_scopes_in_node_names_are_module_paths() -> None:
     assert [s.path for s in name_scopes("/encoder/block/0/attn/MatMul")] == [
         "encoder", "encoder.block", "encoder.block.0", "encoder.block.0.attn"]
     assert name_scopes("/Relu") == () and name_scopes("Conv_3") == ()
+
+
+def test_a_loop_body_and_a_scan_body_are_subgraphs_with_their_outer_values(tmp_path: Path) -> None:
+    """Any `.onnx`, not only torch's: a Loop (made with onnx's helper) whose body reads a value of the outer graph,
+    and a Scan; each body is a subgraph, its formal inputs and the outer value its placeholders."""
+    from onnx import TensorProto, helper
+
+    f32 = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)  # noqa: E731
+    b8 = lambda name: helper.make_tensor_value_info(name, TensorProto.BOOL, [])  # noqa: E731
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "step"], ["acc_out"]),
+         helper.make_node("Identity", ["keep"], ["keep_out"])],
+        "loop_body", [helper.make_tensor_value_info("i", TensorProto.INT64, []), b8("keep"), f32("acc_in", ["n"])],
+        [b8("keep_out"), f32("acc_out", ["n"])])
+    scan_body = helper.make_graph([helper.make_node("Mul", ["s_in", "row"], ["s_out"])], "scan_body",
+                                  [f32("s_in", [3]), f32("row", [3])], [f32("s_out", [3])])
+    graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["step"], name="/encoder/Neg"),
+         helper.make_node("Loop", ["trips", "", "x"], ["looped"], body=body, name="/encoder/Loop"),
+         helper.make_node("Scan", ["s0", "rows"], ["scanned"], body=scan_body, num_scan_inputs=1, name="scan")],
+        "loops", [f32("x", ["n"]), helper.make_tensor_value_info("trips", TensorProto.INT64, []), f32("s0", [3]),
+                  f32("rows", ["steps", 3])],
+        [f32("looped", ["n"]), f32("scanned", [3])])
+    path = tmp_path / "loops.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    program = _program(path)
+    loop = program.graph.node_by_name["Loop"]
+    (sub,) = loop.subgraphs
+    assert sub.name == "loop_body" and program.graph.node_by_name["loop_body"].op is NodeOp.GET_ATTR
+    assert [a.name for a in loop.inputs] == ["M", "cond", "v_initial", "body"] and loop.inputs[1].value is None
+    placeholders = [n.name for n in sub.nodes if n.op is NodeOp.PLACEHOLDER]
+    assert placeholders == ["i", "keep", "acc_in", "step"]  # the body's inputs, then `step` from the outer graph
+    assert loop.module_path == "encoder" and program.graph.node_by_name["Neg"].module_path == "encoder"
+    (scan_sub,) = program.graph.node_by_name["scan"].subgraphs
+    assert [n.op_name for n in scan_sub.nodes if n.op is NodeOp.CALL_FUNCTION] == ["Mul"]
+    rows = program.graph.values["rows"].meta
+    assert rows is not None and rows.short == "f32[steps, 3]"
