@@ -1,8 +1,8 @@
 """torch.compile traces made by this machine's torch, for the trace reader's tests (issue 40): tiny scripts run in a
 subprocess with `TORCH_TRACE=DIR` on CPU, Inductor compiling each graph.
 
-- `compile_trace()`: a small CNN trained one step (a backward pass) and a small transformer compiled, a data-dependent
-  branch, a `print` and an `.item()` (graph breaks), shape changes and a dtype change (recompiles);
+- `compile_trace()`: a small CNN trained one step (a backward pass), a small transformer, a data-dependent branch
+  (two shapes: two compiles hit it), a `print` and an `.item()` (graph breaks), shape and dtype changes (recompiles);
 - `warm_trace()`: the CNN's script run twice on one Inductor cache: the second run's trace, its graphs cache hits;
 - `ranks_trace()`: two ranks under torchrun with gloo, rank 1 calling with a second shape (it recompiles, rank 0
   does not).
@@ -67,7 +67,9 @@ cnn(torch.randn(2, 3, 8, 8)).sum().backward()
 layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, batch_first=True).eval()
 with torch.no_grad():
     torch.compile(layer)(torch.randn(1, 4, 16))
-torch.compile(branch)(torch.ones(4))
+compiled_branch = torch.compile(branch)
+compiled_branch(torch.ones(4))
+compiled_branch(torch.ones(5))  # a recompile that breaks at the same line
 torch.compile(printing)(torch.ones(4))
 torch.compile(scalar)(torch.ones(4))
 compiled_shapes = torch.compile(shapes)
