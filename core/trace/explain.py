@@ -54,14 +54,22 @@ def read_graph_break(text: str) -> GraphBreak | None:
     if place is None:
         return None
     reason_match = _REASON.search(head)
-    reason = " ".join(reason_match.group(1).split()) if reason_match else head.strip().splitlines()[0]
+    # torch's reason may start with where it was ("Encountered graph break when attempting to trace CALL: ..."),
+    # a blank line before the break's own title: the title is the last paragraph
+    reason = _first_or_last(reason_match.group(1), last=True) if reason_match else head.strip().splitlines()[0]
     explanation = _EXPLANATION.search(head)
     page = _PAGE.search(head)
     hints = [" ".join(h.split()) for h in _HINT.findall(head)]
-    explained = " ".join(explanation.group(1).split()) if explanation else ""
+    explained = _first_or_last(explanation.group(1), last=False) if explanation else ""  # not the code it quotes
     return GraphBreak(file=place[0], line=place[1], reason=reason, explanation=explained, hints=hints,
                      code=page.group(2) if page else None, url=page.group(1) if page else None,
                      fix=fix_for(" ".join([reason, explained, *hints])))
+
+
+def _first_or_last(text: str, *, last: bool) -> str:
+    """The first (or last) paragraph of `text`, on one line."""
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return (paragraphs[-1] if last else paragraphs[0]) if paragraphs else ""
 
 
 def fix_for(text: str) -> str | None:

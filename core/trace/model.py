@@ -76,6 +76,11 @@ class GraphBreak:
     compile_ids: list[str] = field(default_factory=list)
     ranks: list[int | None] = field(default_factory=list)
 
+    @property
+    def said(self) -> str:
+        """torch's reason with its explanation, in one line: "Data-dependent branching: Detected ..."."""
+        return f"{self.reason}: {self.explanation}" if self.explanation else self.reason
+
 
 @dataclass
 class Recompile:

@@ -34,7 +34,7 @@ def trace_json(trace: Trace) -> dict[str, object]:
             "compile_ids": b.compile_ids,
             "file": b.file,
             "line": b.line,
-            "reason": b.reason,
+            "reason": b.said,
             "hints": b.hints,
             "code": b.code,
             "fix": b.fix,
@@ -62,7 +62,7 @@ def summary_text(trace: Trace) -> str:
     if trace.graph_breaks:
         lines.append("Graph breaks:")
     for b in trace.graph_breaks:
-        lines.append(f"  {b.file}:{b.line}: {b.reason} ({', '.join(b.compile_ids)})")
+        lines.append(f"  {b.file}:{b.line}: {b.said} ({', '.join(b.compile_ids)})")
         if b.fix:
             lines.append(f"    fix: {b.fix}")
         if b.url:

@@ -36,6 +36,8 @@ def test_every_graph_break_once_at_the_users_line_with_its_fix(trace, script):
         assert fix in (entry.fix or ""), (marker, entry)
         assert entry.code and entry.code.startswith("gb"), entry
         assert entry.compile_ids and entry.reason
+        assert not entry.said.startswith("Encountered graph break")  # torch's title and explanation, not where
+    assert "`print`" in by_line[(str(script), marked_line(script, "print"))].said
     branch = by_line[(str(script), marked_line(script, "branch"))]
     assert len(branch.compile_ids) == 2  # the branch's recompile hit the same break: listed once, with both ids
     assert all(b.file == str(script) for b in trace.graph_breaks), [b.file for b in trace.graph_breaks]
