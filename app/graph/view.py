@@ -117,6 +117,12 @@ class GraphView(QGraphicsView):
             self.show_start()
         self.scene_shown.emit()
 
+    def reserve_bottom(self, height: int) -> None:
+        """Give up `height` pixels under the graph (the overlay's legend, app/graph/overlay_legend.py, sits there, so
+        no node is ever under it); 0 gives them back."""
+        if self.viewportMargins().bottom() != height:
+            self.setViewportMargins(0, 0, 0, height)
+
     def groups_in_view(self) -> list[str]:
         """The module groups whose box or frame shows in the viewport now."""
         shown = self.mapToScene(self.viewport().rect()).boundingRect()
