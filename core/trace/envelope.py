@@ -24,6 +24,8 @@ GLOG_PREFIX = re.compile(rb"(?:\[rank(\d+)\]:)?[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\
 _FIRST_RECORD = re.compile(rb"(?:\[rank\d+\]:)?[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ ")
 ENVELOPE_KEYS = frozenset({"frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank",
                            "has_payload", "stack"})
+# Records read (their payloads checked) but not kept: the profiler's events, most of a log's records.
+SKIPPED = frozenset({"chromium_event"})
 # The records whose payload the reader needs as text while reading; every other payload stays in the log.
 TEXT_KINDS = frozenset({"dynamo_graph_break_reason", "recompile_reasons", "compilation_metrics"})
 
@@ -121,7 +123,8 @@ def read_log(path: Path) -> LogRead:
                 return f"the payload of line {env.line} ({env.kind}) is cut short or altered"
             if env.kind in TEXT_KINDS:
                 env.text = body.decode("utf-8", errors="replace")
-            result.envelopes.append(env)
+            if env.kind not in SKIPPED:
+                result.envelopes.append(env)
             return None
 
         for raw in handle:
@@ -178,5 +181,6 @@ def _read_record(line: bytes, lineno: int, start: int, result: LogRead) -> str |
     if isinstance(md5, str):
         env.payload_offset = start + len(line) + 1
         return env, md5
-    result.envelopes.append(env)
+    if env.kind not in SKIPPED:
+        result.envelopes.append(env)
     return None

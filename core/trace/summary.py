@@ -47,6 +47,25 @@ def trace_json(trace: Trace) -> dict[str, object]:
     }
 
 
+def rank_differences(trace: Trace) -> list[str]:
+    """Where ranks compiled differently: each compile id some ranks made and others did not ("[0/1] on rank 1
+    only; not on rank 0"). Empty for a single process, or ranks that all compiled the same ids."""
+    ranks = [r for r in trace.ranks if r is not None]
+    if len(ranks) < 2:
+        return []
+    made: dict[str, set[int]] = {}
+    for c in trace.compiles:
+        if c.rank is not None:
+            made.setdefault(str(c.id), set()).add(c.rank)
+    lines = []
+    for cid, on in made.items():
+        if len(on) < len(ranks):
+            missing = [r for r in ranks if r not in on]
+            lines.append(f"{cid} on rank{'s' if len(on) > 1 else ''} {', '.join(map(str, sorted(on)))} only; "
+                         f"not on rank{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}")
+    return lines
+
+
 def summary_text(trace: Trace) -> str:
     """The same, for a person: one line per compile, then the graph breaks as actions, then the recompiles."""
     ranked = any(r is not None for r in trace.ranks)
@@ -67,6 +86,10 @@ def summary_text(trace: Trace) -> str:
             lines.append(f"    fix: {b.fix}")
         if b.url:
             lines.append(f"    see {b.url}")
+    differences = rank_differences(trace)
+    if differences:
+        lines.append("Ranks differ:")
+        lines += [f"  {line}" for line in differences]
     if trace.recompiles:
         lines.append("Recompiles:")
     for r in trace.recompiles:

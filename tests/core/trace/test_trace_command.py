@@ -32,6 +32,7 @@ def test_ranks_and_text(capsys):
     assert main(["trace", str(ranks_trace())]) == 0
     text = capsys.readouterr().out
     assert "ranks 0, 1" in text and "rank 1 [0/1]: `x.size(0)` was 4 when compiled for [0/0], now 5" in text
+    assert "Ranks differ:\n  [0/1] on rank 1 only; not on rank 0\n" in text
 
 
 def test_a_damaged_log_prints_what_came_before_and_exits_1(tmp_path, capsys):
