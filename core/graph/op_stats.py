@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from pt2_viewer.core.jobs.schemas.decompose import OpChange
 from pt2_viewer.core.model.program import NodeOp, Program
+
+if TYPE_CHECKING:
+    from pt2_viewer.core.jobs.schemas.decompose import OpChange
 
 OP_PREFIX = "torch.ops."
 GETITEM = "_operator.getitem"
@@ -40,6 +43,9 @@ def op_counts(program: Program) -> Counter[str]:
 
 def op_diff(before: Mapping[str, int], after: Mapping[str, int]) -> list[OpChange]:
     """Every op in either count with both counts, the biggest change first, then by name."""
+    # deferred: the jobs' schemas (a dozen dataclasses, ~12 ms) are not needed by a first view, which counts ops
+    from pt2_viewer.core.jobs.schemas.decompose import OpChange
+
     rows = [OpChange(op, before.get(op, 0), after.get(op, 0)) for op in set(before) | set(after)]
     return sorted(rows, key=lambda r: (-abs(r.change), r.op))
 

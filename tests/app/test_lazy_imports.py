@@ -32,7 +32,9 @@ FIRST_SHOWN = ("pt2_viewer.app.run.panel", "pt2_viewer.app.numerics.panel", "pt2
                "pt2_viewer.app.panels.signature", "pt2_viewer.app.panels.symbols", "pt2_viewer.app.panels.code",
                "pt2_viewer.app.panels.summary",
                # the worker chosen in Preferences (app/jobs/worker_choice.py): nothing is chosen here
-               "pt2_viewer.core.jobs.python_env", "pt2_viewer.core.jobs.remote.target")
+               "pt2_viewer.core.jobs.python_env", "pt2_viewer.core.jobs.remote.target",
+               # the jobs' request and result schemas: a comparison or a job's tab imports them
+               "pt2_viewer.core.jobs.schemas.decompose", "pt2_viewer.core.jobs.schemas.run")
 
 OPEN_ONE = """
 import json, sys
