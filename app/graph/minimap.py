@@ -1,15 +1,16 @@
-"""The minimap: the whole graph small, translucent in a corner of the view, shown while the graph does not fit.
+"""The minimap: the whole graph small, in a column of its own beside the graph, shown while the graph does not fit.
 
-It keeps out of the way: sized to the view (a sixth of its width at most, never the 175 x 380 px block it was), moved to
-the other bottom corner or hidden when the selection is under it, and in a comparison's panes only when asked (the
-comparison's own checkbox: the panes are narrow and move together). Its picture is the plain graph; the marks, the
+It keeps out of the way: sized to the view (a sixth of its width at most, never the 175 x 380 px block it was), beside
+the graph rather than over it (the view gives up its width while it shows, `GraphView.reserve_right`: a corner of the
+graph still covered nodes, issue 43 §4), and in a comparison's panes only when asked (the comparison's own checkbox:
+the panes are narrow and move together). Its picture is the plain graph; the marks, the
 matches and the selection are painted over it from the view's current states, so they leave it when they leave the
 graph."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
     QPainter,
@@ -28,9 +29,9 @@ if TYPE_CHECKING:
     from pt2_viewer.app.graph.view import GraphView
 
 class MiniMap(QWidget):
-    """The whole scene small, with the main view's visible area outlined; click or drag to move there. It sits
-    translucent in the view's bottom-right corner (clear of group titles and the program's start), only while the
-    graph does not fit in the view, and only if the user wants it (View > Show Minimap, remembered: `set_wanted`).
+    """The whole scene small, with the main view's visible area outlined; click or drag to move there. It sits at
+    the foot of a column of its own right of the graph (the view narrower by that much), only while the graph does
+    not fit in the view, and only if the user wants it (View > Show Minimap, remembered: `set_wanted`).
     Side by side (a comparison) only the first of the graphs shows one: they move together.
 
     A tall graph is folded into side-by-side columns (top to bottom, then the next column), so the overview stays
@@ -48,6 +49,7 @@ class MiniMap(QWidget):
     TALL_MAX = 240
     MARK = 3.0  # the least size of a mark's dot, pixels
     MARGIN = 10
+    SIDE_GAP = 3  # between the graph and the minimap's column, and the column and the scroll bar
     SETTING = "view/minimap"
     OPACITY = 0.85
 
@@ -101,28 +103,25 @@ class MiniMap(QWidget):
         self.update_visibility()
 
     def update_visibility(self) -> None:
-        show = self.should_show() and self.place()
+        show = self.should_show()
+        self.main.reserve_right(self.width() + 2 * self.SIDE_GAP if show else 0)  # its column beside the graph
+        if show:
+            self.place()
         if show != self.isVisible():
             self.setVisible(show)
         if show:
             self.update()
 
     def place(self) -> bool:
-        """Move to the bottom-right corner, or the bottom-left when the selection is under it; False when the
-        selection is under both (the minimap hides rather than cover it)."""
+        """Move to the foot of its column, right of the graph (never over it)."""
         view = self.main.viewport().geometry()
-        y = view.bottom() - self.height() - self.MARGIN + 1
-        selected = self.main.selected_rect()
-        for x in (view.right() - self.width() - self.MARGIN + 1, view.left() + self.MARGIN):
-            spot = QRect(x - view.left(), y - view.top(), self.width(), self.height())
-            if selected is None or not spot.intersects(selected):
-                self.move(x, y)
-                return True
-        return False
+        self.move(view.right() + 1 + self.SIDE_GAP, max(view.top(), view.bottom() - self.height() + 1))
+        return True
 
     def base_size(self) -> tuple[int, int]:
         """The minimap's size for a wide scene: SHARE of the view's width, between MIN_W and SIZE."""
-        w = int(min(self.SIZE[0], max(self.MIN_W, self.main.viewport().width() * self.SHARE)))
+        room = self.main.viewport().width() + self.main.viewportMargins().right()  # its own column counted in
+        w = int(min(self.SIZE[0], max(self.MIN_W, room * self.SHARE)))
         return w, int(w * self.SIZE[1] / self.SIZE[0])
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

@@ -1,7 +1,8 @@
 """The bar that goes through several nodes one at a time: "‹  conv2d: 2 of 7  ›  ×" at the top right of the graph,
 for Find's matches, an op-diff row's nodes and Numerics rows (core/graph/navigation.Hits). Previous and next reveal
-the node and zoom to it (F3 and Shift+F3 too); × puts it away. A child of the view, floating over the graph like the
-legend and the minimap."""
+the node and zoom to it (F3 and Shift+F3 too); × puts it away, and with it every mark (app/document/tools.py
+`put_away`). A child of the view, floating over the graph's top right corner (the legend and the minimap sit beside
+the graph instead)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Signal

@@ -120,8 +120,15 @@ class GraphView(QGraphicsView):
     def reserve_bottom(self, height: int) -> None:
         """Give up `height` pixels under the graph (the overlay's legend, app/graph/overlay_legend.py, sits there, so
         no node is ever under it); 0 gives them back."""
-        if self.viewportMargins().bottom() != height:
-            self.setViewportMargins(0, 0, 0, height)
+        margins = self.viewportMargins()
+        if margins.bottom() != height:
+            self.setViewportMargins(0, 0, margins.right(), height)
+
+    def reserve_right(self, width: int) -> None:
+        """Give up `width` pixels beside the graph, on its right (the minimap sits there, app/graph/minimap.py)."""
+        margins = self.viewportMargins()
+        if margins.right() != width:
+            self.setViewportMargins(0, 0, width, margins.bottom())
 
     def groups_in_view(self) -> list[str]:
         """The module groups whose box or frame shows in the viewport now."""
