@@ -6,13 +6,15 @@
 - with the TorchScript exporter (`dynamo=False`), which writes no metadata: torchvision's ResNet-18 (random weights;
   a residual CNN of the same module names where torchvision does not load).
 Each is cached as the test programs are (tests/programs.py `cached_file`, keyed by its builder and the exporter's
-versions); `make fixtures` builds them (`prebuild_fixtures`). `source_program` saves the `.pt2` of one of them, the
-program its ONNX nodes' metadata names.
+versions); `make fixtures` builds them (`prebuild_fixtures`). `source_program` saves the `.pt2` of a dynamo one, the
+program its ONNX nodes' metadata names, and `provenance_truth` torch's own map from the exporter's FX nodes to that
+`.pt2`'s nodes (`from_node`), which the viewer's links are checked against.
 """
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -164,13 +166,43 @@ def onnx_path(name: str) -> Path:
 
 
 def source_program(name: str) -> Path:
-    """The `.pt2` of one DYNAMO model as `torch.export` gives it: the program its ONNX export came from."""
+    """The `.pt2` of one DYNAMO model as `torch.export` gives it (non-strict, as the ONNX exporter exports it): the
+    program its ONNX export came from."""
     def build(tmp: Path) -> None:
         model, args, dynamic = _model(name)
-        torch.export.save(torch.export.export(model, args, dynamic_shapes=dynamic), str(tmp))
+        torch.export.save(torch.export.export(model, args, dynamic_shapes=dynamic, strict=False), str(tmp))
     return cached_file(cache_dir(source_program, *_key(), name) / f"{name}.pt2", build)
+
+
+def _root_name(node: Any) -> str | None:
+    """The name of the node of the first exported program that `node` comes from, following its `from_node`
+    provenance to the end; None where it has none."""
+    sources = node.meta.get("from_node") or []
+    source = sources[-1] if sources else None
+    while source is not None and source.from_node:
+        source = source.from_node[-1]
+    return source.name if source is not None else None
+
+
+def provenance_truth(name: str) -> dict[str, str]:
+    """torch's own answer to "which `.pt2` node did this FX node come from", for one DYNAMO model: each call node of
+    the program the ONNX exporter decomposed (`ONNXProgram.exported_program`, the names its ONNX nodes' metadata
+    carry) -> the node of `source_program(name)` its `from_node` provenance names."""
+    def build(tmp: Path) -> None:
+        model, args, dynamic = _model(name)
+        program = _quietly(lambda: torch.onnx.export(model, args, dynamo=True, dynamic_shapes=dynamic))
+        truth = {n.name: _root_name(n) for n in program.exported_program.graph.nodes if n.op == "call_function"}
+        tmp.write_text(json.dumps({k: v for k, v in truth.items() if v}, indent=1), encoding="utf-8")
+    path = cached_file(cache_dir(provenance_truth, *_key(), name) / f"{name}.provenance.json", build)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+LINKED = (CNN, TRANSFORMER, DYNAMIC, DECODER)  # the models whose links to their .pt2 are checked
 
 
 def prebuild_fixtures() -> None:
     for name in (*DYNAMO, RESNET):
         onnx_path(name)
+    for name in LINKED:
+        source_program(name)
+        provenance_truth(name)

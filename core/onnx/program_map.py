@@ -363,6 +363,9 @@ class ModelMapper:
         link = provenance.source_link(props)
         if link is not None and link.node:
             out["FX node"] = link.node
+            target = provenance.fx_node_target(props.get(provenance.FX_NODE, ""))
+            if target:
+                out["FX target"] = target
         if provenance.rules(props):
             out["rewrite rules"] = capped_text(provenance.rules(props), _MAX_TEXT)
         out["ONNX node"] = capped_text(n.name, _MAX_TEXT) if n.name else "(no name)"

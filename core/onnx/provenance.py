@@ -30,6 +30,7 @@ RULE_NAME = "pkg.onnxscript.rewriter.rule_name"
 SHOWN_KEYS = (FX_NODE, NAME_SCOPES, CLASS_HIERARCHY, STACK_TRACE, RULE_NAME, "namespace")
 
 _FX_NAME = re.compile(r"^\s*%([A-Za-z_][\w.]*)\s*:")
+_FX_TARGET = re.compile(r"call_function\[target=(?:torch\.ops\.)?([\w.]+)\]")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,12 @@ def fx_node_name(printed: str) -> str | None:
     """`%conv2d : [num_users=1] = call_function[...]` -> `conv2d`."""
     m = _FX_NAME.match(printed)
     return m.group(1) if m else None
+
+
+def fx_node_target(printed: str) -> str:
+    """`... = call_function[target=torch.ops.aten.relu.default](...)` -> `aten.relu.default` ("" if not a call)."""
+    m = _FX_TARGET.search(printed[:2000])
+    return m.group(1) if m else ""
 
 
 def _string_list(text: str) -> list[str]:
