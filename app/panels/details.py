@@ -179,7 +179,7 @@ class DetailsPanel(Panel):
         shrink to `NOTE_CHARS` (each is whole in its tooltip). So no value is cut to "3.6 …" beside an empty note."""
         view = self.tree.viewport().width()
         self.tree.setColumnWidth(0, min(self.tree.sizeHintForColumn(0) + 8, max(view // 3, 90)))
-        rest = max(view - self.tree.columnWidth(0), 160)
+        rest = max(view - self.tree.columnWidth(0), 1)  # never past the panel: a cut value gets "…", not the edge
         noted = [r for s in self.details.sections for r in s.rows if r.note] if self.details is not None else []
         if not noted:
             self.tree.setColumnWidth(1, rest)
@@ -188,7 +188,7 @@ class DetailsPanel(Panel):
             value = max(metrics.horizontalAdvance(r.text) for r in noted) + 16
             note = max(self.tree.fontMetrics().horizontalAdvance(r.note) for r in noted) + 16
             floor = min(note, self.tree.fontMetrics().horizontalAdvance("x" * NOTE_CHARS))
-            width = value if value + floor <= rest else max(int(rest * VALUE_SHARE), rest - floor, 120)
+            width = value if value + floor <= rest else max(int(rest * VALUE_SHARE), rest - floor)
             self.tree.setColumnWidth(1, min(width, rest))
         self.tree.doItemsLayout()  # wrapped rows get their new heights
 
