@@ -1,6 +1,7 @@
 """File dialogs open in the folder of the program shown, not in the working folder (issue 43 §5): the helper's start
 folder, and through the real window View > Overlay > Load Per-Node Values asked for a program kept away from the
-working folder (Numerics' Browse…: tests/app/numerics/test_numerics_panel.py). The file dialog itself is answered by the test (no dialog is shown)."""
+working folder (Numerics' Browse…: tests/app/numerics/test_numerics_panel.py). The file dialog itself is answered by
+the test (no dialog is shown)."""
 from __future__ import annotations
 
 import os

@@ -17,8 +17,8 @@ from pt2_viewer.core.graph.summary import (
     signature_rows,
     symbol_rows,
 )
-from pt2_viewer.core.util.words import format_bytes
 from pt2_viewer.core.pt2.reader import read_archive
+from pt2_viewer.core.util.words import format_bytes
 from tests.core.graph.test_readable import PanelsProgram, panels_program, torch_statements  # noqa: F401  (panels_program: fixture)
 
 
