@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from PySide6.QtWidgets import QTabWidget, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
 
 from pt2_viewer.app.document.lazy_tabs import LazyTabs
 from pt2_viewer.app.document.tools import GraphTools
 from pt2_viewer.app.jobs import holds
+from pt2_viewer.core.formats.registry import ONNX, recognise
 from pt2_viewer.core.model.program import Program
 
 if TYPE_CHECKING:
@@ -22,20 +24,36 @@ if TYPE_CHECKING:
     from pt2_viewer.core.run.readout import CudaStatus
 
 RUN, NUMERICS = "Run", "Numerics"
+NOT_FOR_ONNX = ("this viewer runs torch programs (.pt2) and ExecuTorch programs (.pte), not ONNX models. Open the "
+                ".pt2 it was exported from to run it or check its numerics; run the .onnx itself with onnxruntime.")
 
 
 class JobTabs(LazyTabs):
-    """The Run and Numerics tabs of one program, as placeholders until first shown. `reveal(node)` shows a node the
+    """The Run and Numerics tabs of one program, as placeholders until first shown; for an ONNX model (the format
+    registry says which), disabled tabs that say why. `reveal(node)` shows a node the
     panels name; `compare(decomposition, node)` is Numerics' "Compare at first divergence"."""
 
     def __init__(self, tabs: QTabWidget, path: str, program: Program, interactive: bool, tools: GraphTools,
                  reveal: Callable[[str], None], compare: Callable[[object, str], None]) -> None:
         super().__init__(tabs)
-        holds.hold(path, tabs)  # the program's warm worker lives while its tab does, Run panel built or not
         self.path, self.program, self.interactive = path, program, interactive
         self.tools, self.reveal, self.compare = tools, reveal, compare
+        if recognise(path) is ONNX:  # the run jobs load a .pt2 or a .pte: an ONNX model would fail there
+            for title in (RUN, NUMERICS):
+                self._not_offered(title, f"{title} is off for an ONNX model: {NOT_FOR_ONNX}")
+            return
+        holds.hold(path, tabs)  # the program's warm worker lives while its tab does, Run panel built or not
         self.add(RUN, self._build_run)
         self.add(NUMERICS, self._build_numerics)
+
+    def _not_offered(self, title: str, why: str) -> None:
+        """A disabled tab that says why (its tooltip, and its page where code shows it: Run…'s Ctrl+R)."""
+        page = QLabel(why, wordWrap=True, alignment=Qt.AlignmentFlag.AlignTop)
+        page.setMargin(12)
+        self.panels[title] = page
+        index = self.tabs.addTab(page, title)
+        self.tabs.setTabEnabled(index, False)
+        self.tabs.setTabToolTip(index, why)
 
     @property
     def run_panel(self) -> RunPanel:

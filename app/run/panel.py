@@ -6,8 +6,9 @@ latency (median and spread); optional torch.compile and AOTInductor comparisons;
 heat overlay (`heat_changed`), with the hottest nodes listed. What the numbers mean is decided in
 core/run/readout.py; this panel only lays them out and drives the job (app/jobs/driver.py), never blocking.
 
-Run on CUDA is disabled, saying why, when torch in the worker sees no CUDA device: `CudaProbe` asks the worker once,
-the first time a run panel is shown, and remembers the answer for the whole process.
+A `.pte` (the format registry says which) runs in ExecuTorch's runtime on CPU: its panel offers no torch.compile,
+AOTInductor or CUDA. Run on CUDA is disabled, saying why, when torch in the worker sees no CUDA device: `CudaProbe`
+asks the worker once, the first time a run panel is shown, and remembers the answer for the whole process.
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ from pt2_viewer.app.jobs.preferences_dialog import worker_probes
 from pt2_viewer.app.panels import fit_rows, narrow_combo
 from pt2_viewer.app.run.worker_advice import with_advice
 from pt2_viewer.app.widgets.file_dialogs import open_file
+from pt2_viewer.core.formats.registry import PTE, recognise
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.import_policy import import_lines
 from pt2_viewer.core.jobs.python_env import choose_worker
@@ -71,6 +73,7 @@ from pt2_viewer.core.run.readout import (
 )
 
 BAD_BRUSH = QBrush(theme.ALERT_ROW)
+PTE_ON_CPU = "Run on CUDA is off: an ExecuTorch program runs on CPU here."
 INPUT_CHOICES = input_choices("Generated inputs (sizes below)")
 
 
@@ -156,6 +159,9 @@ class RunPanel(QScrollArea):
         super().__init__(parent)
         self.program_path = program_path
         self.program = program
+        # an ExecuTorch program runs in ExecuTorch's runtime (the run_pte job), on CPU: torch.compile, AOTInductor
+        # and CUDA do not apply to it (the format registry says what the file is)
+        self.executorch = recognise(program_path) is PTE
         self.trust = trust or TrustStore.default()
         self.interactive = interactive  # False for --screenshot and tests: no modal dialogs
         self.driver = WorkerDriver(self, warm=program_path, hold=True)  # its worker lives while the tab does
@@ -210,9 +216,13 @@ class RunPanel(QScrollArea):
         self.aoti_browse = QPushButton("Save as…")
         self.preload = QLineEdit(placeholderText="optional: a .py file to import first (custom op definitions)")
         self.preload_browse = QPushButton("Browse…")
-        for w in (self.node_times, self.compile, self.aoti):
-            of.addRow(w)
-        of.addRow("AOTI package", file_row(self.aoti_path, self.aoti_browse))
+        of.addRow(self.node_times)
+        if self.executorch:
+            of.addRow(QLabel("Runs the method with ExecuTorch's runtime, on CPU."))
+        else:
+            of.addRow(self.compile)
+            of.addRow(self.aoti)
+            of.addRow("AOTI package", file_row(self.aoti_path, self.aoti_browse))
         of.addRow("Import first", file_row(self.preload, self.preload_browse))
         v.addWidget(options)
 
@@ -281,13 +291,18 @@ class RunPanel(QScrollArea):
     # -- CUDA, asked lazily --------------------------------------------------------------------------------------
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        if not self._asked_cuda:
+        if self.executorch:
+            self.cuda_button.setToolTip(PTE_ON_CPU)
+            self.cuda_reason.setText(PTE_ON_CPU)
+        elif not self._asked_cuda:
             self._asked_cuda = True
             status = CudaProbe.shared().ask()
             if status is not None:
                 self._cuda_known(status)
 
     def _cuda_known(self, status: CudaStatus) -> None:
+        if self.executorch:
+            return
         self.cuda_button.setEnabled(status.available and not self.driver.running)
         self.cuda_button.setToolTip(with_advice(status.button_tip()))
         self.cuda_reason.setText("" if status.available else with_advice(f"Run on CUDA is off: {status.reason}."))
@@ -348,7 +363,7 @@ class RunPanel(QScrollArea):
         self.cpu_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
         status = CudaProbe.shared().status
-        self.cuda_button.setEnabled(not running and status is not None and status.available)
+        self.cuda_button.setEnabled(not running and not self.executorch and status is not None and status.available)
 
     def _event(self, event: dict[str, Any]) -> None:
         if event.get("type") == "progress":
