@@ -14,7 +14,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -34,6 +33,7 @@ from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import make_table
 from pt2_viewer.app.platform.trust_dialog import confirm_native
 from pt2_viewer.app.qt import top_level_items
+from pt2_viewer.app.widgets.file_dialogs import open_file
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.run import RunResult
@@ -229,7 +229,7 @@ class AotiTab(DocumentTab):
 
     # -- running the compiled code ---------------------------------------------------------------------------------
     def _choose_source(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Source program", "", "PyTorch export archives (*.pt2)")
+        path = open_file(self, "Source program", self.path, "PyTorch export archives (*.pt2)")
         if path:
             self.source.setText(path)
 

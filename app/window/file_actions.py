@@ -8,12 +8,13 @@ import shutil
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtWidgets import QFileDialog, QStatusBar, QTabWidget, QWidget
+from PySide6.QtWidgets import QStatusBar, QTabWidget, QWidget
 
 from pt2_viewer.app.deploy.pte_saving import ask_and_save_pte
 from pt2_viewer.app.document.tab import DocumentTab
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.export_image import export_scene
+from pt2_viewer.app.widgets.file_dialogs import save_file
 from pt2_viewer.core.pte.magic import is_pte
 from pt2_viewer.core.util.files import write_atomically
 
@@ -50,8 +51,8 @@ def export_report_dialog(window: Window, parent: QWidget) -> None:
                     "or a script's export calls.")
         return
     tab = window.current_tab()
-    name = suggested_name(tab.source_file() if tab is not None else None, ".html", "report")
-    path, _ = QFileDialog.getSaveFileName(parent, "Export report", name, "HTML (*.html)")
+    shown = tab.source_file() if tab is not None else None
+    path = save_file(parent, "Export report", shown, suggested_name(shown, ".html", "report"), "HTML (*.html)")
     if not path:
         return
     writer = ReportWriter(parent)
@@ -68,8 +69,9 @@ def export_graph_dialog(window: Window, parent: QWidget, visible_only: bool = Fa
         return
     what = "visible area" if visible_only else "graph"
     tab = window.current_tab()
-    name = suggested_name(tab.source_file() if tab is not None else None, ".svg", "graph")
-    path, _ = QFileDialog.getSaveFileName(parent, f"Export {what}", name, "SVG (*.svg);;PNG (*.png)")
+    shown = tab.source_file() if tab is not None else None
+    path = save_file(parent, f"Export {what}", shown, suggested_name(shown, ".svg", "graph"),
+                     "SVG (*.svg);;PNG (*.png)")
     if not path:
         return
     view = doc.view
@@ -105,7 +107,8 @@ def save_program_dialog(window: Window, parent: QWidget) -> None:
         elif message:
             window.warn("Save failed", message)
         return
-    target, _ = QFileDialog.getSaveFileName(parent, "Save program", Path(source).name, "PyTorch archive (*.pt2)")
+    target = save_file(parent, "Save program", tab.source_file() or source, Path(source).name,
+                       "PyTorch archive (*.pt2)")
     if not target:
         return
     try:

@@ -53,3 +53,20 @@ def test_the_window_s_dialogs_open_beside_the_program(qtbot, window: MainWindow,
     next(a for a in menu.actions() if a.text().startswith("Load Per-Node Values")).trigger()
     assert asked[-1] == ("Load a per-node overlay", str(kept))
     assert os.getcwd() != str(kept)
+
+
+def test_the_file_menu_s_save_dialogs_offer_the_program_s_folder(qtbot, window: MainWindow, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                 asked: list[tuple[str, str]], monkeypatch) -> None:
+    from pt2_viewer.app.window.file_actions import export_graph_dialog, export_report_dialog, save_program_dialog
+
+    kept = tmp_path / "elsewhere"
+    kept.mkdir()
+    program = kept / "example.pt2"
+    shutil.copyfile(EXAMPLE, program)
+    monkeypatch.chdir(tmp_path)
+    open_and_wait(qtbot, window, program)
+    export_report_dialog(window, window)
+    export_graph_dialog(window, window)
+    save_program_dialog(window, window)
+    assert asked == [("Export report", str(kept / "example.html")), ("Export graph", str(kept / "example.svg")),
+                     ("Save program", str(kept / "example.pt2"))]
