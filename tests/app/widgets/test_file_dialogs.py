@@ -40,14 +40,21 @@ def test_the_start_folder_is_the_program_s(tmp_path: Path, asked: list[tuple[str
     assert asked[-1] == ("Save", str(tmp_path / "model.core.pt2"))
 
 
-def test_the_window_s_dialogs_open_beside_the_program(qtbot, window: MainWindow, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                      asked: list[tuple[str, str]], monkeypatch) -> None:
+@pytest.fixture
+def elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the example program in a folder that is not the working folder."""
     kept = tmp_path / "elsewhere"
     kept.mkdir()
     program = kept / "example.pt2"
     shutil.copyfile(EXAMPLE, program)
     monkeypatch.chdir(tmp_path)  # the working folder is another
-    doc = open_and_wait(qtbot, window, program)
+    return program
+
+
+def test_the_window_s_dialogs_open_beside_the_program(qtbot, window: MainWindow, elsewhere: Path,  # type: ignore[no-untyped-def]
+                                                      asked: list[tuple[str, str]]) -> None:
+    kept = elsewhere.parent
+    doc = open_and_wait(qtbot, window, elsewhere)
     menu = QMenu(window)
     fill_overlay_menu(menu, doc, window)
     next(a for a in menu.actions() if a.text().startswith("Load Per-Node Values")).trigger()
@@ -55,16 +62,12 @@ def test_the_window_s_dialogs_open_beside_the_program(qtbot, window: MainWindow,
     assert os.getcwd() != str(kept)
 
 
-def test_the_file_menu_s_save_dialogs_offer_the_program_s_folder(qtbot, window: MainWindow, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                                 asked: list[tuple[str, str]], monkeypatch) -> None:
+def test_the_file_menu_s_save_dialogs_offer_the_program_s_folder(qtbot, window: MainWindow, elsewhere: Path,  # type: ignore[no-untyped-def]
+                                                                 asked: list[tuple[str, str]]) -> None:
     from pt2_viewer.app.window.file_actions import export_graph_dialog, export_report_dialog, save_program_dialog
 
-    kept = tmp_path / "elsewhere"
-    kept.mkdir()
-    program = kept / "example.pt2"
-    shutil.copyfile(EXAMPLE, program)
-    monkeypatch.chdir(tmp_path)
-    open_and_wait(qtbot, window, program)
+    kept = elsewhere.parent
+    open_and_wait(qtbot, window, elsewhere)
     export_report_dialog(window, window)
     export_graph_dialog(window, window)
     save_program_dialog(window, window)
