@@ -67,6 +67,8 @@ class GuardsPanel(QWidget):
                 item.setFont(col, mono)
             item.setForeground(0, link_color())
             item.setToolTip(0, f"Show {sym.name} in the exported program's Symbols panel")
+            if sym.framework:  # torch's own frame that made an unbacked symbol: for whoever debugs torch
+                item.setToolTip(1, f"torch made it in {sym.framework}")
             self.symbols.addTopLevelItem(item)
         names = symbol_names(log.symbols)
         for guard in log.guards:  # x.shape[0] == y.shape[1], as the user writes it; torch's spelling in the tooltip

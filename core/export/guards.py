@@ -52,6 +52,7 @@ class SymbolInfo:
     range: str = ""  # as pt2_viewer.core.model.expr.range_text writes it, e.g. "[2, ∞]"
     unbacked: bool = False
     user_line: SourceLine | None = None
+    framework: str = ""  # an unbacked symbol's torch frame, "_subclasses/fake_impls.py:1233 in local_scalar_dense"
 
 
 @dataclass
@@ -108,7 +109,7 @@ def parse_symbol(message: str) -> SymbolInfo | None:
     if m:
         sloc = _split_sloc(m.group(4))
         return SymbolInfo(name=m.group(1), source=sloc["code"] or sloc["fw"], range=range_text(m.group(2), m.group(3)),
-                          unbacked=True, user_line=sloc["line"])
+                          unbacked=True, user_line=sloc["line"], framework=sloc["fw"])
     return None
 
 
@@ -201,6 +202,7 @@ class GuardCapture(logging.Filter):
             if sym:
                 if sym.unbacked:
                     sym.user_line = self._user_line(sym.user_line)
+                    sym.source = _unbacked_source(sym)
                 self.log.symbols.append(sym)
                 self._keep(message)
 
@@ -218,6 +220,17 @@ class GuardCapture(logging.Filter):
                 return with_code(SourceLine(self.script_path, logged.line, logged.function, logged.code))
         user = [f for f in frames if not is_library_file(f.file)]
         return with_code(user[-1]) if user else logged
+
+
+def _unbacked_source(sym: SymbolInfo) -> str:
+    """What an unbacked symbol stands for, in the user's words: the user's line that read it (`a = x.item()`), never
+    torch's frame that made it (non-strict export logs `_subclasses/fake_impls.py:1233 in local_scalar_dense`, kept
+    as `framework`); where no user line is known, what kind of value it is."""
+    if sym.user_line is not None and not is_library_file(sym.user_line.file) and sym.user_line.code:
+        return sym.user_line.code
+    if sym.source and sym.source != sym.framework:  # torch logged the user's code itself (strict export)
+        return sym.source
+    return "a value read from a tensor's data (.item() or a data-dependent size)"
 
 
 def _unique(items: list[str]) -> list[str]:

@@ -95,6 +95,9 @@ def test_runtime_asserts_from_torch_check_and_unbacked_symbols():
     unbacked = [s for s in log.symbols if s.unbacked]
     assert [s.name for s in unbacked] == ["u0"]
     assert unbacked[0].user_line.line == line_of("<item>")
+    # what u0 stands for is the user's own .item() line, not torch's frame (fake_impls.py ... local_scalar_dense)
+    assert unbacked[0].source == "a = x.item()  # <item>"
+    assert "local_scalar_dense" in unbacked[0].framework
     assert unbacked[0].range == "[-∞, ∞]"
     asserts = [g for g in log.guards if g.kind == "runtime_assert"]
     assert asserts and all(g.symbols == ["u0"] for g in asserts)
