@@ -28,7 +28,11 @@ from pt2_viewer.core.pte.reader import read_pte
 from pt2_viewer.core.pte.schema import SCHEMA_SOURCE
 from pt2_viewer.core.run.artifact_run import Emit, device_cpu, input_report, path_of, source_inputs, timed_run
 from pt2_viewer.core.run.job import cuda_status, progress
+from pt2_viewer.core.run.runtime_log import runtime_log
 
+MISSING_HINT = ("Lower the model again with a partitioner whose backend takes the operator (XNNPACK's "
+                "XnnpackPartitioner takes most convolution, linear and elementwise ops), or run it on an ExecuTorch "
+                "runtime built with a kernel library that registers it (a custom-ops library).")
 INSTALL_HINT = ("pip install executorch (a release that reads this file's schema: the viewer reads "
                 f"{SCHEMA_SOURCE}, and was tested with executorch 1.5.1)")
 
@@ -90,14 +94,24 @@ def method_names(path: Path) -> list[str]:
 
 
 def load_method(path: Path, method: str, log: list[str]) -> Any:
+    """The method loaded by ExecuTorch's runtime; a failure says the runtime's own reason (core/run/runtime_log.py):
+    the operators it has no kernel for, or else the usual causes."""
     rt = runtime()
-    try:
-        program = rt.load_program(path)
-        return program.load_method(method)
-    except Exception as e:
-        raise JobFailure("load", f"ExecuTorch could not load '{path.name}' ({method}): {first_line(e)}",
-                         "A delegate (XNNPACK...) missing from this runtime, or a newer file than the runtime, are "
-                         "the usual causes; " + INSTALL_HINT) from e
+    with runtime_log() as said:
+        try:
+            program = rt.load_program(path)
+            return program.load_method(method)
+        except Exception as e:
+            failed = e
+    missing = said.missing_operators()
+    if missing:
+        ops = ", ".join(missing)
+        raise JobFailure("load", f"ExecuTorch could not load '{path.name}' ({method}): missing operator "
+                         f"{ops}: this runtime's kernels (ExecuTorch's portable kernels) have none for "
+                         f"{'it' if len(missing) == 1 else 'them'}.", MISSING_HINT, "\n".join(said.lines)) from failed
+    raise JobFailure("load", f"ExecuTorch could not load '{path.name}' ({method}): {first_line(failed)}",
+                     "A delegate (XNNPACK...) missing from this runtime, or a newer file than the runtime, are "
+                     "the usual causes; " + INSTALL_HINT, "\n".join(said.lines)) from failed
 
 
 def _node_times(path: Path, method: str, flat: list[Any], request: ArtifactRunRequest, out: Path, emit: Emit,
