@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
 from pt2_viewer.app.document.lazy_tabs import LazyTabs
 from pt2_viewer.app.document.tools import GraphTools
 from pt2_viewer.app.jobs import holds
-from pt2_viewer.core.formats.registry import ONNX, recognise
+from pt2_viewer.core.formats.registry import ONNX, PTE, recognise
 from pt2_viewer.core.model.program import Program
 
 if TYPE_CHECKING:
@@ -26,25 +26,31 @@ if TYPE_CHECKING:
 RUN, NUMERICS = "Run", "Numerics"
 NOT_FOR_ONNX = ("this viewer runs torch programs (.pt2) and ExecuTorch programs (.pte), not ONNX models. Open the "
                 ".pt2 it was exported from to run it or check its numerics; run the .onnx itself with onnxruntime.")
+NOT_FOR_PTE = ("it compares a torch program (.pt2) with what it became. Open the source .pt2 and choose this .pte as "
+               "its Lowered file there.")
 
 
 class JobTabs(LazyTabs):
     """The Run and Numerics tabs of one program, as placeholders until first shown; for an ONNX model (the format
-    registry says which), disabled tabs that say why. `reveal(node)` shows a node the
-    panels name; `compare(decomposition, node)` is Numerics' "Compare at first divergence"."""
+    registry says which), disabled tabs that say why, and for a `.pte` a disabled Numerics tab. `reveal(node)` shows
+    a node the panels name; `compare(decomposition, node)` is Numerics' "Compare at first divergence"."""
 
     def __init__(self, tabs: QTabWidget, path: str, program: Program, interactive: bool, tools: GraphTools,
                  reveal: Callable[[str], None], compare: Callable[[object, str], None]) -> None:
         super().__init__(tabs)
         self.path, self.program, self.interactive = path, program, interactive
         self.tools, self.reveal, self.compare = tools, reveal, compare
-        if recognise(path) is ONNX:  # the run jobs load a .pt2 or a .pte: an ONNX model would fail there
+        fmt = recognise(path)
+        if fmt is ONNX:  # the run jobs load a .pt2 or a .pte: an ONNX model would fail there
             for title in (RUN, NUMERICS):
                 self._not_offered(title, f"{title} is off for an ONNX model: {NOT_FOR_ONNX}")
             return
         holds.hold(path, tabs)  # the program's warm worker lives while its tab does, Run panel built or not
-        self.add(RUN, self._build_run)
-        self.add(NUMERICS, self._build_numerics)
+        self.add(RUN, self._build_run)  # a .pte's runs with ExecuTorch's runtime (app/run/panel.py)
+        if fmt is PTE:  # Numerics loads its program as a .pt2: a .pte is a candidate, compared from its source
+            self._not_offered(NUMERICS, f"{NUMERICS} is off for an ExecuTorch program: {NOT_FOR_PTE}")
+        else:
+            self.add(NUMERICS, self._build_numerics)
 
     def _not_offered(self, title: str, why: str) -> None:
         """A disabled tab that says why (its tooltip, and its page where code shows it: Run…'s Ctrl+R)."""

@@ -64,6 +64,8 @@ def test_a_pte_says_its_executorch_schema_and_runs_only_with_executorch(qtbot, w
     assert not panel.compile.isVisible() and not panel.aoti.isVisible() and not panel.aoti_path.isVisible()
     assert panel.node_times.isVisible() and panel.cpu_button.isEnabled()
     assert not panel.cuda_button.isEnabled() and "CPU" in panel.cuda_reason.text()
+    numerics = _tab(doc, "Numerics")  # it would load the .pte as a .pt2: the source's Numerics compares it
+    assert not doc.panels.isTabEnabled(numerics) and "Lowered file" in doc.panels.tabToolTip(numerics)
 
 
 def test_a_portable_pte_says_it_has_no_backend(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
