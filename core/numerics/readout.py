@@ -1,9 +1,10 @@
 """What the Numerics tab shows, decided without Qt: the job's request from the tab's choices, the table rows sorted by
 error, the error overlay for the graph, and the summary line. app/numerics/panel.py only lays these out.
 
-The overlay colours each compared node by the order of magnitude of its error (log10), from the smallest error to the
-largest: the ten-fold steps of a precision loss or a bug are what the eye should see, not the one node that blew up.
-Nodes over the threshold are marked in their tooltip; infinite errors (NaN/Inf the reference lacks) are at the top.
+The overlay colours each compared node against the run's threshold: every error within it is the agreement colour (the
+bottom of the scale), so a faithful run's noise (1e-7 beside 3e-7) never looks like a divergence; an error over it is
+graded by order of magnitude (log10) from just over the threshold to the worst, so the ten-fold steps of a precision
+loss or a bug are what the eye sees. Infinite errors (NaN/Inf the reference lacks) are at the top.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from pt2_viewer.core.numerics.metrics import DEFAULT_THRESHOLD, NodeError
 from pt2_viewer.core.pte.magic import etrecord_beside, is_pte
 
 OVERLAY_NAME = "Numerics error"
-FLOOR = 1e-12  # errors below this (exact matches) are drawn at the bottom of the scale
+FLOOR = 1e-12  # a threshold of 0 is graded from here
+OVER_FLOOR = 0.35  # the level of an error just over the threshold: apart from agreement (0) at a glance
 CANDIDATE_CHOICES = (("core", "Core ATen decomposition"), ("functional", "Functional ATen decomposition"),
                      ("table", "My decomposition table (.py)…"), ("bf16", "bfloat16 (inputs, weights cast down)"),
                      ("fp16", "float16 (inputs, weights cast down)"), ("cuda", "The same program on CUDA"),
@@ -123,12 +125,7 @@ def error_overlay(result: NumericsResult | None) -> Overlay | None:
     if not errors:
         return None
     threshold = _threshold(result)
-    logs = {e.node: math.log10(max(e.error, FLOOR)) for e in errors if not math.isnan(e.error)}
-    finite = [v for v in logs.values() if math.isfinite(v)]
-    lo = min(finite, default=math.log10(FLOOR))
-    hi = max(finite, default=lo)
-    span = hi - lo
-    levels = {n: 1.0 if not math.isfinite(v) else ((v - lo) / span if span > 0 else 0.0) for n, v in logs.items()}
+    levels = error_levels(errors, threshold)
     texts = {e.node: f"error {_g(e.error)} (max abs {_g(e.max_abs)}, cosine {_g(e.cosine, 6)}, SQNR "
              f"{_g(e.sqnr_db, 4)} dB" + (f", {e.nan} NaN" if e.nan else "") + (f", {e.inf} Inf" if e.inf else "")
              + (", over the threshold" if not e.error <= threshold else "") + ")" for e in errors}
@@ -136,13 +133,39 @@ def error_overlay(result: NumericsResult | None) -> Overlay | None:
     if first:
         texts[first] = "FIRST DIVERGENCE: " + texts[first]
     notes = [f"threshold {threshold:g}", f"first divergence: {first}" if first else "no divergence"]
-    if any(not math.isfinite(v) for v in logs.values()):
+    if any(math.isinf(e.error) or math.isnan(e.error) for e in errors):
         notes.append("NaN/Inf the reference lacks: top colour")
-    legend = [LegendItem(f"{10 ** lo:.0e}" if lo > math.log10(FLOOR) else "exact", level=0.0),
-              LegendItem(f"{10 ** hi:.0e}" if finite else "inf", level=1.0)]
+    legend = error_legend(errors, threshold)
     return Overlay(OVERLAY_NAME, levels=levels, legend=legend, texts=texts, notes=notes,
                    values={e.node: e.error for e in errors if not math.isnan(e.error)}, aggregate="max", fmt=_g,
                    rows={e.node: error_detail_rows(e, threshold, e.node == first) for e in errors})
+
+
+def error_levels(errors: list[NodeError], threshold: float) -> dict[str, float]:
+    """Each node's colour level: 0 (agreement) for an error within the threshold, however it compares with the other
+    errors, so noise (1e-7 beside 3e-7) is not stretched over the whole scale; an error over it is graded by order of
+    magnitude from just over the threshold (OVER_FLOOR, visibly apart from agreement) to the worst (1); NaN/Inf at 1."""
+    over = {e.node: math.log10(e.error) for e in errors if not e.error <= threshold and math.isfinite(e.error)}
+    lo = math.log10(max(threshold, FLOOR))
+    hi = max(over.values(), default=lo)
+    levels: dict[str, float] = {}
+    for e in errors:
+        if e.error <= threshold:
+            levels[e.node] = 0.0
+        elif e.node not in over:  # NaN or Inf
+            levels[e.node] = 1.0
+        else:
+            levels[e.node] = OVER_FLOOR + (1 - OVER_FLOOR) * ((over[e.node] - lo) / (hi - lo) if hi > lo else 1.0)
+    return levels
+
+
+def error_legend(errors: list[NodeError], threshold: float) -> list[LegendItem]:
+    """The scale's two ends: agreement (within the threshold, named) and the worst error over it, or, with none
+    over it, what the top colour would mean."""
+    over = [e.error for e in errors if not e.error <= threshold]
+    worst = max(over, key=_sortable, default=None)
+    high = f"over {threshold:g}" if worst is None else f"worst {_g(worst)}"
+    return [LegendItem(f"within threshold {threshold:g}", level=0.0), LegendItem(high, level=1.0)]
 
 
 def error_detail_rows(e: NodeError, threshold: float, first: bool) -> list[tuple[str, str]]:
