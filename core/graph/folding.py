@@ -13,7 +13,8 @@ reach them; only the drawing folds them.
   `embed_tokens` and `lm_head` are one tensor): torch keeps one placeholder of the tied tensor in use and leaves the
   others with no user. Such a weight is used, through its twin: it is a row `(tied to lm_head.weight)`, of its own
   module's first op, else of the first op its twin feeds; never "unused", never an orphan box. The archive says
-  which weights are tied: they are stored in one file (`WeightTargets.tied`).
+  which weights are tied: they are stored in one file (`WeightTargets.tied`). Names of one tensor folded into
+  one box are one row naming each (`weight = shared.weight (tied to lm_head.weight)`).
 - Several users: it stays a node (a hub's users draw it as a `↳` reference).
 
 A module group whose only drawn item is one op (its weights folded into it) is a *leaf*: the scene draws it as that
@@ -34,13 +35,15 @@ class Folding:
     """`host`: folded node -> the node whose box draws it; `rows`: host -> its folded nodes in graph order;
     `labels`: folded node -> the row's name (its target, relative to the host's module when inside it);
     `unused`: the folded nodes that feed nothing; `tied`: folded node -> the target of the tied weight that is
-    used in its place."""
+    used in its place; `drawn_as`: a folded node with no row of its own, one tensor with that row."""
 
     host: dict[str, str] = field(default_factory=dict)
     rows: dict[str, list[str]] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     unused: set[str] = field(default_factory=set)
     tied: dict[str, str] = field(default_factory=dict)
+    drawn_as: dict[str, str] = field(default_factory=dict)  # folded node -> the row of its box that is the same
+    # tensor and draws it (one tensor, one row, every name in it)
 
 
 class WeightTargets(dict[str, str]):
@@ -131,7 +134,29 @@ def folding_of(index: GraphIndex, groups: list[ModuleGroup]) -> Folding:
         module = (by_name[host].module_path or "") + "."
         label = target[len(module):] if module != "." and target.startswith(module) else target
         out.labels[name] = label + (f" (tied to {out.tied[name]})" if name in out.tied else "")
+    _one_row_per_tensor(out, tied)
     return out
+
+
+def _one_row_per_tensor(out: Folding, tied: dict[str, str]) -> None:
+    """Rows of one box that are one tensor (T5's `embedding` draws `encoder.embed_tokens.weight` and `shared.weight`,
+    both tied to `lm_head.weight`) become one row naming each of them: `weight = shared.weight (tied to
+    lm_head.weight)`. The row is the tensor in use when the box holds it, else the name in the box's own module;
+    the others are `drawn_as` it."""
+    for host, rows in out.rows.items():
+        by_tensor: dict[str, list[str]] = {}
+        for name in rows:
+            by_tensor.setdefault(tied.get(name, name), []).append(name)
+        for twin, names in by_tensor.items():
+            if len(names) < 2:
+                continue
+            own = {n: out.labels[n].removesuffix(f" (tied to {out.tied[n]})" if n in out.tied else "") for n in names}
+            names.sort(key=lambda n: own[n].count("."))  # the box's own module's name first (`weight`)
+            row = twin if twin in names else names[0]
+            suffix = f" (tied to {out.tied[row]})" if row in out.tied else ""
+            out.labels[row] = " = ".join(dict.fromkeys(own[n] for n in names)) + suffix
+            out.drawn_as.update({n: row for n in names if n != row})
+        out.rows[host] = [n for n in rows if n not in out.drawn_as]
 
 
 def leaf_groups(index: GraphIndex, groups: list[ModuleGroup], folding: Folding) -> dict[str, str]:

@@ -200,7 +200,9 @@ class SceneModel:
 
     def visible_item(self, node: str) -> str:
         """The visible item that shows `node`: the node itself (a weight's row too, while its host shows) or its
-        outermost collapsed group. A leaf module is never collapsed: its box is its op's."""
+        outermost collapsed group. A leaf module is never collapsed: its box is its op's. A weight drawn in another
+        name's row (one tensor, one row) is shown by that row."""
+        node = self.folding.drawn_as.get(node, node)
         host = self.folding.host.get(node)
         if host is not None:
             shown = self.visible_item(host)  # a host is never folded itself: one step deep
