@@ -397,7 +397,8 @@ class RunPanel(QScrollArea):
         failure = failure_of(result)
         if failure is not None:
             self.stage.setText("The run failed.")
-            self._show_failure(failure.text(), "\n".join(part for part in (failure.detail, *result.log) if part))
+            detail = "\n".join(part for part in (failure.detail, *result.log) if part)
+            self._show_failure(failure.text(log="below" if detail else ""), detail)
         else:
             where = result.device or "cpu"
             source = result.inputs.source if result.inputs is not None else ""

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -30,7 +32,7 @@ from pt2_viewer.core.jobs import protocol
 from pt2_viewer.core.jobs.client import DEFAULT_TIMEOUT_S, JobOutcome
 from pt2_viewer.core.jobs.remote.any_worker import worker_job
 from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError
-from pt2_viewer.core.jobs.schemas.failure import Failure, JobResult
+from pt2_viewer.core.jobs.schemas.failure import Failure, JobResult, saying_where_the_log_is
 from pt2_viewer.core.jobs.spec import JobSpec
 from pt2_viewer.core.jobs.typed_job import failed
 from pt2_viewer.core.platform import temp_dirs
@@ -142,7 +144,7 @@ def outcome_result(outcome: JobOutcome, result_type: type[R]) -> R:
                                            outcome.error_traceback or ""))
     hints = {protocol.TIMED_OUT: "Raise the limit with --timeout (0: none), or give the job less work.",
              protocol.OUT_OF_MEMORY: "Raise the limit with --max-memory-mb, or give the job less work.",
-             protocol.CRASHED: "The log above has what the worker printed before it ended."}
+             protocol.CRASHED: "The log has what the worker printed before it ended."}
     status = outcome.status if outcome.status != protocol.OK else protocol.FAILED
     return failed(result_type, Failure(status, outcome.message, hints.get(status, ""), outcome.error_traceback or ""))
 
@@ -157,11 +159,30 @@ def stderr_progress(quiet: bool) -> Callable[[dict[str, Any]], None]:
 
 def report_failure(failure: Failure | None) -> int:
     """Print a failed job's error to stderr; the exit status by the rule of core/cli/exit_status.py: 1 for the
-    file's or program's failure, 2 for a bad request or a worker that did not finish, 130 when cancelled."""
-    print(f"error: {_printable(failure.message if failure is not None else 'the job failed')}", file=sys.stderr)
-    if failure is not None and failure.hint:
-        print(f"  {_printable(failure.hint)}", file=sys.stderr)
+    file's or program's failure, 2 for a bad request or a worker that did not finish, 130 when cancelled. Where the
+    words send the user to "the log", they say where it is: the file its detail (torch's full message) was written
+    to, kept after the command ends, else the worker's output printed above."""
+    message, hint = (failure.message, failure.hint) if failure is not None else ("the job failed", "")
+    if failure is not None and saying_where_the_log_is(failure.text(), "?") != failure.text():
+        where = log_where(failure)
+        message, hint = saying_where_the_log_is(message, where), saying_where_the_log_is(hint, where)
+    print(f"error: {_printable(message)}", file=sys.stderr)
+    if hint:
+        print(f"  {_printable(hint)}", file=sys.stderr)
     return exit_status.for_failure_kind(failure.kind if failure is not None else "")
+
+
+def log_where(failure: Failure) -> str:
+    """Where "the log" a failure's hint names is, from the command line: `at PATH`, the detail written to a file of
+    the temp folder that outlives the command (the job's folder does not), else the worker's output above."""
+    if not failure.detail:
+        return "above (the worker's output; -q hides it)"
+    name = f"pt2-viewer-{failure.kind or 'job'}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        path = write_atomically(temp_dirs.root() / name, failure.detail + "\n")
+    except OSError:
+        return "above (the worker's output; -q hides it)"
+    return f"at {path}"
 
 
 def _printable(text: str) -> str:

@@ -35,8 +35,8 @@ class JobOutcome:
 
     def failure_text(self) -> tuple[str, str] | None:
         """(message, detail) when the job did not do its work: the worker crashed or was stopped, or the job reported
-        a failure (`ok` false: its message and hint, `Failure.text`); the detail is torch's and the job's log. None
-        when it succeeded. The one way the window says why a job failed."""
+        a failure (`ok` false: its message and hint, `Failure.text`, "the log" said to be below); the detail is torch's
+        and the job's log. None when it succeeded. The one way the window says why a job failed."""
         if not self.ok:
             return self.message, self.error_traceback or ""
         failure = Failure.of_result(self.result or {})
@@ -44,7 +44,8 @@ class JobOutcome:
             return None
         log = (self.result or {}).get("log")  # result.json as it came: any job's, whatever its schema
         lines = [str(x) for x in log] if isinstance(log, list) else []
-        return failure.text(), "\n".join(p for p in (failure.detail, *lines) if p)
+        detail = "\n".join(p for p in (failure.detail, *lines) if p)
+        return failure.text(log="below" if detail else ""), detail  # the window shows the detail under the words
 
     def result_as(self, schema: type[S]) -> S | None:
         """result.json read back through the job's result schema (core/jobs/schemas/), or None without one."""

@@ -3,6 +3,7 @@ code, `message` and `hint` for people, `detail` (torch's traceback, log lines) f
 `core/jobs/errors.py` raises it (`JobFailure`), the worker writes it, the window and the command line read it."""
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,9 +26,12 @@ class Failure(Schema):
     consent: list[str] = items()  # kind "untrusted": what the user is asked to allow
     modules: list[str] = items()  # kind "untrusted": the modules of `consent` (--allow-import)
 
-    def text(self) -> str:
-        """The message and the hint as one paragraph for a terminal or a dialog: the one way a failure is said."""
-        return f"{self.message} {self.hint}".strip()
+    def text(self, log: str = "") -> str:
+        """The message and the hint as one paragraph for a terminal or a dialog: the one way a failure is said.
+        `log` says where the log the words refer to is ("below" in a window's failure box, "at /tmp/….log" from the
+        command line): "The log has torch's full message" becomes "The log below has …"."""
+        text = f"{self.message} {self.hint}".strip()
+        return saying_where_the_log_is(text, log) if log else text
 
     @classmethod
     def of_result(cls, result: Mapping[str, Any] | None) -> Failure | None:
@@ -57,4 +61,12 @@ class JobResult(Schema):
     error: Failure | None = optional()
 
 
-__all__ = ["Failure", "JobResult"]
+_THE_LOG = re.compile(r"\b([Tt])he log\b(?!['\w]| (?:above|below|at|panel)\b)")
+
+
+def saying_where_the_log_is(text: str, where: str) -> str:
+    """`text` with each bare "the log" followed by `where` ("below", "at PATH"), so that a user reads where it is."""
+    return _THE_LOG.sub(lambda m: f"{m.group(1)}he log {where}", text)
+
+
+__all__ = ["Failure", "JobResult", "saying_where_the_log_is"]
