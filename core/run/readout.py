@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2_viewer.core.jobs.schemas.failure import Failure
+from pt2_viewer.core.jobs.schemas.failure import Failure, saying_where_the_log_is
 from pt2_viewer.core.jobs.schemas.run import Difference, Latency, RunRequest, RunResult
 from pt2_viewer.core.model.program import InputKind, Program
 from pt2_viewer.core.util.words import format_seconds
@@ -245,10 +245,12 @@ class RunFailure:
     hint: str
     detail: str
 
-    def text(self) -> str:
+    def text(self, log: str = "") -> str:
+        """The message, hint and advice; `log` says where "the log" they name is ("below": the failure box)."""
         advice = ADVICE.get(self.kind, "")
         hint = "" if self.kind in ADVICE_REPLACES_HINT else self.hint
-        return " ".join(part for part in (self.message, hint, advice) if part)
+        text = " ".join(part for part in (self.message, hint, advice) if part)
+        return saying_where_the_log_is(text, log) if log else text
 
 
 def failure_of(result: RunResult | None) -> RunFailure | None:
