@@ -243,7 +243,8 @@ function search(text) {
     let re; try { re = new RegExp(text, "i"); } catch (e) { re = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
     P.graph.nodes.forEach((n, i) => {
       const g = P.graph.groups[n.group];
-      if (re.test(n.name) || re.test(n.target) || re.test(n.label) || re.test(n.op || "") || re.test(g.path)) { hitNodes.add(i); hits.push(i); }
+      const at = n.same !== undefined ? n.same : i;  // a name drawn in another's row (one tensor) is found at it
+      if ((re.test(n.name) || re.test(n.target) || re.test(n.label) || re.test(n.op || "") || re.test(g.path)) && !hitNodes.has(at)) { hitNodes.add(at); hits.push(at); }
     });
     for (const i of hits.slice(0, 500)) {  // reveal matches in collapsed groups (a row's host's groups too)
       const host = P.graph.nodes[i].host;

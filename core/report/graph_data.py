@@ -163,6 +163,8 @@ def graph_data(program: Program, service: LayoutService | None = None) -> GraphD
         data.nodes[node_index[host]]["rows"] = [node_index[r] for r in rows]
         for weight in rows:
             data.nodes[node_index[weight]]["host"] = node_index[host]
+    for name, row in folding.drawn_as.items():  # one tensor, one row: its other names are found at that row
+        data.nodes[node_index[name]]["same"] = node_index[row]
     seen: set[tuple[int, int]] = set()
     for e in graph.edges:
         if e.src in scene.index.hubs or e.src in folding.host:

@@ -57,3 +57,18 @@ def test_a_module_of_one_op_is_that_ops_box_titled_with_the_module() -> None:
         "conv1: Conv2d", "bn1: BatchNorm2d", "relu: ReLU", "conv2: Conv2d", "bn2: BatchNorm2d"}
     assert by_name["add_"].get("op") is None, "an op of the block itself keeps its own name"
     assert conv["w"] >= 7 * len("conv1: Conv2d"), "the box has room for the module's title"
+
+
+def test_one_tensor_is_one_row_and_its_other_names_are_found_at_it() -> None:
+    """The zoo's T5: `encoder.embed_tokens.weight` and `shared.weight` are one tensor, one row of the embedding's
+    box, as the window draws it; the report's search finds `shared.weight` at that row (`same`)."""
+    try:
+        archive = read_archive(zoo_path(program_by_id("t5")))
+    except ExportFailed as e:
+        pytest.fail(f"torch exported t5 before; now: {e.reason}")
+    nodes = graph_data(archive.programs[0]).nodes
+    by_name = {n["name"]: i for i, n in enumerate(nodes)}
+    row = nodes[by_name["p_shared_weight"]]["same"]
+    assert nodes[row]["row"].startswith("weight = shared.weight (tied to ")
+    box = nodes[nodes[row]["host"]]["rows"]
+    assert row in box and by_name["p_shared_weight"] not in box
