@@ -1,7 +1,8 @@
 """The diff in the compare view: both graphs painted, the change list grouped by module, ‹ › and F3 through it.
 
 `DiffPanel` shows a `ProgramDiff` (core/diff/): a summary, a tree of modules (their roll-up: `+2 ops, 1 dtype
-change`) holding their changes, ‹ › with the position, and "Show changes only", which folds away every group holding
+change`) holding their changes (what lowering was expected to do, `lowered`, in muted text, which ‹ › pass over),
+‹ › with the position, and "Show changes only", which folds away every group holding
 no change and opens those that hold some, on both sides (unticked: the groups as they were). `attach_diff` adds it to
 a `CompareView`: each side gets the diff as an overlay (core/diff/overlay.py: added, removed and changed in their own
 colours; a collapsed group takes the sum of its changes, said in its tooltip and the legend), a change picked in the
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
@@ -32,6 +33,7 @@ from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.panels.details import DetailsPanel
 from pt2_viewer.app.qt import tool_button
 from pt2_viewer.core.compare.session import LEFT, RIGHT, CompareSession
+from pt2_viewer.core.diff.nodes import LOWERED
 from pt2_viewer.core.diff.output import change_text, summary_line
 from pt2_viewer.core.diff.overlay import changed_nodes, diff_overlay, group_changes
 from pt2_viewer.core.diff.program_diff import ProgramDiff, diff_programs
@@ -105,7 +107,8 @@ class DiffPanel(QWidget):
 
     def _fill(self) -> list[int]:
         """The module tree's rows (the roll-up of each module with changes of its own), each change under its module;
-        the changes' order in the list, which ‹ › follow."""
+        the changes' order in the list, which ‹ › follow (what lowering was expected to do, muted, left out)."""
+        muted = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
         rows = {m.path: m for m in self.diff.modules}
         by_module: dict[str, list[int]] = {}
         for i, c in enumerate(self.diff.nodes):
@@ -121,7 +124,10 @@ class DiffPanel(QWidget):
                 item.setData(0, INDEX_ROLE, i)
                 head.addChild(item)
                 self.items[i] = item
-                order.append(i)
+                if self.diff.nodes[i].kind == LOWERED:
+                    item.setForeground(0, muted)
+                else:
+                    order.append(i)
             head.setExpanded(True)
         return order
 
@@ -129,7 +135,8 @@ class DiffPanel(QWidget):
         index = item.data(0, INDEX_ROLE)
         if index is None:
             return
-        self.hits.at = self.hits.nodes.index(str(index))
+        if str(index) in self.hits.nodes:  # a lowered change is shown, not stepped through
+            self.hits.at = self.hits.nodes.index(str(index))
         self._show(int(index))
 
     def step(self, by: int) -> int | None:

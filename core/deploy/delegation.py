@@ -1,5 +1,6 @@
 """What the window shows of a lowering (Qt-free): the source painted delegated / not delegated with the partitioner's
-reason (an overlay, core/graph/overlays.py), the table "not delegated: op, reason, count", and the comparison of the
+reason (an overlay, core/graph/overlays.py, in the same two colours after every backend: palette.py's
+DELEGATION_CATEGORIES), the table "not delegated: op, reason, count", and the comparison of the
 source with its `.pte`, linked through the ETRecord's debug handles (the lower job's `source_to_pte`, the one map of
 core/deploy/handle_map.py)."""
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from pt2_viewer.core.compare.mapping import Link, NodeMapping
 from pt2_viewer.core.compare.session import CompareSession, op_rows
 from pt2_viewer.core.deploy.handle_map import DEBUG_HANDLE
+from pt2_viewer.core.graph import palette
 from pt2_viewer.core.graph.overlays import Overlay, category_overlay
 from pt2_viewer.core.jobs.schemas.lower import LowerResult, NotDelegated
 from pt2_viewer.core.jobs.schemas.numerics import NodeErrorRecord, NumericsResult
@@ -50,7 +52,7 @@ def delegation_overlay(result: LowerResult) -> Overlay:
     values = {n: DELEGATED for n in result.delegated or []}
     reasons = {r.node: r.reason for r in result.not_delegated or []}
     values.update({n: NOT_DELEGATED for n in reasons})
-    overlay = category_overlay(OVERLAY, values)
+    overlay = category_overlay(OVERLAY, values, fixed=palette.DELEGATION_CATEGORIES)
     for node, reason in reasons.items():
         overlay.texts[node] = f"{NOT_DELEGATED}: {reason}"
         overlay.rows[node] = [(OVERLAY, f"{NOT_DELEGATED} ({backend})"), ("Reason", reason)]

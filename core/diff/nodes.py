@@ -1,4 +1,5 @@
-"""Classify every node of two matched programs: unchanged, added, removed, or changed, and what changed.
+"""Classify every node of two matched programs: unchanged, added, removed, or changed, and what changed (and, against
+a `.pte`, which of those lowering was expected to make: `lowered`, core/diff/lowering.py).
 
 A pair is changed when its op (target), an output's dtype, an output's shape (compared as expressions in B's symbols,
 core/diff/symbols.py), its arguments or constants, or its module path differ. Arguments compare the literals, and
@@ -16,7 +17,7 @@ from pt2_viewer.core.diff.matcher import Matching
 from pt2_viewer.core.diff.symbols import SymbolMap, compare_shapes
 from pt2_viewer.core.model.program import NodeOp
 
-ADDED, REMOVED, CHANGED = "added", "removed", "changed"
+ADDED, REMOVED, CHANGED, LOWERED = "added", "removed", "changed", "lowered"
 WHAT = ("op", "dtype", "shape", "args", "module")
 
 
@@ -26,13 +27,21 @@ class NodeChange:
 
     a: str | None
     b: str | None
-    kind: str  # ADDED, REMOVED or CHANGED
+    kind: str  # ADDED, REMOVED, CHANGED, or LOWERED (any of those three that lowering was expected to make)
     module: str  # where it sits: B's module path, A's for a removed node (and for any when B records none)
     what: list[str] = field(default_factory=list)  # for CHANGED: a subset of WHAT, in that order
     details: dict[str, tuple[str, str]] = field(default_factory=dict)  # what -> (A's text, B's text)
     dynamic: bool = False  # the change is only static against symbolic (a shape, or a node a symbolic dim makes)
     op: str = ""  # the node's op (B's, A's for a removed node)
     placeholder: bool = False  # an input of the graph: the signature diff reports it too
+    reason: str = ""  # for LOWERED: what lowering did, in words ("taken into delegate_0_0 (XnnpackBackend)")
+
+    @property
+    def was(self) -> str:
+        """What it would be without lowering's excuse: ADDED, REMOVED or CHANGED."""
+        if self.kind != LOWERED:
+            return self.kind
+        return CHANGED if self.a is not None and self.b is not None else ADDED if self.b is not None else REMOVED
 
     @property
     def side_node(self) -> tuple[str, str]:

@@ -10,6 +10,8 @@ and the window share it. The kinds a build can fail on:
   range, a symbol or a guard on one side only;
 - `signature`: an input or output added, removed, renamed, or of another kind or target;
 - `any`: any of these, or arguments, constants or module paths.
+A node change lowering was expected to make (B a `.pte`: core/diff/lowering.py) is of the kind `lowered`, counted
+apart in the summary, and no kind to fail on.
 """
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ from dataclasses import dataclass, field
 
 from pt2_viewer.core.compare.mapping import Link, NodeMapping
 from pt2_viewer.core.diff.facts import ProgramFacts
+from pt2_viewer.core.diff.lowering import is_lowering, mark_lowered
 from pt2_viewer.core.diff.matcher import Matching, match
-from pt2_viewer.core.diff.nodes import ADDED, CHANGED, REMOVED, NodeChange, classify
+from pt2_viewer.core.diff.nodes import ADDED, CHANGED, LOWERED, REMOVED, NodeChange, classify
 from pt2_viewer.core.diff.rollup import ModuleRollup, roll_up
 from pt2_viewer.core.diff.signature import RangeChange, SignatureChange, guard_changes, range_changes, signature_changes
 from pt2_viewer.core.diff.symbols import SymbolMap
@@ -39,18 +42,22 @@ class ProgramDiff:
     guards_removed: list[str] = field(default_factory=list)
     guards_added: list[str] = field(default_factory=list)
     symbols: dict[str, str] = field(default_factory=dict)  # A's symbol -> B's
+    lowering: bool = False  # B is a `.pte`: the summary counts what lowering was expected to do (`lowered`)
 
     def count(self, kind: str) -> int:
         return sum(1 for c in self.nodes if c.kind == kind)
 
     @property
     def summary(self) -> dict[str, int]:
-        return {"added": self.count(ADDED), "removed": self.count(REMOVED), "changed": self.count(CHANGED)}
+        counts = {"added": self.count(ADDED), "removed": self.count(REMOVED), "changed": self.count(CHANGED)}
+        return counts | ({"lowered": self.count(LOWERED)} if self.lowering else {})
 
     def kinds(self) -> set[str]:
         """Which of FAIL_KINDS this diff holds."""
         out: set[str] = set()
         for c in self.nodes:
+            if c.kind == LOWERED:
+                continue  # what lowering was expected to do: no kind to fail on
             if c.kind != CHANGED:
                 if c.placeholder:
                     continue  # an input: the signature diff judges it
@@ -69,7 +76,7 @@ class ProgramDiff:
                        if w in ("dtype", "shape", "dynamic"))
         if self.ranges or self.guards_added or self.guards_removed:
             out.add("dynamic")
-        if out or self.nodes or self.signature:
+        if out or any(c.kind != LOWERED for c in self.nodes) or self.signature:
             out.add("any")
         return out
 
@@ -97,8 +104,9 @@ def diff_programs(a: Program, b: Program, mapping: NodeMapping | None = None) ->
     matching = match(fa, fb, mapping)
     symbols = SymbolMap(a, b)
     nodes = classify(fa, fb, matching, symbols)
+    mark_lowered(nodes, fa, fb, matching, mapping)
     modules = {g.module or "" for f in (fa, fb) for g in f.index.modules.walk()}
     removed, added = guard_changes(a, b, symbols)
     return ProgramDiff(a, b, matching, nodes, roll_up(nodes, modules), signature_changes(fa, fb, symbols),
                        range_changes(a, b, symbols), guards_removed=removed, guards_added=added,
-                       symbols=dict(symbols.a_to_b))
+                       symbols=dict(symbols.a_to_b), lowering=is_lowering(fb))

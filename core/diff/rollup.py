@@ -1,4 +1,5 @@
-"""Changes rolled up the module tree: `encoder.layer.3.attention: +2 ops, -1, 1 dtype change`.
+"""Changes rolled up the module tree: `encoder.layer.3.attention: +2 ops, -1, 1 dtype change` (and, against a
+`.pte`, `, 14 lowered`: what lowering was expected to do, counted apart).
 
 A change counts in its own module and in every module above it that either program knows (a `ModuleList` that is
 never called is no module of the tree, so `layer.3` rolls up into `encoder`, not `encoder.layer`). The root ("") holds
@@ -10,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2_viewer.core.diff.nodes import ADDED, CHANGED, REMOVED, NodeChange
+from pt2_viewer.core.diff.nodes import ADDED, CHANGED, LOWERED, REMOVED, NodeChange
 from pt2_viewer.core.util.words import plural
 
 _WHAT_WORDS = {"op": "op change", "dtype": "dtype change", "shape": "shape change", "args": "argument change",
@@ -26,6 +27,7 @@ class ModuleRollup:
     # changed nodes by what changed ("dynamic" for a shape static on one side; args not counted beside an op change)
     what: Counter[str] = field(default_factory=Counter)
     depth: int = 0
+    lowered: int = 0  # what lowering was expected to do (core/diff/lowering.py): not in `total`
 
     @property
     def total(self) -> int:
@@ -39,6 +41,8 @@ class ModuleRollup:
         if self.removed:
             parts.append(f"-{self.removed}" if self.added else f"-{plural(self.removed, 'op')}")
         parts.extend(plural(self.what[w], _WHAT_WORDS[w]) for w in _WHAT_WORDS if self.what[w])
+        if self.lowered:
+            parts.append(f"{self.lowered} lowered")
         return ", ".join(parts) or "no change"
 
     def to_json(self) -> dict[str, Any]:
@@ -58,6 +62,8 @@ def roll_up(changes: list[NodeChange], modules: set[str]) -> list[ModuleRollup]:
                 row.added += 1
             elif c.kind == REMOVED:
                 row.removed += 1
+            elif c.kind == LOWERED:
+                row.lowered += 1
             elif c.kind == CHANGED:
                 row.changed += 1
                 for w in c.what:

@@ -4,8 +4,10 @@ is a name, values and a legend; the graph view picks the colours (app/theme.py) 
 
 Two shapes of overlay. A *scale* overlay maps each node to a level in 0..1 (its value between the overlay's low and
 high ends); its legend names the two ends. A *category* overlay maps each node to one of a few categories (dtypes);
-its legend lists them in order, and a node's category is an index into that list. Anyone can make an overlay: build
-an `Overlay` with `scale_overlay` or `category_overlay` and hand it to the document (`DocumentWidget.set_overlay`).
+its legend lists them in order, and a node's category is an index into the palette's category colours
+(core/graph/palette.py); a category that always means one thing (delegated) names its own colour. Anyone can make an
+overlay: build an `Overlay` with `scale_overlay` or `category_overlay` and hand it to the document
+(`DocumentWidget.set_overlay`).
 """
 from __future__ import annotations
 
@@ -159,22 +161,26 @@ def scale_overlay(name: str, values: Mapping[str, float], fmt: Callable[[float],
                    values=finite, fmt=fmt, log=log)
 
 
-def category_overlay(name: str, values: Mapping[str, str]) -> Overlay:
+def category_overlay(name: str, values: Mapping[str, str], fixed: Mapping[str, int] | None = None) -> Overlay:
     """A word per node; categories in order of how many nodes have them, the rarest beyond MAX_CATEGORIES merged as
-    "other"."""
+    "other". A category named in `fixed` (category -> colour index, core/graph/palette.py) keeps its own colour
+    whatever its size, and is in the legend even when no node has it, so the legend always says what it means;
+    the others take the colours left, in order of size."""
+    fixed = dict(fixed or {})
     counts: dict[str, int] = {}
     for v in values.values():
         counts[v] = counts.get(v, 0) + 1
-    ranked = sorted(counts, key=lambda c: (-counts[c], c))
-    if len(ranked) > MAX_CATEGORIES:
-        ranked = [*ranked[:MAX_CATEGORIES - 1], "other"]
-    index = {c: i for i, c in enumerate(ranked)}
-    other = index.get("other", len(ranked) - 1)
+    free = [i for i in range(MAX_CATEGORIES) if i not in fixed.values()]
+    ranked = sorted((c for c in counts if c not in fixed), key=lambda c: (-counts[c], c))
+    if len(ranked) > len(free):
+        ranked = [*ranked[:len(free) - 1], "other"]
+    index = {**fixed, **{c: free[i] for i, c in enumerate(ranked)}}
+    other = index.get("other", free[len(ranked) - 1] if ranked else 0)
     cats = {n: index.get(v, other) for n, v in values.items()}
-    per_index = [0] * len(index)
+    per_index: dict[int, int] = {}
     for i in cats.values():
-        per_index[i] += 1
-    legend = [LegendItem(f"{c} ({per_index[i]})", category=i) for c, i in index.items()]
+        per_index[i] = per_index.get(i, 0) + 1
+    legend = [LegendItem(f"{c} ({per_index.get(i, 0)})", category=i) for c, i in index.items()]
     return Overlay(name, categories=cats, legend=legend, texts=dict(values))
 
 
