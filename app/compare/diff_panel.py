@@ -107,13 +107,15 @@ class DiffPanel(QWidget):
 
     def _fill(self) -> list[int]:
         """The module tree's rows (the roll-up of each module with changes of its own), each change under its module;
-        the changes' order in the list, which ‹ › follow (what lowering was expected to do, muted, left out)."""
+        the changes' order in the list, which ‹ › follow (what lowering was expected to do, muted, left out, unless that
+        is every change the pair has)."""
         muted = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
         rows = {m.path: m for m in self.diff.modules}
         by_module: dict[str, list[int]] = {}
         for i, c in enumerate(self.diff.nodes):
             by_module.setdefault(c.module, []).append(i)
         order: list[int] = []
+        lowered: list[int] = []
         for module in sorted(by_module, key=lambda p: [(0, int(s)) if s.isdigit() else (1, s) for s in p.split(".")]
                              if p else []):
             roll = rows.get(module)
@@ -126,10 +128,11 @@ class DiffPanel(QWidget):
                 self.items[i] = item
                 if self.diff.nodes[i].kind == LOWERED:
                     item.setForeground(0, muted)
+                    lowered.append(i)
                 else:
                     order.append(i)
             head.setExpanded(True)
-        return order
+        return order or lowered  # a pair whose every change is what lowering does (core ATen -> .pte): those
 
     def _clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         index = item.data(0, INDEX_ROLE)
