@@ -10,10 +10,10 @@ naming the file and the problem.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from pt2_viewer.core.cli.output import print_json
 from pt2_viewer.core.diff.handles import EtrecordError, etrecord_source_to_pte, pte_provenance
 from pt2_viewer.core.diff.output import markdown, text, to_json
 from pt2_viewer.core.diff.program_diff import FAIL_KINDS, diff_programs
@@ -95,8 +95,7 @@ def main(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
     diff = diff_programs(a, b, mapping)
     if args.json:
-        json.dump(to_json(diff, args.a, args.b), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(to_json(diff, args.a, args.b))
     elif args.markdown:
         print(markdown(diff, args.a, args.b))
     else:

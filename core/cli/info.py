@@ -5,10 +5,10 @@ registry (core/formats/registry.py): a `.pt2`, an AOTInductor package, an ExecuT
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from pt2_viewer.core.cli import exit_status
+from pt2_viewer.core.cli.output import print_json
 from pt2_viewer.core.formats import registry
 from pt2_viewer.core.pt2.errors import ArchiveError
 from pt2_viewer.core.pt2.info import archive_info, summary_text
@@ -28,8 +28,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"pt2-viewer: {e}", file=sys.stderr)
         return exit_status.FAILED
     if args.json:
-        json.dump(archive_info(archive), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(archive_info(archive))
     else:
         print(summary_text(archive))
     return 0
@@ -46,6 +45,5 @@ def _onnx_json(path: str) -> int:
     except OnnxError as e:
         print(f"pt2-viewer: {e}", file=sys.stderr)
         return exit_status.FAILED
-    json.dump(info, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    print_json(info)
     return 0

@@ -6,10 +6,10 @@ trace of another program, each said in one line); 2 wrong arguments."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from pt2_viewer.core.cli import exit_status
+from pt2_viewer.core.cli.output import print_json
 from pt2_viewer.core.formats import registry
 from pt2_viewer.core.profile.attribute import attribute
 from pt2_viewer.core.profile.errors import ProfileError
@@ -38,8 +38,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"pt2-viewer: {args.program}: no program named {e}", file=sys.stderr)
         return exit_status.FAILED
     if args.json:
-        json.dump(profile_json(result), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(profile_json(result))
     else:
         print(profile_text(result))
     return exit_status.OK

@@ -5,10 +5,10 @@ is printed, and one line says where it stopped); 2 for bad arguments."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from pt2_viewer.core.cli import exit_status
+from pt2_viewer.core.cli.output import print_json
 from pt2_viewer.core.trace.envelope import TraceError
 from pt2_viewer.core.trace.reader import read_trace
 from pt2_viewer.core.trace.summary import summary_text, trace_json
@@ -26,8 +26,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"pt2-viewer: {e}", file=sys.stderr)
         return exit_status.FAILED
     if args.json:
-        json.dump(trace_json(trace), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(trace_json(trace))
     else:
         print(summary_text(trace))
     if trace.damage:
