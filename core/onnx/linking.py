@@ -3,23 +3,26 @@
 torch's dynamo exporter names on every ONNX node the FX node it came from (core/onnx/provenance.py), but in the
 program it decomposed, not the `.pt2`: decomposition renames (a BatchNorm's `_native_batch_norm_legit_no_training_1`
 is `batch_norm_1` in the `.pt2`) and shifts names (an `unflatten` decomposed into a `view` makes every later `view_k`
-of the decomposed program the `.pt2`'s `view_{k-1}`). So a link is found:
-1. by name, where the source has a node of the FX node's name, of its op and in its module, and nothing below
-   says otherwise: exact;
-2. else among the source nodes of the FX node's module (`name_scopes`) made on its line (the stack trace, which a
-   decomposition keeps), else of its module, by op and order: the FX nodes and the source nodes aligned as two
-   sequences of ops (the longest matching runs, as difflib finds them), what is left by name, then by order (the
-   k-th left FX node to the k-th left source node; past their end, the one the FX node before it went to). A link to
-   a node of another name than the FX node's is marked `approximate`.
+of the decomposed program the `.pt2`'s `view_{k-1}`), and the ONNX optimizer drops some FX nodes. So a link is
+found among the source nodes of the FX node's module (`name_scopes`) made on its line (the stack trace, which a
+decomposition keeps), else among those of its module, by aligning the two sequences of ops in order
+(core/onnx/alignment.py: the same op, an op the source op decomposes into, one op that became several, names
+breaking ties). An FX node the optimizer dropped (`view_5` between `view_4` and `view_6` of one group) stands in
+its place, so the nodes after it do not shift. A link to the node of the FX node's own name is exact; a link to a
+node of another name is marked `approximate`.
 A node with no metadata (a TorchScript export's) has no link. The map the viewer makes when it exports itself
 (`lower --to onnx` keeps the decomposition's `from_node`) is exact and replaces this one where it exists.
 """
 from __future__ import annotations
 
-from difflib import SequenceMatcher
+import re
 
 from pt2_viewer.core.model.program import Graph, Node, NodeOp
+from pt2_viewer.core.onnx.alignment import Item, align
 from pt2_viewer.core.onnx.provenance import SourceLink
+
+_INDEXED = re.compile(r"^(.*)_(\d+)$")
+_MAX_GAP = 16  # more FX nodes of one name missing in a row than this: not one group's, no stand-ins
 
 
 def _op(target: str) -> str:
@@ -56,10 +59,13 @@ def source_links(onnx_graph: Graph, source: Graph) -> dict[str, SourceLink]:
             lines.setdefault(key, []).append(fx)
         else:
             modules.setdefault(module, []).append(fx)
+    group: dict[str, object] = {fx: key for key, names in lines.items() for fx in names}
+    group.update({fx: module for module, names in modules.items() for fx in names})
+    phantoms = _phantoms(list(fx_nodes), group)
     for (module, trace), names in lines.items():
-        _align(names, [fx_nodes[f][1] for f in names], source_lines[(module, trace)], module, found)
+        _align(names, [fx_nodes[f][1] for f in names], source_lines[(module, trace)], module, found, phantoms)
     for module, names in modules.items():
-        _align(names, [fx_nodes[f][1] for f in names], by_module.get(module, []), module, found)
+        _align(names, [fx_nodes[f][1] for f in names], by_module.get(module, []), module, found, phantoms)
     return {onnx_name: found[fx] for fx, names in users.items() if fx in found for onnx_name in names}
 
 
@@ -67,27 +73,35 @@ def _trace(node: Node) -> tuple[tuple[str, int], ...]:
     return tuple((f.file, f.line) for f in node.stack)
 
 
-def _align(names: list[str], ops: list[str], nodes: list[Node], module: str, found: dict[str, SourceLink]) -> None:
-    """Link the FX nodes `names` (ops `ops`) of one module to that module's source nodes `nodes`: aligned by op,
-    then by name, then by order. A link to the node of the FX node's own name is exact, any other approximate."""
-    matcher = SequenceMatcher(None, ops, [_op(n.target) for n in nodes], autojunk=False)
-    pairs: dict[int, int] = {}
-    for block in matcher.get_matching_blocks():
-        pairs.update((block.a + k, block.b + k) for k in range(block.size))
-    used = set(pairs.values())
-    index = {n.name: j for j, n in enumerate(nodes)}
-    for i, name in enumerate(names):  # not aligned: the source node of its name, if free and of its op
-        j = index.get(name)
-        if i not in pairs and j is not None and j not in used and _op(nodes[j].target) == ops[i]:
-            pairs[i] = j
-            used.add(j)
-    rest = [j for j in range(len(nodes)) if j not in used]
-    for k, i in enumerate(i for i in range(len(names)) if i not in pairs):
-        if rest:
-            pairs[i] = rest[min(k, len(rest) - 1)]
-        elif nodes:  # more FX nodes than source nodes: one op became several, the nearest earlier one's
-            pairs[i] = next((pairs[p] for p in range(i - 1, -1, -1) if p in pairs), 0)
-    for i, name in enumerate(names):
-        j = pairs.get(i)
+def _phantoms(order: list[str], group: dict[str, object]) -> dict[str, list[str]]:
+    """FX node -> the FX nodes of its name's sequence missing just before it in its group: the ONNX optimizer
+    dropped them (`view_4`, then `view_6`: `view_5` was folded away). Each stands in the alignment for the source
+    node it came from, so the nodes after it do not shift onto that node."""
+    last: dict[str, tuple[int, str]] = {}
+    out: dict[str, list[str]] = {}
+    for fx in order:
+        m = _INDEXED.match(fx)
+        base, k = (m.group(1), int(m.group(2))) if m else (fx, 0)
+        before = last.get(base)
+        if before is not None and 1 < k - before[0] <= _MAX_GAP and group[before[1]] == group[fx]:
+            out[fx] = [f"{base}_{x}" for x in range(before[0] + 1, k)]
+        last[base] = (k, fx)
+    return out
+
+
+def _align(names: list[str], ops: list[str], nodes: list[Node], module: str, found: dict[str, SourceLink],
+           phantoms: dict[str, list[str]]) -> None:
+    """Link the FX nodes `names` (ops `ops`) of one module (or line) to its source nodes `nodes` (core/onnx/
+    alignment.py), with the FX nodes the optimizer dropped standing in their places. A link to the node of the FX
+    node's own name is exact, any other approximate."""
+    items: list[Item] = []
+    real: list[int] = []
+    for name, op in zip(names, ops, strict=True):
+        items.extend(Item(p, op) for p in phantoms.get(name, ()))
+        real.append(len(items))
+        items.append(Item(name, op))
+    pairs = align(items, [Item(n.name, _op(n.target)) for n in nodes])
+    for name, i in zip(names, real, strict=True):
+        j = pairs[i]
         target = nodes[j].name if j is not None else None
         found[name] = SourceLink(target, module, approximate=target != name)
