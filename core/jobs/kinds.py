@@ -27,6 +27,7 @@ from pt2_viewer.core.jobs.schemas.export import ExportDone, ExportRequest
 from pt2_viewer.core.jobs.schemas.failure import JobResult
 from pt2_viewer.core.jobs.schemas.lower import LowerRequest, LowerResult
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
+from pt2_viewer.core.jobs.schemas.onnx_lower import OnnxLowerRequest, OnnxLowerResult
 from pt2_viewer.core.jobs.schemas.run import RunRequest, RunResult
 
 Req = TypeVar("Req", bound=Schema)
@@ -78,8 +79,11 @@ RUN_PTE = JobKind("run_pte", "pt2_viewer.core.run.pte_job", ArtifactRunRequest, 
 RUN_AOTI = JobKind("run_aoti", "pt2_viewer.core.run.aoti_job", ArtifactRunRequest, RunResult)  # after allow_native
 LOWER = JobKind("lower", "pt2_viewer.core.deploy.lower", LowerRequest, LowerResult,  # to a .pte, with its ETRecord
                 outputs=("output",))
+LOWER_ONNX = JobKind("lower_onnx", "pt2_viewer.core.deploy.onnx_lower", OnnxLowerRequest, OnnxLowerResult,
+                     outputs=("output",))  # to a .onnx with torch.onnx.export(dynamo=True) and onnxscript
 
-JOB_KINDS: tuple[JobKind[Any, Any], ...] = (EXPORT_SCRIPT, DECOMPOSE, RUN_PROGRAM, NUMERICS, RUN_PTE, RUN_AOTI, LOWER)
+JOB_KINDS: tuple[JobKind[Any, Any], ...] = (EXPORT_SCRIPT, DECOMPOSE, RUN_PROGRAM, NUMERICS, RUN_PTE, RUN_AOTI, LOWER,
+                                       LOWER_ONNX)
 _BY_NAME: dict[str, JobKind[Any, Any]] = {kind.name: kind for kind in JOB_KINDS}
 
 
@@ -95,5 +99,5 @@ def job_kind(name: str) -> JobKind[Any, Any]:
     return kind
 
 
-__all__ = ["DECOMPOSE", "EXPORT_SCRIPT", "JOB_KINDS", "LOWER", "NUMERICS", "RUN_AOTI", "RUN_PROGRAM", "RUN_PTE",
-           "JobKind", "UnknownJob", "Warm", "job_kind"]
+__all__ = ["DECOMPOSE", "EXPORT_SCRIPT", "JOB_KINDS", "LOWER", "LOWER_ONNX", "NUMERICS", "RUN_AOTI", "RUN_PROGRAM",
+           "RUN_PTE", "JobKind", "UnknownJob", "Warm", "job_kind"]

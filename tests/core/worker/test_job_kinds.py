@@ -37,8 +37,8 @@ def test_every_kind_is_run_by_the_module_it_names_with_its_types() -> None:
         hints = typing.get_type_hints(runner.typed)
         first = next(iter(inspect.signature(runner.typed).parameters))
         assert (hints[first], hints["return"]) == (kind.request, kind.result), kind.name
-    with pytest.raises(ValueError, match="there is no job named 'lower_onnx' \\(jobs: decompose, export_script"):
-        load_job("lower_onnx")
+    with pytest.raises(ValueError, match="there is no job named 'lower_tflite' \\(jobs: decompose, export_script"):
+        load_job("lower_tflite")
 
 
 def test_the_warm_pool_serves_the_kinds_that_say_so(tmp_path: Path) -> None:
