@@ -312,8 +312,14 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Reading {p.name}…")
         key = str(p.resolve()) if p.exists() else str(p)
         probe = Probe(key)  # what recognition reads (a zip's listing) is handed on to the reading thread
-        if recognise(probe).opens_as is Opens.SCRIPT:  # run by the export worker, after the trust question
+        opens = recognise(probe).opens_as
+        if opens is Opens.SCRIPT:  # run by the export worker, after the trust question
             self.open_script(p)
+            return
+        if opens is Opens.TRACE:  # a torch.compile trace, read in a thread, its own tab (app/trace/opening.py)
+            from pt2_viewer.app.trace.opening import open_trace  # deferred: the trace view's widgets
+
+            open_trace(self, key)
             return
         self._opening[key] += 1
         self.loader.load(key, probe)

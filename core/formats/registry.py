@@ -50,7 +50,7 @@ class Opens(Enum):
     PROGRAM = "program"  # a program's graph in a document tab (with its model's own panels: a `.pte`'s ExecuTorch)
     AOTI_PACKAGE = "aoti package"  # the AOTInductor package's tab: compiled models, the program's graph beside them
     SCRIPT = "script"  # run by the export worker (after the trust question); its tab shows what it exported
-    TRACE = "trace"  # a torch.compile trace (core/trace): read by `pt2-viewer trace`; the window's view is to come
+    TRACE = "trace"  # a torch.compile trace (core/trace): its own tab (app/trace/), read by `pt2-viewer trace` too
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,10 @@ def _read_onnx(path: str) -> Archive:
 
 
 def _read_trace(path: str) -> Archive:
-    """A torch.compile trace holds no program for the graph view yet: say what it is and what reads it."""
+    """A torch.compile trace is not one program (`info`, `render`, `diff` read programs): say what it is and what
+    reads it. The window opens it in its own tab (`Opens.TRACE`), never through this reader."""
     raise ArchiveError(f"{path} is a torch.compile trace: `pt2-viewer trace {path}` lists its compiles, graph breaks "
-                       "and recompiles (the window's trace view is to come)", path=path)
+                       f"and recompiles, and `pt2-viewer {path}` opens it in the window", path=path)
 
 
 PT2_MIME_TYPE = "application/x-pytorch-pt2"

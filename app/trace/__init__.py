@@ -1,0 +1,1 @@
+"""A torch.compile trace in the window: its compiles, graph breaks and recompiles (core/trace)."""

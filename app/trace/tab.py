@@ -1,0 +1,141 @@
+"""A torch.compile trace's tab (issue 40): a rank selector where the trace has several ranks and a line saying where
+they differ; the compiles as a tree (app/trace/compiles_tree.py); the graph breaks and the recompiles as lists of
+actions (app/trace/actions_view.py); beside them, what is picked: a compile's details, a graph's or Inductor's code
+read only (app/deploy/code_view.py), or a recompile's graph diffed with the one before. The trace was read off the
+GUI thread (app/trace/opening.py); everything said here in words is core/trace/outline.py's.
+
+`graph_opened(Compile, GraphEntry)`: a graph double-clicked, for the window to open in the graph view."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+
+from pt2_viewer.app import theme
+from pt2_viewer.app.deploy.code_view import CodeView
+from pt2_viewer.app.document.tab import DocumentTab
+from pt2_viewer.app.trace.actions_view import ActionsView
+from pt2_viewer.app.trace.compiles_tree import CompilesTree
+from pt2_viewer.core.trace import outline
+from pt2_viewer.core.trace.model import Compile, Trace
+from pt2_viewer.core.trace.outline import GraphEntry
+from pt2_viewer.core.trace.summary import rank_differences
+
+
+class TraceTab(DocumentTab):
+    graph_opened = Signal(object, object)
+
+    def __init__(self, trace: Trace, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.trace = trace
+        self.ranks = trace.ranks
+        self.rank: int | None = self.ranks[0] if self.ranks else None
+        self.headline = QLabel()
+        self.headline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.rank_choice = QComboBox()
+        self.rank_choice.addItems([f"rank {r}" for r in self.ranks])
+        self.rank_choice.setToolTip("Each rank's own compiles, graph breaks and recompiles")
+        self.rank_choice.currentIndexChanged.connect(lambda i: self.show_rank(self.ranks[i]))
+        self.rank_choice.setVisible(len(self.ranks) > 1)
+        differences = rank_differences(trace)
+        self.differences = _note("Ranks differ: " + "; ".join(differences), differences)
+        self.damage = _note(f"Damaged: {trace.damage}; the entries before the damage are shown.", trace.damage)
+        top = QHBoxLayout()
+        top.addWidget(self.headline, 1)
+        top.addWidget(self.rank_choice)
+
+        self.tree = CompilesTree()
+        self.breaks = ActionsView()
+        self.recompiles = ActionsView()
+        self.lists = QTabWidget()
+        self.lists.addTab(self.tree, "Compiles")
+        self.lists.addTab(self.breaks, "Graph breaks")
+        self.lists.addTab(self.recompiles, "Recompiles")
+        self.code = CodeView()
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.lists)
+        splitter.addWidget(self.code)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.differences)
+        layout.addWidget(self.damage)
+        layout.addWidget(splitter, 1)
+
+        self.tree.compile_selected.connect(self.show_compile)
+        self.tree.graph_selected.connect(self.show_graph)
+        self.tree.graph_opened.connect(self._open_graph)
+        for view in (self.breaks, self.recompiles):
+            view.source_requested.connect(self.open_source)
+            view.compile_requested.connect(self.select_compile)
+        self.recompiles.diff_requested.connect(self.show_diff)
+        self.show_rank(self.rank)
+
+    def source_file(self) -> str | None:
+        return str(self.trace.path)
+
+    def show_rank(self, rank: int | None) -> None:
+        self.rank = rank
+        self.headline.setText(f"<b>{Path(self.trace.path).name}</b>: {outline.headline(self.trace, rank)}")
+        self.tree.show_rank(self.trace, rank)
+        breaks, recompiles = outline.breaks_of(self.trace, rank), outline.recompiles_of(self.trace, rank)
+        self.breaks.show_breaks(breaks)
+        self.recompiles.show_recompiles(self.trace, recompiles)
+        self.lists.setTabText(1, f"Graph breaks ({len(breaks)})")
+        self.lists.setTabText(2, f"Recompiles ({len(recompiles)})")
+        first = next((c for c in self.trace.compiles if c.rank == rank), None)
+        if first is not None:
+            self.tree.select_compile(first)
+        else:
+            self.code.show_text("", "This rank compiled nothing.", "")
+        self.status.emit(f"{Path(self.trace.path).name}: {outline.headline(self.trace, rank)}"
+                         + (f" on rank {rank}" if rank is not None else ""))
+
+    def compile_named(self, compile_id: str) -> Compile | None:
+        return next((c for c in self.trace.compiles if str(c.id) == compile_id and c.rank == self.rank), None)
+
+    def select_compile(self, compile_id: str) -> None:
+        """Show `compile_id` (of the rank shown) in the tree, and its details."""
+        compile_ = self.compile_named(compile_id)
+        if compile_ is not None:
+            self.lists.setCurrentWidget(self.tree)
+            self.tree.select_compile(compile_)
+
+    def show_compile(self, compile_: Compile) -> None:
+        self.code.show_text(f"{outline.title(compile_)}: details", outline.detail(self.trace, compile_), "")
+
+    def show_graph(self, compile_: Compile, graph: GraphEntry) -> None:
+        note = f" ({outline.provenance_note(compile_)})" if graph.is_code else ""
+        self.code.show_text(f"{compile_.id} {graph.title}{note}", graph.artifact.text(), "python")
+
+    def show_diff(self, compile_id: str) -> None:
+        """The Dynamo graph of the compile `compile_id` replaced, against its own, as a unified diff."""
+        after = self.compile_named(compile_id)
+        before = outline.replaced(self.trace, after) if after is not None else None
+        diff = outline.graph_diff(before, after) if before is not None and after is not None else None
+        if after is None or before is None or diff is None:
+            self.code.show_text("", f"{compile_id} has no earlier Dynamo graph to diff with.", "")
+            return
+        self.code.show_text(f"{before.id} → {after.id}: Dynamo graph", diff, "diff")
+
+    def _open_graph(self, compile_: Compile, graph: GraphEntry) -> None:
+        self.show_graph(compile_, graph)
+        self.graph_opened.emit(compile_, graph)
+
+    def open_source(self, file: str, line: int) -> None:
+        from pt2_viewer.app.widgets.source_view import open_source  # pygments: only once source is shown
+
+        open_source(file, line, self)
+
+
+def _note(text: str, shown: object) -> QLabel:
+    """A line above the lists, shown only when it has something to say."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setStyleSheet(f"QLabel {{ color: {theme.HIGHLIGHT.name()}; }}")
+    label.setVisible(bool(shown))
+    return label
