@@ -1,4 +1,5 @@
 """`pt2-viewer lower SOURCE.pt2 --to portable|xnnpack -o OUT.pte [--json]`: the lower job from a terminal.
+`--to onnx -o OUT.onnx` lowers to ONNX instead (core/cli/lower_onnx.py).
 
 Writes OUT.pte and its ETRecord (OUT.etrecord) and says, for every call_function node of the source, whether it was
 delegated and, when not, the partitioner's reason (core/deploy/why.py). `--json` prints exactly `{"pte", "etrecord",
@@ -13,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pt2_viewer.core.cli import lower_onnx
 from pt2_viewer.core.cli.jobs import (
     add_program_arguments,
     add_worker_arguments,
@@ -23,20 +25,25 @@ from pt2_viewer.core.cli.jobs import (
 )
 from pt2_viewer.core.deploy.delegation import reason_rows
 from pt2_viewer.core.jobs.schemas.lower import BACKENDS, LowerRequest, LowerResult
+from pt2_viewer.core.jobs.schemas.onnx_lower import ONNX
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, help="the .pt2 program to lower")
-    parser.add_argument("--to", default="xnnpack", choices=BACKENDS,
-                        help="portable kernels only, or XNNPACK where its partitioner takes an op (default)")
+    parser.add_argument("--to", default="xnnpack", choices=(*BACKENDS, ONNX),
+                        help="ExecuTorch with portable kernels only, or XNNPACK where its partitioner takes an op "
+                        "(default); or ONNX, with torch.onnx.export (dynamo=True)")
     parser.add_argument("-o", "--output", type=Path, help="where to write the .pte (default: FILE's name with "
-                        ".BACKEND.pte, beside it); the ETRecord goes beside it as .etrecord")
+                        ".BACKEND.pte, beside it; the ETRecord goes beside it as .etrecord), or the .onnx (default: "
+                        "FILE's name with .lowered.onnx)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     add_program_arguments(parser)
     add_worker_arguments(parser, "the lowering")
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.to == ONNX:
+        return lower_onnx.main(args)
     output = (args.output or args.file.with_name(f"{args.file.stem}.{args.to}.pte")).absolute()
     request = LowerRequest(program=str(args.file.absolute()), to=args.to, output=str(output),
                            program_name=args.program, preload=str(args.preload) if args.preload else None,
