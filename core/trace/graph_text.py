@@ -1,0 +1,339 @@
+"""A graph of a torch.compile trace read from the Python text torch logged (`GraphModule.print_readable`), with
+`ast` and never run: Dynamo's output graph, AOTAutograd's forward, backward, joint and inference graphs, Inductor's
+post-grad graph.
+
+The text is a class whose `forward` is the graph: each argument a placeholder (its annotation, `"f32[s0, 3][3, 1]cpu"`,
+the value's dtype, shape, strides and device); each statement one node, `name: "ann" = target(args)`, with the
+nodes it reads by name; `return (...)` the output. A nested class is a subgraph (a `cond`'s branch). What is not
+code is read from the lines `ast` says hold no statement: the `# File: path:line in fn, code: ...` comment before a
+run of nodes is their source line, and the comment after an argument (`# PlainAOTInput(idx=0)`) says which input of
+the compiled function it is.
+
+Targets are kept as torch spells them (`torch.conv2d`, `torch.ops.aten.convolution.default`,
+`torch.nn.functional.relu`); a method call is `torch.Tensor.flatten`, an operator `operator.mul`, a subscript
+`operator.getitem`. A `getitem` of a node that returns several values is folded into it as one of its outputs, as a
+`.pt2` keeps a multi-output op (core/model/program.py).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from pt2_viewer.core.model.program import MAX_TARGET_CHARS, Argument, Node, NodeOp, Ref, capped_text
+from pt2_viewer.core.trace.envelope import TraceError
+
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
+           ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and_", ast.BitOr: "or_",
+           ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift"}
+_UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Not: "not_", ast.Invert: "invert"}
+_COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+_MAX_LITERAL_CHARS = 200  # what an argument keeps of an expression it shows as text (`device(type='cpu')`)
+
+
+@dataclass(frozen=True)
+class SourceComment:
+    """`# File: path:line in fn, code: text`, the comment print_readable writes before the nodes of one line."""
+
+    file: str
+    line: int
+    function: str
+    code: str
+
+    @property
+    def stack_trace(self) -> str:
+        """As torch writes a node's `stack_trace` (core/model/metadata.py parses it)."""
+        return f'  File "{self.file}", line {self.line}, in {self.function}\n    {self.code}'
+
+
+@dataclass
+class TextGraph:
+    """One graph read from its text: model nodes in order (placeholders first, the output last) and what the text
+    says beside them."""
+
+    name: str
+    nodes: list[Node]
+    annotations: dict[str, str] = field(default_factory=dict)  # value name -> `f32[2, 3][3, 1]cpu` / `Sym(s0)`
+    sources: dict[str, SourceComment] = field(default_factory=dict)  # node name -> its source line
+    input_notes: dict[str, str] = field(default_factory=dict)  # placeholder -> `PlainAOTInput(idx=0)`
+    output_notes: list[str] = field(default_factory=list)  # per output, `GradAOTOutput(...)` where written
+    subgraphs: dict[str, TextGraph] = field(default_factory=dict)  # nested class name -> its graph
+
+
+def read_source_comment(comment: str) -> SourceComment | None:
+    """`# File: /a/b.py:12 in forward, code: x = f(y)` -> its parts; None for any other comment."""
+    text = comment.lstrip("#").strip()
+    if not text.startswith("File: "):
+        return None
+    where, _, code = text[len("File: "):].partition(", code: ")
+    place, _, function = where.rpartition(" in ")
+    file, _, line = place.rpartition(":")
+    if not file or not line.isdigit():
+        return None
+    return SourceComment(file, int(line), function, code)
+
+
+def parse_graph_text(text: str, what: str) -> TextGraph:
+    """The graph of print_readable's `text`; TraceError naming `what` when it is not such a graph."""
+    lines = text.splitlines()
+    try:
+        module = ast.parse("\n".join(_valid_class_line(line) for line in lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise TraceError(f"{what}: not a graph's Python text ({type(error).__name__}: "
+                         f"{str(error).splitlines()[0] if str(error) else 'unreadable'})") from None
+    top = next((s for s in module.body if isinstance(s, ast.ClassDef)), None)
+    if top is None:
+        raise TraceError(f"{what}: no `class GraphModule` in the text; it is not a graph print_readable wrote")
+    try:
+        return _GraphReader(lines, what).read(top, "")
+    except RecursionError:
+        raise TraceError(f"{what}: the graph's text nests too deeply to read") from None
+
+
+def _valid_class_line(line: str) -> str:
+    """print_readable names a graph's class after its function, which may be `<lambda>`: a name `ast` takes."""
+    stripped = line.lstrip()
+    if stripped.startswith("class ") and stripped.endswith(":") and "(" in stripped:
+        name, _, rest = stripped[len("class "):].partition("(")
+        if not name.isidentifier():
+            return f"{line[:len(line) - len(stripped)]}class {''.join(c if c.isalnum() else '_' for c in name)}_({rest}"
+    return line
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    """`torch.ops.aten.add.Tensor` for an attribute chain of names; None for anything else."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+class _GraphReader:
+    """Reads one class (and its nested classes) into a TextGraph."""
+
+    def __init__(self, lines: list[str], what: str) -> None:
+        self.lines = lines
+        self.what = what
+
+    def read(self, cls: ast.ClassDef, name: str) -> TextGraph:
+        forward = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+        if forward is None:
+            raise TraceError(f"{self.what}: class {cls.name} has no forward; it is not a graph print_readable wrote")
+        graph = TextGraph(name, [])
+        for sub in cls.body:
+            if isinstance(sub, ast.ClassDef):
+                graph.subgraphs[sub.name] = _GraphReader(self.lines, self.what).read(sub, sub.name)
+        _Statements(self, graph).read(forward)
+        return graph
+
+    def comments_between(self, first: int, last: int) -> list[str]:
+        """The comment lines from line `first` to `last` (1-based, both included): lines that hold no statement."""
+        return [t.strip() for t in self.lines[max(first - 1, 0):max(last, 0)] if t.strip().startswith("#")]
+
+    def comment_after(self, node: ast.AST) -> str:
+        """The comment closing `node`'s line (`primals_1: "f32[4]",  # PlainAOTInput(idx=0)`), or ""."""
+        end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_line is None or end_col is None or end_line > len(self.lines):
+            return ""
+        rest = self.lines[end_line - 1][end_col:].lstrip(" ,;")
+        return rest[1:].strip() if rest.startswith("#") else ""
+
+
+class _Statements:
+    """The statements of one `forward`, read into nodes in order."""
+
+    def __init__(self, reader: _GraphReader, graph: TextGraph) -> None:
+        self.reader = reader
+        self.graph = graph
+        self.values: dict[str, str] = {}  # a name the text uses -> the value it stands for
+        self.producer: dict[str, Node] = {}  # value -> the node that makes it
+        self.names: set[str] = set()
+        self.source: SourceComment | None = None
+        self.pending: dict[str, tuple[str, Argument, Argument]] = {}  # `a += b`: a -> (op, a, b), named at its use
+
+    # -- the function ------------------------------------------------------------------------------------------
+    def read(self, forward: ast.FunctionDef) -> None:
+        args = forward.args.posonlyargs + forward.args.args + forward.args.kwonlyargs
+        for arg in args[1:] if args and args[0].arg == "self" else args:
+            if arg.annotation is None and any(isinstance(s, ast.AnnAssign) and s.value is None
+                                              for s in forward.body):
+                continue  # the joint graph's `primals, tangents`: its placeholders are the annotated names below
+            note = self.reader.comment_after(arg)
+            self._placeholder(arg.arg, _annotation(arg.annotation), note)
+        previous_end = forward.body[0].lineno - 1 if forward.body else 0
+        for statement in forward.body:
+            for comment in self.reader.comments_between(previous_end + 1, statement.lineno - 1):
+                self._comment(comment)
+            previous_end = statement.end_lineno or statement.lineno
+            self._statement(statement)
+
+    def _comment(self, comment: str) -> None:
+        if comment.startswith("# File:"):
+            self.source = read_source_comment(comment)
+        elif comment.startswith("# No stacktrace found"):
+            self.source = None
+
+    def _placeholder(self, name: str, annotation: str | None, note: str) -> None:
+        node = Node(self._unique(name), NodeOp.PLACEHOLDER, name, outputs=[name])
+        self._add(node, name, annotation)
+        if note:
+            self.graph.input_notes[node.name] = note
+
+    def _unique(self, wanted: str) -> str:
+        name, n = wanted, 1
+        while name in self.names:
+            name, n = f"{wanted}_{n}", n + 1
+        self.names.add(name)
+        return name
+
+    def _add(self, node: Node, value: str | None, annotation: str | None) -> None:
+        self.graph.nodes.append(node)
+        if value is not None:
+            self.values[value] = value
+            self.producer[value] = node
+            if annotation:
+                self.graph.annotations[value] = annotation
+        if self.source is not None and node.op is not NodeOp.PLACEHOLDER:
+            self.graph.sources[node.name] = self.source
+            node.metadata["stack_trace"] = self.source.stack_trace
+
+    # -- statements --------------------------------------------------------------------------------------------
+    def _statement(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
+            if s.value is None:  # the joint graph's `primals_1: "f32[4]"  # PlainAOTInput(idx=0)`
+                self._placeholder(s.target.id, _annotation(s.annotation), self.reader.comment_after(s))
+            else:
+                self._assign(s.target.id, s.value, _annotation(s.annotation))
+        elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            self._assign(s.targets[0].id, s.value, None)
+        elif isinstance(s, ast.Assign):
+            return  # `a = b = None` (freeing), the joint graph's `primals_1, ... = fx_pytree.tree_flatten_spec(...)`
+        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+            op = _BINARY.get(type(s.op), type(s.op).__name__.lower())
+            self.pending[s.target.id] = (f"operator.i{op}", self._argument("", s.target), self._argument("", s.value))
+        elif isinstance(s, ast.Return):
+            self._output(s)
+        elif isinstance(s, ast.Expr):
+            self._assign(self._unique("call"), s.value, None)
+
+    def _assign(self, name: str, value: ast.expr, annotation: str | None) -> None:
+        if isinstance(value, ast.Constant) and value.value is None:
+            return  # `x = None`: a value freed
+        if isinstance(value, ast.Name):
+            pending = self.pending.pop(value.id, None)
+            if pending is not None:  # `a += b;  result: "f32[..]" = a`: the in-place op's node is `result`
+                op, left, right = pending
+                self._node(name, op, [left, right], annotation)
+                return
+            if value.id in self.values and name not in self.values:  # `l_x_ = L_x_`: the placeholder's own name
+                self.values[name] = self.values[value.id]
+                if annotation and self.values[name] not in self.graph.annotations:
+                    self.graph.annotations[self.values[name]] = annotation
+                return
+        if self._fold_getitem(name, value, annotation):
+            return
+        target, args, op = self._call(value)
+        self._node(name, target, args, annotation, op)
+
+    def _node(self, name: str, target: str, args: list[Argument], annotation: str | None,
+              op: NodeOp = NodeOp.CALL_FUNCTION) -> None:
+        node_name = self._unique(name)
+        full = target if len(target) > MAX_TARGET_CHARS else None
+        node = Node(node_name, op, capped_text(target, MAX_TARGET_CHARS), inputs=args, outputs=[name],
+                    full_target=full)
+        self._add(node, name, annotation)
+
+    def _fold_getitem(self, name: str, value: ast.expr, annotation: str | None) -> bool:
+        """`getitem_1: "f32[4]" = convolution_backward[1]`, of a node that returns several values: that node's
+        output 1, named `getitem_1`, as a `.pt2` has it."""
+        if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
+                and isinstance(value.slice, ast.Constant) and type(value.slice.value) is int):
+            return False
+        source = self.values.get(value.value.id)
+        node = self.producer.get(source) if source is not None else None
+        index = value.slice.value
+        if (node is None or node.op is not NodeOp.CALL_FUNCTION or source in self.graph.annotations
+                or not 0 <= index < 1000 or name in self.values):
+            return False
+        if source is not None and node.outputs == [source]:  # its first getitem: the node's name is no value
+            node.outputs = []
+            del self.producer[source]
+            self.values.pop(source, None)
+        node.outputs.extend([None] * (index + 1 - len(node.outputs)))
+        if node.outputs[index] is not None:
+            return False
+        node.outputs[index] = name
+        self.values[name] = name
+        self.producer[name] = node
+        if annotation:
+            self.graph.annotations[name] = annotation
+        return True
+
+    def _output(self, s: ast.Return) -> None:
+        value = s.value
+        if isinstance(value, ast.Call) and _dotted(value.func) == "pytree.tree_unflatten" and value.args:
+            value = value.args[0]  # the joint graph's `pytree.tree_unflatten([...], self._out_spec)`
+        items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [] if value is None else [value]
+        self.graph.output_notes = [self.reader.comment_after(item) for item in items]
+        refs = [self._literal(item) for item in items]
+        node = Node(self._unique("output"), NodeOp.OUTPUT, "output", inputs=[Argument("", refs)], outputs=[])
+        self._add(node, None, None)
+
+    # -- expressions -------------------------------------------------------------------------------------------
+    def _call(self, e: ast.expr) -> tuple[str, list[Argument], NodeOp]:
+        """(target, arguments, op) of the expression a node computes."""
+        if isinstance(e, ast.Call):
+            args = [self._argument("", a) for a in e.args]
+            args += [self._argument(k.arg or "", k.value, "keyword") for k in e.keywords]
+            if isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
+                    and e.func.value.id in self.values:  # `x.flatten(1)`: a method of a value
+                return f"torch.Tensor.{e.func.attr}", [self._argument("", e.func.value), *args], NodeOp.CALL_FUNCTION
+            dotted = _dotted(e.func)
+            if dotted is None:
+                return capped_text(ast.unparse(e.func), MAX_TARGET_CHARS), args, NodeOp.CALL_FUNCTION
+            return (dotted if "." in dotted else f"builtins.{dotted}"), args, NodeOp.CALL_FUNCTION
+        if isinstance(e, ast.BinOp):
+            op = _BINARY.get(type(e.op), type(e.op).__name__.lower())
+            return f"operator.{op}", [self._argument("", e.left), self._argument("", e.right)], NodeOp.CALL_FUNCTION
+        if isinstance(e, ast.UnaryOp):
+            return f"operator.{_UNARY.get(type(e.op), 'neg')}", [self._argument("", e.operand)], NodeOp.CALL_FUNCTION
+        if isinstance(e, ast.Compare) and len(e.ops) == 1:
+            op = _COMPARE.get(type(e.ops[0]), type(e.ops[0]).__name__.lower())
+            return (f"operator.{op}", [self._argument("", e.left), self._argument("", e.comparators[0])],
+                    NodeOp.CALL_FUNCTION)
+        if isinstance(e, ast.Subscript):
+            return ("operator.getitem", [self._argument("", e.value), self._argument("", e.slice)],
+                    NodeOp.CALL_FUNCTION)
+        dotted = _dotted(e)
+        if dotted is not None and dotted.startswith("self."):  # `_tensor_constant0 = self._tensor_constant0`
+            return dotted[len("self."):], [], NodeOp.GET_ATTR
+        return capped_text(ast.unparse(e), MAX_TARGET_CHARS), [], NodeOp.CALL_FUNCTION
+
+    def _argument(self, name: str, e: ast.expr, kind: str = "positional") -> Argument:
+        return Argument(name, self._literal(e), kind)
+
+    def _literal(self, e: ast.expr) -> Any:
+        """An argument as a Python literal, a value it reads as a `Ref`, anything else as its text."""
+        if isinstance(e, ast.Name):
+            if e.id in self.values:
+                return Ref(self.values[e.id])
+            return {"inf": float("inf"), "nan": float("nan")}.get(e.id, e.id)
+        if isinstance(e, ast.Constant):
+            return e.value if not isinstance(e.value, bytes) else repr(e.value)
+        if isinstance(e, (ast.Tuple, ast.List)):
+            return [self._literal(x) for x in e.elts]
+        if isinstance(e, ast.Dict):
+            return {str(self._literal(k)) if k is not None else "**": self._literal(v)
+                    for k, v in zip(e.keys, e.values)}
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant) \
+                and isinstance(e.operand.value, (int, float)):
+            return -e.operand.value
+        return capped_text(ast.unparse(e), _MAX_LITERAL_CHARS)
+
+
+def _annotation(e: ast.expr | None) -> str | None:
+    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else None
