@@ -1,5 +1,7 @@
-"""`pt2-viewer profile PROGRAM TRACE.json [--json]`: a `torch.profiler` Chrome trace of the program's eager module,
-recorded on any machine, attributed to the program's nodes (core/profile/, docs/profile.md). No Qt, no torch.
+"""`pt2-viewer profile PROGRAM TRACE.json [--trace DIR] [--json]`: a `torch.profiler` Chrome trace of the program's
+eager module, or with `--trace` of its compiled code (the run's TORCH_TRACE folder holding Inductor's kernel
+provenance), recorded on any machine, attributed to the program's nodes (core/profile/, docs/profile.md). No Qt, no
+torch.
 
 Exit status (core/cli/exit_status.py): 0 attributed; 1 a program or trace it cannot use (unreadable, hostile, or a
 trace of another program, each said in one line); 2 wrong arguments."""
@@ -11,16 +13,18 @@ import sys
 from pt2_viewer.core.cli import exit_status
 from pt2_viewer.core.cli.output import print_json
 from pt2_viewer.core.formats import registry
-from pt2_viewer.core.profile.attribute import attribute
 from pt2_viewer.core.profile.errors import ProfileError
+from pt2_viewer.core.profile.load import profile_attribution
 from pt2_viewer.core.profile.summary import profile_json, profile_text
-from pt2_viewer.core.profile.trace_file import read_trace
 from pt2_viewer.core.pt2.errors import ArchiveError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("program", help="the .pt2 whose eager module (ep.module()) the trace profiled")
     parser.add_argument("trace", help="the Chrome trace JSON torch.profiler wrote (prof.export_chrome_trace), or .gz")
+    parser.add_argument("--trace", dest="torch_trace", default=None, metavar="DIR",
+                        help="the TORCH_TRACE folder of the compiled run the profile recorded: its kernels are "
+                             "attributed through Inductor's provenance (provenance_tracking_level=1)")
     parser.add_argument("--program", dest="program_name", default=None, metavar="NAME",
                         help="which program of the archive the trace ran, when it holds several (default: the first)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (a stable format for scripts)")
@@ -30,7 +34,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         archive = registry.read(args.program)
         program = archive.program(args.program_name)
-        result = attribute(program, read_trace(args.trace), program_label=args.program)
+        result = profile_attribution(program, args.trace, args.torch_trace, program_label=args.program)
     except (ArchiveError, ProfileError) as e:
         print(f"pt2-viewer: {e}", file=sys.stderr)
         return exit_status.FAILED
@@ -38,6 +42,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"pt2-viewer: {args.program}: no program named {e}", file=sys.stderr)
         return exit_status.FAILED
     if args.json:
+        for note in result.notes:  # the JSON keeps the issue's fields; what the user should know goes to stderr
+            print(f"pt2-viewer: {note}", file=sys.stderr)
         print_json(profile_json(result))
     else:
         print(profile_text(result))

@@ -38,4 +38,5 @@ def profile_text(a: Attribution, rows: int = TABLE_ROWS) -> str:
                      f"{n.target}")
     if len(a.nodes) > rows:
         lines.append(f"... {len(a.nodes) - rows} more nodes (--json lists every one)")
+    lines += [f"note: {note}" for note in a.notes]
     return "\n".join(lines)
