@@ -1,6 +1,6 @@
 """View > Overlay: the overlays the graph the View menu acts on offers (its tools, app/graph/tools.py), importing a
-torch.profiler trace (app/document/profile_import.py), and loading a user's `{node_name: value}` JSON file. Built each
-time the menu opens."""
+torch.profiler trace, of the eager module or of a compiled run with its TORCH_TRACE (app/document/profile_import.py),
+and loading a user's `{node_name: value}` JSON file. Built each time the menu opens."""
 from __future__ import annotations
 
 import functools
@@ -8,10 +8,16 @@ import functools
 from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QMenu, QWidget
 
-from pt2_viewer.app.document.profile_import import TRACE_FILES, read_profile, status_line
+from pt2_viewer.app.document.profile_import import (
+    TORCH_TRACE_TITLE,
+    TRACE_FILES,
+    ProfileLoader,
+    reading_line,
+    status_line,
+)
 from pt2_viewer.app.document.widget import DocumentWidget
-from pt2_viewer.app.widgets.file_dialogs import open_file
-from pt2_viewer.core.profile.errors import ProfileError
+from pt2_viewer.app.widgets.file_dialogs import open_file, open_folder
+from pt2_viewer.core.graph.overlays import Overlay
 
 
 def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) -> None:
@@ -41,16 +47,27 @@ def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) 
             doc.status.emit(f"Overlay {overlay.name}: {len(overlay.texts)} nodes"
                             + (f" ({'; '.join(overlay.notes)})" if overlay.notes else ""))
 
-    def import_profile() -> None:  # app/document/profile_import.py
+    def import_profile(compiled: bool) -> None:  # app/document/profile_import.py
         path = open_file(parent, "Import a torch.profiler trace", doc.model.archive.path, TRACE_FILES)
-        if path:
-            try:
-                overlay = read_profile(doc.model.program, path)
-            except ProfileError as e:
-                doc.status.emit(str(e))
-                return
-            tools.add_overlay(overlay)
-            doc.status.emit(status_line(path, overlay))
+        torch_trace = open_folder(parent, TORCH_TRACE_TITLE, path) if path and compiled else None
+        if not path or (compiled and not torch_trace):
+            return
+        loader = ProfileLoader(doc)
 
-    menu.addAction("Import Profile…", import_profile)
+        def read(read_path: str, overlay: Overlay) -> None:
+            loader.deleteLater()
+            tools.add_overlay(overlay)
+            doc.status.emit(status_line(read_path, overlay))
+
+        def failed(message: str) -> None:
+            loader.deleteLater()
+            doc.status.emit(message)
+
+        loader.read.connect(read)
+        loader.failed.connect(failed)
+        doc.status.emit(reading_line(path, torch_trace))
+        loader.load(doc.model.program, path, torch_trace)
+
+    menu.addAction("Import Profile…", functools.partial(import_profile, False))
+    menu.addAction("Import Compiled Profile (with TORCH_TRACE)…", functools.partial(import_profile, True))
     menu.addAction("Load Per-Node Values (JSON)…", load)

@@ -1,24 +1,31 @@
-"""View > Overlay > Import Profile…: a `torch.profiler` Chrome trace of the program's eager module, recorded on any
-machine, attributed to the program's nodes (core/profile/, docs/profile.md) and painted with the run-time overlay a
-local run paints: fastest to slowest, a collapsed group the sum of its nodes, the legend the two times. Details lists,
-under the overlay's name, each node's calls, total, mean, device and its events.
+"""View > Overlay > Import Profile…: a `torch.profiler` Chrome trace recorded on any machine, of the program's eager
+module, or with Import Compiled Profile… of its code compiled by torch.compile together with that run's TORCH_TRACE
+folder (whose provenance names each kernel's nodes), attributed to the program's nodes (core/profile/,
+docs/profile.md) and painted with the run-time overlay a local run paints: fastest to slowest, a collapsed group the
+sum of its nodes, the legend the two times. Details lists, under the overlay's name, each node's calls, total, mean,
+device and its events.
 
-The trace is read in this process (JSON, no torch, bounded: core/profile/trace_file.py); a trace the program did not
-run is refused in one line on the status bar."""
+The trace is read and attributed in a thread (`ProfileLoader`: JSON, no torch, bounded: core/profile/trace_file.py,
+core/trace/provenance.py), so a big trace never freezes the window; a trace the program did not run is refused in one
+line on the status bar."""
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from pt2_viewer.core.graph.overlays import Overlay, run_time_overlay
 from pt2_viewer.core.model.program import Program
-from pt2_viewer.core.profile.attribute import attribute
+from pt2_viewer.core.profile.errors import ProfileError
+from pt2_viewer.core.profile.load import profile_attribution
 from pt2_viewer.core.profile.model import Attribution
-from pt2_viewer.core.profile.trace_file import read_trace
 from pt2_viewer.core.util.words import format_seconds
 
 PROFILE_TIME = "Profile time"  # the overlay's name: a local run's own stays "Run time" beside it
 EVENTS_LISTED = 8  # a node's events Details lists (a kernel-heavy op launches many)
 TRACE_FILES = "torch.profiler Chrome trace (*.json *.json.gz *.gz)"
+TORCH_TRACE_TITLE = "The compiled run's TORCH_TRACE folder (its kernels' provenance)"
 
 
 def profile_overlay(result: Attribution) -> Overlay:
@@ -34,13 +41,41 @@ def profile_overlay(result: Attribution) -> Overlay:
         overlay.rows[n.node] = rows
     runs = "run" if result.calls == 1 else "runs"
     overlay.notes = [f"{result.calls} {runs} on {result.device}",
-                     f"{format_seconds(result.unattributed_us / 1e6)} unattributed"]
+                     f"{format_seconds(result.unattributed_us / 1e6)} unattributed", *result.notes]
     return overlay
 
 
-def read_profile(program: Program, path: str) -> Overlay:
-    """The overlay of the trace at `path` on `program`; ProfileError in one line when it cannot be used."""
-    return profile_overlay(attribute(program, read_trace(path), program_label=program.name))
+class ProfileLoader(QObject):
+    """`load(...)` reads and attributes a trace in a thread: `read(path, Overlay)` or `failed(message)`, delivered
+    on the GUI thread (the loader lives there)."""
+
+    read = Signal(str, object)
+    failed = Signal(str)
+
+    def load(self, program: Program, path: str, torch_trace: str | None = None) -> None:
+        threading.Thread(target=self._run, args=(program, path, torch_trace), daemon=True,
+                         name=f"import profile {path}").start()
+
+    def _run(self, program: Program, path: str, torch_trace: str | None) -> None:
+        try:
+            overlay = profile_overlay(profile_attribution(program, path, torch_trace, program_label=program.name))
+        except ProfileError as e:
+            self._emit(self.failed, str(e))
+        except Exception as e:  # a bug must not take the window down; say what happened, in one line
+            self._emit(self.failed, f"Could not import the profile '{path}': internal error {type(e).__name__}: {e}")
+        else:
+            self._emit(self.read, path, overlay)
+
+    def _emit(self, signal: SignalInstance, *args: object) -> None:
+        try:
+            signal.emit(*args)
+        except RuntimeError:  # the document was closed while the trace was read: nobody is waiting
+            pass
+
+
+def reading_line(path: str, torch_trace: str | None) -> str:
+    return f"Reading profile {Path(path).name}" + (f" with {Path(torch_trace).name}'s provenance" if torch_trace
+                                                   else "") + "…"
 
 
 def status_line(path: str, overlay: Overlay) -> str:

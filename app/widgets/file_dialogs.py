@@ -30,6 +30,12 @@ def open_file(parent: QWidget | None, title: str, program: PathLike | None, kind
     return path or None
 
 
+def open_folder(parent: QWidget | None, title: str, beside: PathLike | None) -> str | None:
+    """Ask for an existing folder, starting where `beside` (a file the user just chose) is; None when cancelled."""
+    path = QFileDialog.getExistingDirectory(parent, title, start_folder(beside))
+    return path or None
+
+
 def save_file(parent: QWidget | None, title: str, program: PathLike | None, name: str, kinds: str = "") -> str | None:
     """Ask where to save `name` (a file name, or a path whose folder is kept when it exists), offered in
     `program`'s folder; None when cancelled."""
@@ -40,4 +46,4 @@ def save_file(parent: QWidget | None, title: str, program: PathLike | None, name
     return path or None
 
 
-__all__ = ["open_file", "save_file", "start_folder"]
+__all__ = ["open_file", "open_folder", "save_file", "start_folder"]

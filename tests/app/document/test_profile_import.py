@@ -1,7 +1,9 @@
 """View > Overlay > Import Profile… on the zoo CNN opened in the real window, with its real eager CPU profile
 (tests/profile_programs.py): the nodes are painted with the run-time overlay under "Profile time", their numbers the
-command's, Details lists a node's calls and events, and the transformer's trace is refused on the status bar. The
-file dialog is answered by the test (no dialog is shown)."""
+command's, Details lists a node's calls and events, and the transformer's trace is refused on the status bar.
+Import Compiled Profile (with TORCH_TRACE)… does the same for the CNN compiled by torch.compile, through its
+TORCH_TRACE's provenance (tests/compiled_profile_programs.py). The trace is read off the GUI thread: the window
+says it is reading, and the test waits for the answer. The file dialogs are answered by the test (none is shown)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,22 +17,29 @@ from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.core.formats import registry
 from pt2_viewer.core.profile.attribute import attribute
+from pt2_viewer.core.profile.load import profile_attribution
 from pt2_viewer.core.profile.trace_file import read_trace
-from tests.app.graph.test_graph_tools import open_and_wait
+from tests.app.graph.test_graph_tools import TIMEOUT, open_and_wait
+from tests.compiled_profile_programs import compiled_profile
 from tests.profile_programs import profile_of, program_path
 
 pytestmark = pytest.mark.zoo  # the zoo's programs and their profiles
 
 
-def _import(window: MainWindow, doc: DocumentWidget, trace: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Choose `trace` in Import Profile…'s dialog; the status lines it gave."""
+def _import(qtbot, window: MainWindow, doc: DocumentWidget, trace: Path,  # type: ignore[no-untyped-def]
+            monkeypatch: pytest.MonkeyPatch, torch_trace: Path | None = None) -> list[str]:
+    """Choose `trace` (and `torch_trace`) in the Import menu's dialogs; the status lines it gave, once it answered."""
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *_: (str(trace), ""))
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_: str(torch_trace))
     said: list[str] = []
     doc.status.connect(said.append)
     menu = QMenu(window)
     fill_overlay_menu(menu, doc, window)
-    next(a for a in menu.actions() if a.text() == "Import Profile…").trigger()
-    return said
+    action = "Import Compiled Profile (with TORCH_TRACE)…" if torch_trace else "Import Profile…"
+    next(a for a in menu.actions() if a.text() == action).trigger()
+    assert len(said) == 1 and said[0].startswith(f"Reading profile {trace.name}")  # the answer: from the thread
+    qtbot.waitUntil(lambda: len(said) > 1, timeout=TIMEOUT)
+    return said[1:]
 
 
 def test_a_profile_paints_each_node_with_its_time(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
@@ -38,7 +47,7 @@ def test_a_profile_paints_each_node_with_its_time(qtbot, window: MainWindow,  # 
     program = program_path("resnet18")
     trace = profile_of("resnet18") / "trace.json"
     doc = open_and_wait(qtbot, window, program)
-    said = _import(window, doc, trace, monkeypatch)
+    said = _import(qtbot, window, doc, trace, monkeypatch)
     assert doc.tools.overlay_name == PROFILE_TIME and doc.tools.legend.isVisible()
     expected = attribute(registry.read(program).program(), read_trace(trace))
     overlay = doc.tools.extra[PROFILE_TIME]
@@ -54,6 +63,21 @@ def test_a_profile_paints_each_node_with_its_time(qtbot, window: MainWindow,  # 
 def test_a_trace_of_another_program_is_one_line_on_the_status_bar(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     doc = open_and_wait(qtbot, window, program_path("resnet18"))
-    said = _import(window, doc, profile_of("nn_transformer") / "trace.json", monkeypatch)
+    said = _import(qtbot, window, doc, profile_of("nn_transformer") / "trace.json", monkeypatch)
     assert len(said) == 1 and "not a run of" in said[0] and "\n" not in said[0]
     assert PROFILE_TIME not in doc.tools.extra and doc.tools.overlay_name != PROFILE_TIME
+
+
+def test_a_compiled_profile_paints_the_kernels_time_through_provenance(  # type: ignore[no-untyped-def]
+        qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    program = program_path("resnet18")
+    run = compiled_profile() / "provenance"
+    doc = open_and_wait(qtbot, window, program)
+    said = _import(qtbot, window, doc, run / "trace.json", monkeypatch, run / "torch_trace")
+    assert doc.tools.overlay_name == PROFILE_TIME and doc.tools.legend.isVisible()
+    expected = profile_attribution(registry.read(program).program(), str(run / "trace.json"), str(run / "torch_trace"))
+    overlay = doc.tools.extra[PROFILE_TIME]
+    assert overlay.values == pytest.approx({n.node: n.us / 1e6 for n in expected.nodes if n.us > 0})
+    events = [text for label, text in overlay.detail_rows("conv2d_5") if label == "event"]
+    assert events and all(e.startswith(("extern_kernels.convolution:", "cpp_fused_")) for e in events)
+    assert said[-1].startswith("Profile trace.json: ") and "matched through provenance" in said[-1]
