@@ -51,6 +51,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a FILE.pte candidate's ETRecord, to map its instructions to the source's nodes "
                         "(default: NAME.etrecord beside the .pte; else the source is lowered again with the file's "
                         "backend and used only when its instructions equal the file's)")
+    parser.add_argument("--etdump", type=Path, metavar="RUN.etdp",
+                        help="a FILE.pte candidate: compare the values this ETDump recorded where the file ran (a "
+                        "phone, a board) instead of running it; the device is taken to have run the source's inputs")
+    parser.add_argument("--debug-buffer", type=Path, metavar="RUN.bin",
+                        help="with --etdump: the debug buffer written with it, which holds the values")
     add_program_arguments(parser)
     add_worker_arguments(parser, "the comparison")
 
@@ -61,11 +66,16 @@ def main(args: argparse.Namespace) -> int:
         print("error: --candidate is required for a .pt2 (core, functional, TABLE.py, bf16, fp16, cuda, compile or "
               "aoti)", file=sys.stderr)
         return 2
+    if (args.etdump or args.debug_buffer) and not str(args.candidate or "").endswith(".pte"):
+        print("error: --etdump and --debug-buffer are a recording of a FILE.pte candidate: pass --candidate FILE.pte",
+              file=sys.stderr)
+        return 2
     request = NumericsRequest(
         program=str(args.file), candidate=args.candidate or "core", script=str(args.file) if script else None,
         threshold=args.threshold, inputs=args.inputs, seed=args.seed, top=args.top, budget_mb=args.budget_mb,
         table_name=args.table_name, program_name=args.program, preload=str(args.preload) if args.preload else None,
-        etrecord=str(args.etrecord) if args.etrecord else None, **trust_fields(args))
+        etrecord=str(args.etrecord) if args.etrecord else None, etdump=str(args.etdump) if args.etdump else None,
+        debug_buffer=str(args.debug_buffer) if args.debug_buffer else None, **trust_fields(args))
     return run_job_command("numerics", request, args, readable, NumericsResult)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a .pte's ETRecord: with --source and --node-times, time the source's nodes through it "
                         "(default: NAME.etrecord beside the .pte; else the source is lowered again and used only "
                         "when its instructions equal the file's)")
+    parser.add_argument("--etdump", type=Path, metavar="RUN.etdp",
+                        help="a .pte: read this ETDump, recorded where the file ran (a phone, a board), instead of "
+                        "running it: node_times (and with --source, source_node_times), each node's median, p90 and "
+                        "count over its runs, and the events from inside delegates")
+    parser.add_argument("--debug-buffer", type=Path, metavar="RUN.bin",
+                        help="with --etdump: the debug buffer written with it (checked against it)")
     add_program_arguments(parser)
     add_worker_arguments(parser, "the run")
 
@@ -72,10 +79,16 @@ def main(args: argparse.Namespace) -> int:
         aoti=args.aoti is not None, aoti_package=str(args.aoti) if args.aoti else None, program_name=args.program,
         preload=str(args.preload) if args.preload else None, **trust_fields(args))
     job = run_job_for(args.file, args.compiled)
+    if (args.etdump or args.debug_buffer) and job != "run_pte":
+        print("error: --etdump and --debug-buffer read a recording of an ExecuTorch .pte: name the .pte it ran",
+              file=sys.stderr)
+        return 2
     if job != "run_program":  # an ExecuTorch .pte or AOTInductor code (core/run/pte_job.py, aoti_job.py)
         fields = {k: v for k, v in request.to_json().items() if k not in ("version",)}
         request = ArtifactRunRequest.from_json({**fields, "source": str(args.source) if args.source else None,
-                                                "etrecord": str(args.etrecord) if args.etrecord else None})
+                                                "etrecord": str(args.etrecord) if args.etrecord else None,
+                                                "etdump": str(args.etdump) if args.etdump else None,
+                                                "debug_buffer": str(args.debug_buffer) if args.debug_buffer else None})
     return run_job_command(job, request, args, readable, RunResult)
 
 
@@ -92,7 +105,30 @@ def _stat(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v if v is not None else "")
 
 
+def _recorded(result: RunResult) -> str:
+    """An imported ETDump's times: the slowest nodes with their distribution, the events inside delegates."""
+    stats = result.node_time_stats or {}
+    runs = max((s.count for s in stats.values()), default=0)
+    lines = [f"{result.program}: {len(stats)} instructions timed in {Path(result.etdump or '').name} "
+             f"({runs} recorded run{'s' if runs != 1 else ''})"]
+    rows = [[h.node, _ms(h.seconds), _ms(stats[h.node].median_s), _ms(stats[h.node].p90_s), str(stats[h.node].count)]
+            for h in result.hottest or [] if h.node in stats]
+    lines.append(table(rows, ["node", "min ms", "median ms", "p90 ms", "runs"]))
+    events = sorted(result.delegate_events or [], key=lambda e: -e.median_s)[:10]
+    if events:
+        lines.append(table([[e.node, e.event, _ms(e.median_s), _ms(e.p90_s), str(e.count)] for e in events],
+                           ["delegate", "event inside it", "median ms", "p90 ms", "runs"]))
+    if result.delegate_events_note:
+        lines.append(result.delegate_events_note)
+    if result.etrecord_how:
+        lines.append(f"{len(result.source_node_times or {})} source nodes timed through the ETRecord: "
+                     + etrecord_words(result.etrecord_used, result.etrecord_how))
+    return "\n".join(lines)
+
+
 def readable(result: RunResult) -> str:
+    if result.etdump:
+        return _recorded(result)
     inputs = result.inputs or Inputs(source="")
     lines = [f"{result.program} on {result.device} ({inputs.source} inputs"
              + (f", {', '.join(f'{k}={v}' for k, v in inputs.sizes.items())})" if inputs.sizes else ")")]

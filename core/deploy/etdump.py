@@ -32,7 +32,7 @@ class EtdumpRun:
     """Where one run's ETDump and debug buffer were written, and what the method returned."""
 
     etdump: Path
-    debug_buffer: Path
+    debug_buffer: Path | None  # None: an ETDump recorded without one (times alone)
     outputs: Sequence[Any]
 
 
@@ -103,17 +103,19 @@ def _check_tensor(t: Any, buffer_size: int) -> None:
                          "Raise the debug buffer (--budget-mb), or run again.")
 
 
-def inspect(run: EtdumpRun, etrecord: Any | None) -> Any:
-    """ExecuTorch's Inspector over the run (and the ETRecord, when there is one), the debug data checked first."""
+def inspect(run: EtdumpRun, etrecord: Any | None, what: str = "the run's ETDump", check: bool = True) -> Any:
+    """ExecuTorch's Inspector over the run (and the ETRecord, when there is one), the debug data checked first
+    (`check`: False for an ETDump read for its times alone, without its debug buffer)."""
     import warnings
 
     from executorch.devtools import Inspector
     from executorch.devtools.inspector._inspector_utils import gen_etdump_object
 
     data = run.etdump.read_bytes()
-    size = run.debug_buffer.stat().st_size if run.debug_buffer.exists() else 0
+    size = run.debug_buffer.stat().st_size if run.debug_buffer is not None and run.debug_buffer.exists() else 0
     try:
-        check_debug_data(gen_etdump_object(etdump_data=data), size)
+        if check:
+            check_debug_data(gen_etdump_object(etdump_data=data), size)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return Inspector(etdump_data=data, etrecord=etrecord,
@@ -121,7 +123,7 @@ def inspect(run: EtdumpRun, etrecord: Any | None) -> Any:
     except JobFailure:
         raise
     except Exception as e:
-        raise JobFailure("run", f"ExecuTorch's Inspector could not read the run's ETDump: {type(e).__name__}: "
+        raise JobFailure("run", f"ExecuTorch's Inspector could not read {what}: {type(e).__name__}: "
                          f"{first_line(e)}", "The log has the full message.") from e
 
 
@@ -161,7 +163,7 @@ def instruction_times(inspector: Any) -> dict[int, float]:
     """Seconds per instruction of the method's chain 0 (least over the runs logged), from the Execute block: kernel
     calls (`native_call_*`) and delegate calls (`DELEGATE_CALL`); events inside a delegate are left to their call."""
     times: dict[int, float] = {}
-    scale = _seconds_per_unit(inspector)
+    scale = seconds_per_unit(inspector)
     for block in inspector.event_blocks:
         if block.name != "Execute":
             continue
@@ -174,6 +176,6 @@ def instruction_times(inspector: Any) -> dict[int, float]:
     return times
 
 
-def _seconds_per_unit(inspector: Any) -> float:
+def seconds_per_unit(inspector: Any) -> float:
     scale = getattr(inspector, "_target_time_scale", None)
     return {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}.get(str(getattr(scale, "value", "ms")), 1e-3)

@@ -66,7 +66,7 @@ def backend_of(program: Any, path: Path) -> str:
     return "xnnpack" if backends else "portable"
 
 
-def _stem(target: str) -> str:
+def op_stem(target: str) -> str:
     """'torch.ops.aten.addmm.out' and 'aten.addmm.default' -> 'addmm'; a delegate call -> 'delegate'."""
     if target.startswith("delegate.") or "call_delegate" in target:
         return "delegate"
@@ -87,7 +87,7 @@ def _fits(rec: Any, program: Any, name: str, pte: Path) -> str:
         return (f"the ETRecord '{name}' maps {len(instructions)} instructions of '{program.name}'"
                 + (f", up to instruction {beyond[-1]}, and the file has {len(shown)}" if beyond else ""))
     delegates = {int(i) for i in ((rec._delegate_map or {}).get(program.name) or {})}
-    calls = {i for i, target in shown.items() if _stem(target) == "delegate"}
+    calls = {i for i, target in shown.items() if op_stem(target) == "delegate"}
     if delegates != calls:
         return (f"the ETRecord '{name}' has delegate calls at instructions {sorted(delegates)[:5]}, the file "
                 f"'{pte.name}' at {sorted(calls)[:5]}")
@@ -96,9 +96,9 @@ def _fits(rec: Any, program: Any, name: str, pte: Path) -> str:
     ops: dict[int, set[str]] = {}
     for n in edge.graph.nodes if edge is not None else []:
         for h in handles_of(n.meta.get("debug_handle")):
-            ops.setdefault(h, set()).add(_stem(target_text(n.target)))
+            ops.setdefault(h, set()).add(op_stem(target_text(n.target)))
     kernels = {i: hs for i, hs in instructions.items() if i not in calls}
-    agree = sum(1 for i, hs in kernels.items() if _stem(shown[i]) in {o for h in hs for o in ops.get(h, ())})
+    agree = sum(1 for i, hs in kernels.items() if op_stem(shown[i]) in {o for h in hs for o in ops.get(h, ())})
     if agree < 0.9 * len(kernels):
         return f"only {agree} of the {len(kernels)} kernel calls it maps run an op its debug handles name"
     return ""
@@ -114,7 +114,7 @@ def choose_etrecord(pte: Path, method: str | None, given: str | None, ep: Any, w
             continue
         name = Path(path).name
         rec = load_etrecord(path, work, trust.trusted, trust.allowed)
-        if rec.exported_program is not None:
+        if rec.exported_program is not None and ep is not None:  # None: no source named, the ETRecord's own
             check_same_program(rec.exported_program, ep, f"The ETRecord '{name}'")
         why = _fits(rec, program, name, pte)
         if why:

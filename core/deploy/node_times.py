@@ -7,13 +7,22 @@ an instruction's time is the least over the runs. ETDump times a delegate call a
 backend's, unnamed), so a call's time is shared evenly among the source nodes its debug handles name; an instruction
 whose handles name no source node (a memory move) is left out of `source_node_times`, which then sums to less than
 `node_times`.
+
+An ETDump recorded elsewhere (`run FILE.pte --etdump RUN.etdp`) gives the same fields from its own runs
+(`imported_node_times`), with each node's distribution over them and the events from inside delegates.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.deploy.etdump import EVENT_NAMES_SKIPPED, inspect, instruction_times, run_with_etdump
+from pt2_viewer.core.deploy.etdump import EVENT_NAMES_SKIPPED, EtdumpRun, inspect, instruction_times, run_with_etdump
+from pt2_viewer.core.deploy.etdump_import import (
+    check_recorded_program,
+    delegate_events,
+    instruction_stats,
+    read_recording,
+)
 from pt2_viewer.core.deploy.pte_map import handles_to_nodes, instruction_names, pte_program, reference_handles
 
 HOTTEST = 10
@@ -31,7 +40,37 @@ def pte_node_times(pte: Path, method: str, flat_inputs: list[Any], work: Path, e
     program = pte_program(pte, method)
     run = run_with_etdump(pte, method, flat_inputs, work, buffer_mb, runs=TIMED_RUNS)
     inspector = inspect(run, etrecord)
-    by_instruction = instruction_times(inspector)
+    return _report(inspector, program, instruction_times(inspector), etrecord)
+
+
+def imported_node_times(pte: Path, method: str | None, run: EtdumpRun, etrecord: Any | None) -> dict[str, Any]:
+    """What `pte_node_times` gives, from an ETDump recorded elsewhere (core/deploy/etdump_import.py), refused when
+    it is not of this method; and what a local run does not: each node's median, p90 and count over the recorded
+    runs (`node_time_stats`) and the events delegates logged from inside themselves (`delegate_events`), or which
+    delegates logged none (`delegate_events_note`)."""
+    program = pte_program(pte, method)
+    inspector = read_recording(run, etrecord, values=False)
+    check_recorded_program(inspector, program, pte, run.etdump, etrecord is not None)
+    stats = instruction_stats(inspector)
+    report = _report(inspector, program, {i: s.least for i, s in stats.items()}, etrecord)
+    names = instruction_names(program)
+    report["node_time_stats"] = {names.get(i, f"instruction_{i}"): {"median_s": s.median, "p90_s": s.p90,
+                                                                     "count": s.count} for i, s in stats.items()}
+    by_handle = handles_to_nodes(reference_handles(inspector)) if etrecord is not None else None
+    events = delegate_events(inspector, program, by_handle)
+    report["delegate_events"] = [{"node": e.node, "event": e.event, "backend": e.backend, "median_s": e.times.median,
+                                  "p90_s": e.times.p90, "count": e.times.count, "source_nodes": e.source_nodes}
+                                 for e in events]
+    calls = [n.name for n in program.graph.nodes if str(n.target).startswith("delegate.")]
+    silent = [c for c in calls if c not in {e.node for e in events}]
+    if silent:
+        report["delegate_events_note"] = (
+            f"The recording has no events from inside {', '.join(silent[:5])}{', ...' if len(silent) > 5 else ''}: "
+            "each is timed as one call (a runtime built with the backend's per-operator profiling logs them).")
+    return report
+
+
+def _report(inspector: Any, program: Any, by_instruction: dict[int, float], etrecord: Any | None) -> dict[str, Any]:
     names = instruction_names(program)
     times = _slowest_first({names.get(i, f"instruction_{i}"): s for i, s in by_instruction.items()})
     report: dict[str, Any] = {"node_times": times,

@@ -15,6 +15,9 @@ program's, matched through the ETRecord's debug handles with ExecuTorch's own In
 - A logged value is compared in the source's shape where the edge program makes one the other through views alone,
   and in its dim order; where nothing stands for the source's value, the row is "not compared"
   (core/numerics/pte_values.py).
+- With `etdump` (and `debug_buffer`), the values are those a device recorded (core/deploy/etdump_import.py): nothing
+  runs here but the source, on the inputs the request names, which the device is taken to have run; the pairing is
+  the same, and an ETDump of another file is refused.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2_viewer.core.deploy.etdump import inspect, run_with_etdump, runtime_values
+from pt2_viewer.core.deploy.etdump_import import check_recorded_program, read_recording, recorded_run
 from pt2_viewer.core.deploy.etrecord_choice import Trust, choose_etrecord
 from pt2_viewer.core.deploy.pte_map import handles_to_nodes, instruction_names, pte_program, reference_handles
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
@@ -60,6 +64,24 @@ def reference_values(ep: Any, handles: dict[str, tuple[int, ...]], args: tuple[A
             n.meta.pop("debug_handle", None)
 
 
+def _candidate_run(ep: Any, pte: Path, program: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                   request: NumericsRequest, work: Path, emit: Emit, etrecord: Any) -> Any:
+    """The Inspector over the `.pte`'s values: a run here with ETDump and its debug buffer, or the ETDump and debug
+    buffer recorded on a device (`request.etdump`, core/deploy/etdump_import.py), refused when not of this file."""
+    if request.etdump:
+        emit({"type": "progress", "stage": "candidate", "fraction": 0.5,
+              "message": f"Reading {Path(request.etdump).name}, recorded from {pte.name}"})
+        recorded = recorded_run(request.etdump, request.debug_buffer)
+        inspector = read_recording(recorded, etrecord, values=True)
+        check_recorded_program(inspector, program, pte, recorded.etdump, True)
+        return inspector
+    emit({"type": "progress", "stage": "candidate", "fraction": 0.5,
+          "message": f"Running {pte.name} with ETDump and its debug buffer"})
+    run = run_with_etdump(pte, program.name, flat_inputs(ep, *own_inputs(args, kwargs)), work,
+                          float(request.budget_mb))
+    return inspect(run, etrecord)
+
+
 Rows = tuple[dict[str, NodeError], dict[str, dict[str, Any]]]
 
 
@@ -75,11 +97,10 @@ def compare_pte(ep: Any, pte: Path, args: tuple[Any, ...], kwargs: dict[str, Any
     chosen = choose_etrecord(pte, program.name, request.etrecord, ep, work,
                              Trust(request.trust, request.allow_imports), report.log, emit)
     report.compared_program, report.etrecord_used, report.etrecord_how = chosen.compared, chosen.path, chosen.how
-    emit({"type": "progress", "stage": "candidate", "fraction": 0.5,
-          "message": f"Running {pte.name} with ETDump and its debug buffer"})
-    run = run_with_etdump(pte, program.name, flat_inputs(ep, *own_inputs(args, kwargs)), work,
-                          float(request.budget_mb))
-    inspector = inspect(run, chosen.etrecord)
+    inspector = _candidate_run(ep, pte, program, args, kwargs, request, work, emit, chosen.etrecord)
+    if request.etdump:
+        report.compared_program = (f"{chosen.compared}; its values recorded in {Path(request.etdump).name}, on "
+                                   f"inputs taken to be the source's {request.inputs} inputs")
     handles = reference_handles(inspector)
     emit({"type": "progress", "stage": "reference", "fraction": 0.7, "message": "Running the source program"})
     ref = reference_values(ep, handles, *own_inputs(args, kwargs))  # the .pte ran on copies: not what it changed

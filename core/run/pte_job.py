@@ -8,6 +8,7 @@ shape; a non-tensor input gets the value the file holds). Without executorch ins
 With `node_times`, the method runs again with ETDump on: each instruction's and delegate call's time, keyed by the
 `.pte` graph's node names, and with `source` by the source's nodes too (core/deploy/node_times.py), mapped through
 `etrecord`, the ETRecord beside the file, or a fresh lowering of the source whose instructions equal the file's.
+With `etdump` (a recording from a device) nothing runs: the same times are read from it.
 """
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.deploy.etrecord_choice import Trust, choose_etrecord
-from pt2_viewer.core.deploy.node_times import pte_node_times
+from pt2_viewer.core.deploy.etdump_import import recorded_run
+from pt2_viewer.core.deploy.etrecord_choice import ChosenEtrecord, Trust, choose_etrecord
+from pt2_viewer.core.deploy.node_times import imported_node_times, pte_node_times
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.kinds import RUN_PTE
 from pt2_viewer.core.jobs.loading import load_program, trust_options
@@ -114,23 +116,51 @@ def load_method(path: Path, method: str, log: list[str]) -> Any:
                      "the usual causes; " + INSTALL_HINT, "\n".join(said.lines)) from failed
 
 
+def _chosen_etrecord(path: Path, method: str, request: ArtifactRunRequest, out: Path, emit: Emit,
+                     report: RunResult) -> ChosenEtrecord | None:
+    """With the source named, the ETRecord mapping the file to it: the one named, the one beside the file, or a fresh
+    lowering whose instructions equal the file's (core/deploy/etrecord_choice.py), else refused saying what to pass;
+    for an imported ETDump, the ETRecord named alone too (its exported program is the source)."""
+    if not request.source and not (request.etdump and request.etrecord):
+        return None
+    ep = None  # an imported ETDump with its ETRecord alone: the ETRecord's program is the source
+    if request.source:
+        ep = load_program(request.source, request.program_name, request.preload, **trust_options(request)).ep
+    chosen = choose_etrecord(path, method, request.etrecord, ep, out / "node_times",
+                             Trust(request.trust, request.allow_imports), report.log, emit)
+    report.etrecord_used, report.etrecord_how = chosen.path, chosen.how
+    return chosen
+
+
 def _node_times(path: Path, method: str, flat: list[Any], request: ArtifactRunRequest, out: Path, emit: Emit,
                 report: RunResult) -> None:
     """Each instruction's and delegate call's time from ETDump (core/deploy/node_times.py); by the source's nodes too
     when the request names the source: through the ETRecord named, the one beside the file, or a fresh lowering
     whose instructions equal the file's (core/deploy/etrecord_choice.py), else refused saying what to pass."""
 
-    chosen = None
-    if request.source:
-        loaded = load_program(request.source, request.program_name, request.preload, **trust_options(request))
-        chosen = choose_etrecord(path, method, request.etrecord, loaded.ep, out / "node_times",
-                                 Trust(request.trust, request.allow_imports), report.log, emit)
-        report.etrecord_used, report.etrecord_how = chosen.path, chosen.how
+    chosen = _chosen_etrecord(path, method, request, out, emit, report)
     progress(emit, "node_times", 0.8, f"Timing each instruction of {path.name} with ETDump")
     timed = RunResult.from_json({"ok": True, **pte_node_times(path, method, flat, out / "node_times",
                                                               chosen.etrecord if chosen else None)})
     report.node_times, report.hottest = timed.node_times, timed.hottest
     report.source_node_times = timed.source_node_times
+
+
+def _imported(path: Path, method: str, request: ArtifactRunRequest, out: Path, emit: Emit,
+              report: RunResult) -> None:
+    """An ETDump recorded elsewhere, read instead of running (core/deploy/etdump_import.py): the times a local run's
+    `node_times` gives, by the source's nodes through the ETRecord chosen as for a local run."""
+    assert request.etdump is not None
+    run = recorded_run(request.etdump, request.debug_buffer)
+    chosen = _chosen_etrecord(path, method, request, out, emit, report)
+    progress(emit, "node_times", 0.5, f"Reading {run.etdump.name}, recorded from {path.name}")
+    imported = RunResult.from_json({"ok": True, **imported_node_times(path, method, run,
+                                                                      chosen.etrecord if chosen else None)})
+    report.program, report.program_name, report.etdump = str(path), method, str(run.etdump)
+    for name in ("node_times", "hottest", "source_node_times", "node_time_stats", "delegate_events",
+                 "delegate_events_note"):
+        setattr(report, name, getattr(imported, name))
+    progress(emit, "done", 1.0, "Done")
 
 
 def _run(request: ArtifactRunRequest, out: Path, emit: Emit, report: RunResult) -> None:
@@ -145,6 +175,9 @@ def _run(request: ArtifactRunRequest, out: Path, emit: Emit, report: RunResult) 
         request = replace(request, program_name=None)  # not the source's program name
     if method_name not in names:
         raise JobFailure("request", f"'{path.name}' has no method '{method_name}'.", f"It has: {', '.join(names)}.")
+    if request.etdump:
+        _imported(path, method_name, request, out, emit, report)
+        return
     progress(emit, "load", 0.0, f"Loading {path.name} with ExecuTorch's runtime")
     method = load_method(path, method_name, report.log)
     given = source_inputs(request, report)

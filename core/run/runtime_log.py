@@ -9,13 +9,13 @@ the runtime wrote except those lines, and keeps the lines for the failure's mess
 """
 from __future__ import annotations
 
-import os
 import re
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from pt2_viewer.core.util.stderr_capture import captured_stderr
 
 NOISE = re.compile(r"^\[cpuinfo_utils\.cpp:\d+\]")  # XNNPACK's CPU probing, every time a delegate loads
 _MISSING = re.compile(r"Missing operator: \[\d+\] (\S+)")
@@ -37,18 +37,10 @@ def runtime_log() -> Iterator[RuntimeLog]:
     """Capture file descriptor 2 for the block (ExecuTorch's C++ log); afterwards write back to stderr what it said,
     less the CPU-probing noise."""
     log = RuntimeLog()
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
+    try:
+        with captured_stderr(log.lines):
             yield log
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            log.lines[:] = sink.read().decode("utf-8", "replace").splitlines()
-            kept = [line for line in log.lines if not NOISE.match(line)]
-            if kept:
-                print("\n".join(kept), file=sys.stderr, flush=True)
+    finally:
+        kept = [line for line in log.lines if not NOISE.match(line)]
+        if kept:
+            print("\n".join(kept), file=sys.stderr, flush=True)

@@ -16,3 +16,5 @@ class ArtifactRunRequest(RunRequest):
     source: str | None = local_path()  # the source .pt2: its sample (or generated) inputs are the ones run
     method: str | None = None  # a .pte's method (default: its first, "forward")
     etrecord: str | None = local_path()  # a .pte's ETRecord: with `source` and `node_times`, source_node_times
+    etdump: str | None = local_path()  # a .pte's ETDump recorded elsewhere: its times imported instead of running
+    debug_buffer: str | None = local_path()  # the debug buffer written with `etdump` (checked, not needed for times)

@@ -29,6 +29,8 @@ class NumericsRequest(ProgramRequest):
     top: int = 20  # worst nodes listed
     save_candidate: bool = False  # write a decomposed candidate and its node mapping into OUT for the compare view
     etrecord: str | None = local_path()  # a FILE.pte candidate's ETRecord (without: the source is lowered again)
+    etdump: str | None = local_path()  # a FILE.pte candidate's recorded ETDump: its values, instead of running it
+    debug_buffer: str | None = local_path()  # the debug buffer written with `etdump` (the values themselves)
     method: str | None = None  # a FILE.pte's method (default: its first)
 
 

@@ -108,6 +108,32 @@ class KernelTime(Schema):
 
 
 @dataclass
+class OpTimeStats(Schema):
+    """One `.pte` instruction's times over the runs an imported ETDump holds (core/deploy/etdump_import.py)."""
+
+    KIND = "op time stats"
+
+    median_s: float
+    p90_s: float
+    count: int  # the runs it was timed in
+
+
+@dataclass
+class DelegateEventTime(Schema):
+    """An event a delegate logged from inside itself (XNNPACK's per-operator profiling), on its call's node."""
+
+    KIND = "delegate event"
+
+    node: str  # the delegate call's node in the .pte graph
+    event: str  # the backend's own name for it
+    backend: str
+    median_s: float
+    p90_s: float
+    count: int
+    source_nodes: list[str] = items()  # where the ETRecord's delegate map names them
+
+
+@dataclass
 class RunResult(JobResult):
     KIND = "run result"
     VERSIONED = True
@@ -128,6 +154,10 @@ class RunResult(JobResult):
     source_node_times: dict[str, float] | None = optional()  # a .pte with its source and ETRecord: by source node
     etrecord_used: str | None = local_path(omit_none=True)  # the ETRecord that mapped source_node_times
     etrecord_how: str | None = optional()  # "given", "beside" (NAME.etrecord by the .pte) or "relowered" (fresh)
+    etdump: str | None = local_path(omit_none=True)  # a .pte's ETDump imported instead of running it
+    node_time_stats: dict[str, OpTimeStats] | None = optional()  # an imported ETDump: per .pte node, over its runs
+    delegate_events: list[DelegateEventTime] | None = optional()  # an imported ETDump: events inside delegates
+    delegate_events_note: str | None = optional()  # the delegates the recording has no events from inside
     kernel_times: list[KernelTime] | None = optional()  # an AOTInductor package's kernels, slowest first
     kernel_times_note: str | None = optional()  # why no kernel could be timed
     compile: Build | None = optional()
