@@ -176,11 +176,11 @@ def _program(graph: Graph, text: TextGraph, weights: dict[str, WeightName], comp
         value = graph.values.get(node.outputs[0] or "") if node.outputs else None
         if spec.kind is not InputKind.USER_INPUT or value is None:
             continue
-        dims = value.meta.sizes if value.meta is not None else ((value.expr,) if value.expr is not None else ())
-        for i, d in enumerate(dims):
-            if isinstance(d, SymDim) and len(d.symbols) == 1 and d.text == d.symbols[0]:
-                where = f"{spec.name}.shape[{i}]" if value.meta is not None else spec.name
-                symbols.setdefault(d.text, Symbol(d.text, None, None)).sources.append(where)
+        if value.expr is not None and value.expr.text in value.expr.symbols:  # `s77: "Sym(s77)"`: the symbol
+            symbols.setdefault(value.expr.text, Symbol(value.expr.text, None, None))
+        for i, d in enumerate(value.meta.sizes if value.meta is not None else ()):
+            if isinstance(d, SymDim) and d.symbols == (d.text,):
+                symbols.setdefault(d.text, Symbol(d.text, None, None)).sources.append(f"{spec.name}.shape[{i}]")
     label = GRAPHS.get(name, name) + (f" #{index + 1}" if index else "")
     metadata = {"format": "torch.compile trace", "compile id": str(compile_.id), "graph": name,
                 "log": str(compile_.log)}

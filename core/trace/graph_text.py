@@ -154,6 +154,7 @@ class _Statements:
         self.names: set[str] = set()
         self.source: SourceComment | None = None
         self.pending: dict[str, tuple[str, Argument, Argument]] = {}  # `a += b`: a -> (op, a, b), named at its use
+        self.multi: dict[str, Node] = {}  # the name of a node returning several values -> the node
 
     # -- the function ------------------------------------------------------------------------------------------
     def read(self, forward: ast.FunctionDef) -> None:
@@ -164,7 +165,7 @@ class _Statements:
                 continue  # the joint graph's `primals, tangents`: its placeholders are the annotated names below
             note = self.reader.comment_after(arg)
             self._placeholder(arg.arg, _annotation(arg.annotation), note)
-        previous_end = forward.body[0].lineno - 1 if forward.body else 0
+        previous_end = forward.lineno  # an argument's line never starts with `#`: no comment is taken for one
         for statement in forward.body:
             for comment in self.reader.comments_between(previous_end + 1, statement.lineno - 1):
                 self._comment(comment)
@@ -197,7 +198,7 @@ class _Statements:
             self.producer[value] = node
             if annotation:
                 self.graph.annotations[value] = annotation
-        if self.source is not None and node.op is not NodeOp.PLACEHOLDER:
+        if self.source is not None and node.op is NodeOp.CALL_FUNCTION:
             self.graph.sources[node.name] = self.source
             node.metadata["stack_trace"] = self.source.stack_trace
 
@@ -253,16 +254,20 @@ class _Statements:
         if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
                 and isinstance(value.slice, ast.Constant) and type(value.slice.value) is int):
             return False
-        source = self.values.get(value.value.id)
-        node = self.producer.get(source) if source is not None else None
-        index = value.slice.value
-        if (node is None or node.op is not NodeOp.CALL_FUNCTION or source in self.graph.annotations
-                or not 0 <= index < 1000 or name in self.values):
+        held, index = value.value.id, value.slice.value
+        if not 0 <= index < 1000 or name in self.values:
             return False
-        if source is not None and node.outputs == [source]:  # its first getitem: the node's name is no value
+        node = self.multi.get(held)
+        if node is None:  # its first getitem: a node of no annotation (a tuple) stops being a value of its own
+            source = self.values.get(held)
+            node = self.producer.get(source) if source is not None else None
+            if node is None or node.op is not NodeOp.CALL_FUNCTION or source in self.graph.annotations \
+                    or node.outputs != [source]:
+                return False
+            self.multi[held] = node
             node.outputs = []
             del self.producer[source]
-            self.values.pop(source, None)
+            self.values.pop(held, None)
         node.outputs.extend([None] * (index + 1 - len(node.outputs)))
         if node.outputs[index] is not None:
             return False
