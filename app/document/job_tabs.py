@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
 from pt2_viewer.app.document.lazy_tabs import LazyTabs
 from pt2_viewer.app.document.tools import GraphTools
 from pt2_viewer.app.jobs import holds
-from pt2_viewer.core.formats.registry import ONNX, PTE, recognise
+from pt2_viewer.core.formats.registry import ONNX, PTE, Opens, recognise
 from pt2_viewer.core.model.program import Program
 
 if TYPE_CHECKING:
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 RUN, NUMERICS = "Run", "Numerics"
 NOT_FOR_ONNX = ("this viewer runs torch programs (.pt2) and ExecuTorch programs (.pte), not ONNX models. Open the "
                 ".pt2 it was exported from to run it or check its numerics; run the .onnx itself with onnxruntime.")
+NOT_FOR_TRACE = ("this graph was read from a torch.compile trace, which holds its text, not a program torch can "
+                 "load. Export the model with torch.export to run it or check its numerics here.")
 NOT_FOR_PTE = ("it compares a torch program (.pt2) with what it became. Open the source .pt2 and choose this .pte as "
                "its Lowered file there.")
 
@@ -41,9 +43,10 @@ class JobTabs(LazyTabs):
         self.path, self.program, self.interactive = path, program, interactive
         self.tools, self.reveal, self.compare = tools, reveal, compare
         fmt = recognise(path)
-        if fmt is ONNX:  # the run jobs load a .pt2 or a .pte: an ONNX model would fail there
+        if fmt is ONNX or fmt.opens_as is Opens.TRACE:  # the run jobs load a .pt2 or a .pte: these would fail there
+            what, why = ("an ONNX model", NOT_FOR_ONNX) if fmt is ONNX else ("a compiled graph", NOT_FOR_TRACE)
             for title in (RUN, NUMERICS):
-                self._not_offered(title, f"{title} is off for an ONNX model: {NOT_FOR_ONNX}")
+                self._not_offered(title, f"{title} is off for {what}: {why}")
             return
         holds.hold(path, tabs)  # the program's warm worker lives while its tab does, Run panel built or not
         self.add(RUN, self._build_run)  # a .pte's runs with ExecuTorch's runtime (app/run/panel.py)

@@ -1,7 +1,8 @@
 """The trace view's lists of actions: every graph break once, at the user's line (a link that opens the editor), with
 torch's explanation and hints, the graph-break code and its page, and the fix; every recompile with its failed
 guards in words, the fix, and a link that diffs the graph before and after. Links send intent back as signals:
-`source_requested(file, line)`, `compile_requested(compile id)`, `diff_requested(compile id)`."""
+`source_requested(file, line)`, `compile_requested(compile id)`, `diff_requested(compile id)` (as text),
+`compare_requested(compile id)` (the two graphs side by side, with the diff's colours)."""
 from __future__ import annotations
 
 import html
@@ -26,6 +27,7 @@ class ActionsView(QTextBrowser):
     source_requested = Signal(str, int)
     compile_requested = Signal(str)
     diff_requested = Signal(str)
+    compare_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -82,8 +84,10 @@ class ActionsView(QTextBrowser):
                 parts.append(f"<p><b>Fix:</b> {_words(fix)}</p>")
             before = outline.replaced(trace, compile_) if compile_ is not None else None
             if before is not None:
-                parts.append(f"<p><a href='diff:{html.escape(str(r.compile_id))}'>Diff the Dynamo graph of "
-                             f"{html.escape(str(before.id))} with this one</a></p>")
+                cid = html.escape(str(r.compile_id))
+                parts.append(f"<p>The Dynamo graph of {html.escape(str(before.id))} against this one: "
+                             f"<a href='diff:{cid}'>as text</a> · <a href='compare:{cid}'>side by side in the graph "
+                             "view</a></p>")
         self.setHtml("".join(parts))
 
     def _link(self, url: QUrl) -> None:
@@ -96,5 +100,7 @@ class ActionsView(QTextBrowser):
             self.compile_requested.emit(rest)
         elif kind == "diff":
             self.diff_requested.emit(rest)
+        elif kind == "compare":
+            self.compare_requested.emit(rest)
         elif kind in ("http", "https"):
             QDesktopServices.openUrl(url)

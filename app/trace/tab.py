@@ -25,6 +25,7 @@ from pt2_viewer.core.trace.summary import rank_differences
 
 class TraceTab(DocumentTab):
     graph_opened = Signal(object, object)
+    compare_requested = Signal(object, object)
 
     def __init__(self, trace: Trace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -72,6 +73,7 @@ class TraceTab(DocumentTab):
             view.source_requested.connect(self.open_source)
             view.compile_requested.connect(self.select_compile)
         self.recompiles.diff_requested.connect(self.show_diff)
+        self.recompiles.compare_requested.connect(self._compare)
         self.show_rank(self.rank)
 
     def source_file(self) -> str | None:
@@ -111,15 +113,32 @@ class TraceTab(DocumentTab):
         note = f" ({outline.provenance_note(compile_)})" if graph.is_code else ""
         self.code.show_text(f"{compile_.id} {graph.title}{note}", graph.artifact.text(), "python")
 
-    def show_diff(self, compile_id: str) -> None:
-        """The Dynamo graph of the compile `compile_id` replaced, against its own, as a unified diff."""
+    def _pair(self, compile_id: str) -> tuple[Compile, Compile] | None:
+        """The compile `compile_id` replaced and `compile_id` itself, when both made a Dynamo graph."""
         after = self.compile_named(compile_id)
         before = outline.replaced(self.trace, after) if after is not None else None
-        diff = outline.graph_diff(before, after) if before is not None and after is not None else None
-        if after is None or before is None or diff is None:
+        if after is None or before is None or outline.graph_diff(before, after) is None:
             self.code.show_text("", f"{compile_id} has no earlier Dynamo graph to diff with.", "")
-            return
-        self.code.show_text(f"{before.id} → {after.id}: Dynamo graph", diff, "diff")
+            return None
+        return before, after
+
+    def show_diff(self, compile_id: str) -> None:
+        """The Dynamo graph of the compile `compile_id` replaced, against its own, as a unified diff."""
+        pair = self._pair(compile_id)
+        if pair is not None:
+            before, after = pair
+            self.code.show_text(f"{before.id} → {after.id}: Dynamo graph", outline.graph_diff(before, after) or "",
+                                "diff")
+
+    def _compare(self, compile_id: str) -> None:
+        pair = self._pair(compile_id)
+        if pair is not None:
+            self.compare_requested.emit(*pair)
+
+    def say(self, message: str) -> None:
+        """A problem in one line (a graph that cannot be opened), in the status line and above the text shown."""
+        self.code.title.setText(message)
+        self.status.emit(message)
 
     def _open_graph(self, compile_: Compile, graph: GraphEntry) -> None:
         self.show_graph(compile_, graph)

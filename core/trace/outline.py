@@ -9,6 +9,8 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from pt2_viewer.core.model.program import Archive
+from pt2_viewer.core.trace.graph_program import program_from_artifact
 from pt2_viewer.core.trace.model import Artifact, Compile, CompileId, GraphBreak, Recompile, Trace
 from pt2_viewer.core.trace.reader import GRAPHS
 
@@ -29,6 +31,7 @@ class GraphEntry:
     kind: str
     title: str
     artifact: Artifact
+    index: int = 0  # among the compile's graphs of this record (the backward's post-grad graph is the second)
 
     @property
     def is_code(self) -> bool:
@@ -109,12 +112,22 @@ def graphs(compile_: Compile) -> list[GraphEntry]:
     seen: dict[str, int] = {}
     for entry in entries:
         count = seen[entry.kind] = seen.get(entry.kind, 0) + 1
+        entry.index = count - 1
         twice = sum(e.kind == entry.kind for e in entries) > 1
         if twice and backward and count <= 2:
             entry.title += " (forward)" if count == 1 else " (backward)"
         elif twice:
             entry.title += f" #{count}"
     return entries
+
+
+def graph_archive(trace: Trace, compile_: Compile, entry: GraphEntry) -> Archive:
+    """The graph `entry` of `compile_` as an archive of one program, for the graph view as a `.pt2`'s
+    (core/trace/graph_program.py reads its text); its path is the trace's. TraceError, one line, for a graph it
+    cannot read, or Inductor's code, which is no graph."""
+    program = program_from_artifact(trace, str(compile_.id), entry.artifact.name, entry.index, compile_.rank)
+    return Archive(path=str(trace.path), root="", entries=[], programs=[program],
+                   archive_format="torch.compile trace", archive_version="", byteorder="")
 
 
 def provenance_note(compile_: Compile) -> str:

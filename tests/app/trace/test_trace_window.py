@@ -12,8 +12,10 @@ from pathlib import Path
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QFileDialog
 
+from pt2_viewer.app.compare.view import CompareView
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.trace.compiles_tree import ROLE, GraphRow
+from pt2_viewer.app.trace.graph_tab import CompiledGraphTab
 from pt2_viewer.app.trace.tab import TraceTab
 from pt2_viewer.core.trace.reader import read_trace
 from tests.app.drag_and_drop import drag_enter_accepted, drop
@@ -92,6 +94,41 @@ def test_recompiles_say_the_failed_guard_in_words_and_diff_the_graph(qtbot, wind
     assert diff[0] == "--- [8/1] Dynamo graph" and diff[1] == "+++ [8/2] Dynamo graph"
     assert any(line.startswith("-") and '"f32[' in line for line in diff)
     assert any(line.startswith("+") and '"f64[' in line for line in diff)
+
+
+def test_a_graph_double_clicked_opens_in_the_graph_view(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    tab = open_trace(qtbot, window, compile_trace())
+    first = tab.tree.compile_item(tab.trace.compiles[0])  # the CNN's training step
+    assert first is not None
+    rows = {first.child(i).text(0): first.child(i) for i in range(first.childCount())}
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT) as shown:
+        tab.tree.itemDoubleClicked.emit(rows["Dynamo graph"], 0)
+    doc = shown.args[0]
+    assert isinstance(doc, CompiledGraphTab) and window.current_tab() is doc
+    calls = {n.target for n in doc.model.program.graph.nodes if n.target}
+    assert {"torch.conv2d", "torch.nn.functional.max_pool2d"} <= calls, calls
+    qtbot.waitUntil(lambda: doc.view.painted > 0, timeout=TIMEOUT)
+    # a graph read from a trace is no file torch loads: nothing to save, no job to run on it
+    assert not window.save_action.isEnabled() and not any(a.isEnabled() for a in window.program_actions)
+    run = doc.panels.indexOf(doc.job_tabs.panels["Run"])
+    assert not doc.panels.isTabEnabled(run) and "torch.compile trace" in doc.panels.tabToolTip(run)
+    count = window.tabs.count()
+    window.tabs.setCurrentWidget(tab)
+    tab.tree.itemDoubleClicked.emit(rows["Dynamo graph"], 0)  # open already: its tab again, not a second one
+    assert window.current_tab() is doc and window.tabs.count() == count
+    tab.tree.itemDoubleClicked.emit(rows["Inductor output code (forward)"], 0)  # code: shown as text, no tab
+    assert window.tabs.count() == count
+
+
+def test_a_recompile_compares_its_graph_with_the_one_before_in_the_diff_view(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    tab = open_trace(qtbot, window, compile_trace())
+    with qtbot.waitSignal(window.tabs.currentChanged, timeout=TIMEOUT):
+        tab.recompiles.anchorClicked.emit(QUrl("compare:[8/2]"))
+    view = window.current_tab()
+    assert isinstance(view, CompareView)
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "compile_trace [8/1] ⟷ [8/2]"
+    summary = view.diff_panel.summary.text()
+    assert "3 changed" in summary and "dtype" in summary, summary  # float32 -> float64, matched node for node
 
 
 def test_ranks_by_drag_and_drop_each_with_a_selector_and_where_they_differ(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
