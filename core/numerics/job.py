@@ -2,7 +2,8 @@
 and find the first divergence (core/numerics/metrics.py).
 
 Request (JSON): `program`, `candidate` ("core" | "functional" | a table .py | "bf16" | "fp16" | "cuda" | "compile" |
-"aoti"), optional `table_name`, `program_name`, `preload`, `trust`, `inputs` ("auto" | "sample" | "generated"),
+"aoti" | "onnx" | a FILE.pte, AOTInductor FILE.pt2 or FILE.onnx), optional `table_name`, `program_name`, `preload`,
+`trust`, `inputs` ("auto" | "sample" | "generated"),
 `dims`, `seed`, `threshold` (default 1e-2, on the relative error), `budget_mb` (reference values held in memory before
 spilling to disk; default 1024), `top` (worst nodes listed; default 20), `save_candidate` (write a decomposed
 candidate and its node mapping into OUT for the compare view).
@@ -12,7 +13,8 @@ How each candidate is compared:
   stepped in lockstep with the reference: node names match and only live values are held;
 - core / functional / table: the decomposed program; the reference runs first and keeps, in memory up to the budget
   and on disk past it, only the values a decomposed node will be compared with (through torch's provenance mapping);
-- compile / aoti: torch gives no intermediate values, so only the outputs are compared (`per_node` false).
+- compile / aoti: torch gives no intermediate values, so only the outputs are compared (`per_node` false);
+- FILE.onnx / onnx (the program exported first): ONNX Runtime's values, op by op (core/numerics/onnx_run.py).
 The result is described in docs/numerics.md.
 """
 from __future__ import annotations
@@ -51,6 +53,8 @@ from pt2_viewer.core.numerics.capture import (
 )
 from pt2_viewer.core.numerics.guarded import copied, guarded, guarded_steps, own_inputs, progress, start_args
 from pt2_viewer.core.numerics.metrics import NodeError, compare_values, first_divergence, worst
+from pt2_viewer.core.numerics.onnx_run import NOTE as ONNX_NOTE
+from pt2_viewer.core.numerics.onnx_run import compare_onnx
 from pt2_viewer.core.numerics.pte import compare_pte
 from pt2_viewer.core.numerics.script_reference import compare_script
 from pt2_viewer.core.numerics.store import MemoryUse, ReferenceStore
@@ -64,7 +68,7 @@ Emit = Callable[[dict[str, Any]], None]
 PRECISIONS = ("bf16", "fp16")
 DECOMPOSITIONS = ("core", "functional")
 OUTPUTS_ONLY = ("compile", "aoti", "package")  # package: an AOTInductor FILE.pt2 (a FILE.pte: core/numerics/pte.py)
-CANDIDATES = (*DECOMPOSITIONS, *PRECISIONS, "cuda", "compile", "aoti")
+CANDIDATES = (*DECOMPOSITIONS, *PRECISIONS, "cuda", "compile", "aoti", "onnx")
 OUTPUTS_ONLY_NOTE = ("torch.compile, AOTInductor and ExecuTorch give no intermediate values: only the outputs are "
                      "compared.")
 
@@ -84,6 +88,8 @@ def candidate_kind(candidate: str) -> str:
         return "table"
     if candidate.endswith((".pte", ".pt2")):  # what the program became (core/run/candidate.py)
         return "pte" if candidate.endswith(".pte") else "package"
+    if candidate.endswith(".onnx"):  # an ONNX model, run by ONNX Runtime (core/numerics/onnx_run.py)
+        return "onnx"
     if candidate not in CANDIDATES:
         raise JobFailure("request", f"Unknown candidate '{candidate}'.",
                          f"Choose one of {', '.join(CANDIDATES)}, or name a decomposition table .py file.")
@@ -132,7 +138,9 @@ def _run(request: NumericsRequest, out: Path, emit: Emit, report: NumericsResult
     extras: dict[str, dict[str, Any]] = {}  # a .pte's rows: the instruction, delegate and source group compared
     traced = None  # AOTInductor op by op: (errors, the rows' kernel and group)
     with torch.no_grad():
-        if kind == "pte":
+        if kind == "onnx":
+            errors, extras = compare_onnx(ep, candidate, inputs.args, inputs.kwargs, loaded.name, out, emit, report)
+        elif kind == "pte":
             errors, extras = compare_pte(ep, Path(candidate), inputs.args, inputs.kwargs, request, out, emit, report)
         elif kind in ("aoti", "package") and (traced := aoti.compare_aoti(
                 kind, candidate, ep, flat_user, inputs.args, inputs.kwargs, out, emit, report, request)):
@@ -154,7 +162,7 @@ def _run(request: NumericsRequest, out: Path, emit: Emit, report: NumericsResult
     progress(emit, "done", 1.0, f"Compared {compared} nodes"
              + (f"; first divergence at {found.node}" if found else "; no divergence"))
     report.per_node = not outputs_only
-    report.note = OUTPUTS_ONLY_NOTE if outputs_only else aoti.NOTE if traced else ""
+    report.note = OUTPUTS_ONLY_NOTE if outputs_only else aoti.NOTE if traced else ONNX_NOTE if kind == "onnx" else ""
     report.compared = compared
     report.not_compared = [n for n in order if n not in errors or not errors[n].compared] if not outputs_only else []
     report.first_divergence = DivergenceRecord.from_json(found.to_json()) if found else None
