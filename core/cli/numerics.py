@@ -1,5 +1,6 @@
-"""`pt2-viewer numerics FILE.pt2 --candidate core|functional|TABLE.py|bf16|fp16|cuda|compile|aoti [--threshold X]
-[--json]`: compare a program with a candidate node by node and print the first divergence and the worst nodes.
+"""`pt2-viewer numerics FILE.pt2 --candidate core|functional|TABLE.py|bf16|fp16|cuda|compile|aoti|onnx|FILE.pte|
+FILE.onnx [--threshold X] [--json]`: compare a program with a candidate node by node and print the first divergence
+and the worst nodes.
 
 With --json it prints the numerics job's result as one JSON object (docs/numerics.md): per-node metrics (`nodes`),
 `first_divergence`, `worst`, `memory`. Finding a divergence is an answer, not a failure: the exit status is non-zero
@@ -28,13 +29,15 @@ CANDIDATE_HELP = ("core or functional ATen, a decomposition table TABLE.py, bf16
                   "buffers down), cuda (the same program on the GPU), compile (outputs only), aoti (built with "
                   "torch's provenance: kernel by kernel), or what the program became: FILE.pte (ExecuTorch) or an "
                   "AOTInductor FILE.pt2 (kernel by kernel when built with provenance and saved values, else outputs "
-                  "only; a package needs --allow-native)")
+                  "only; a package needs --allow-native), FILE.onnx (ONNX Runtime, op by op), or onnx (the program "
+                  "exported to ONNX first, as lower --to onnx does)")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, help="the .pt2 program (the reference); or a model script (.py, in the "
                         "convention of docs/worker.md): its eager model is the reference for its exported program")
-    parser.add_argument("--candidate", metavar="core|functional|TABLE.py|bf16|fp16|cuda|compile|aoti|FILE.pte",
+    parser.add_argument("--candidate",
+                        metavar="core|functional|TABLE.py|bf16|fp16|cuda|compile|aoti|onnx|FILE.pte|FILE.onnx",
                         help=CANDIDATE_HELP + "; required for a .pt2")
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                         help=f"relative error max|ref-cand|/max|ref| past which a node diverges "
@@ -63,8 +66,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     script = args.file.suffix == ".py"
     if not script and not args.candidate:
-        print("error: --candidate is required for a .pt2 (core, functional, TABLE.py, bf16, fp16, cuda, compile or "
-              "aoti)", file=sys.stderr)
+        print("error: --candidate is required for a .pt2 (core, functional, TABLE.py, bf16, fp16, cuda, compile, "
+              "aoti, onnx, FILE.pte or FILE.onnx)", file=sys.stderr)
         return 2
     if (args.etdump or args.debug_buffer) and not str(args.candidate or "").endswith(".pte"):
         print("error: --etdump and --debug-buffer are a recording of a FILE.pte candidate: pass --candidate FILE.pte",
