@@ -22,22 +22,21 @@ pytest.importorskip("onnxruntime", reason="numerics of an ONNX model needs onnxr
 pytest.importorskip("onnxscript", reason="torch.onnx's dynamo exporter needs onnxscript (pip install pt2-viewer[onnx])")
 
 
+def built(build: Callable[[str], Path], name: str) -> Path:
+    """One test file of tests/onnx_programs.py; the test skipped, naming why, where torch cannot export the model."""
+    try:
+        return build(name)
+    except ExportFailed as e:
+        pytest.skip(f"{name} could not be exported: {e}")
+
+
 @pytest.fixture(scope="module")
 def onnx_file() -> Callable[[str], Path]:
-    def get(name: str) -> Path:
-        try:
-            return onnx_path(name)
-        except ExportFailed as e:
-            pytest.skip(f"{name} could not be exported to ONNX: {e}")
-
-    return get
+    return lambda name: built(onnx_path, name)
 
 
 def source(name: str) -> Path:
-    try:
-        return source_program(name)
-    except ExportFailed as e:
-        pytest.skip(str(e))
+    return built(source_program, name)
 
 
 def compare(name: str, candidate: str, out: Path) -> dict[str, Any]:
