@@ -16,6 +16,7 @@ from pt2_viewer.core.trace.outline import GraphEntry
 
 ROLE = Qt.ItemDataRole.UserRole
 COLUMNS = ("Compile", "Status", "Time", "Graphs", "Cache")
+OPEN_UP_TO = 8  # compiles of a rank whose graphs are listed open
 
 
 @dataclass
@@ -44,19 +45,22 @@ class CompilesTree(QTreeWidget):
         self.itemDoubleClicked.connect(self._double_clicked)
 
     def show_rank(self, trace: Trace, rank: int | None) -> None:
-        """The compiles of `rank`, frames expanded, graphs folded under their compile."""
+        """The compiles of `rank`, frames expanded; the graphs under each compile too where there are few compiles
+        (`OPEN_UP_TO`), else folded."""
         self.clear()
-        for frame in outline.frames(trace, rank):
+        frames = outline.frames(trace, rank)
+        open_compiles = sum(len(f.compiles) for f in frames) <= OPEN_UP_TO
+        for frame in frames:
             top = QTreeWidgetItem(self, [frame.title])
             top.setFirstColumnSpanned(True)
             first = frame.compiles[0].frame
             if first is not None:
                 top.setToolTip(0, f"{first.function} at {first.file}:{first.line}")
             for compile_ in frame.compiles:
-                self._compile_row(top, compile_)
+                self._compile_row(top, compile_).setExpanded(open_compiles)
             top.setExpanded(True)
 
-    def _compile_row(self, parent: QTreeWidgetItem, compile_: Compile) -> None:
+    def _compile_row(self, parent: QTreeWidgetItem, compile_: Compile) -> QTreeWidgetItem:
         hit = outline.cache_text(compile_)
         made = outline.graphs(compile_)
         row = QTreeWidgetItem(parent, [outline.title(compile_), compile_.status, outline.seconds_text(compile_),
@@ -70,8 +74,9 @@ class CompilesTree(QTreeWidget):
         for graph in made:
             item = QTreeWidgetItem(row, [graph.title])
             item.setData(0, ROLE, GraphRow(compile_, graph))
-            item.setToolTip(0, "Double-click to open" + (f" ({outline.provenance_note(compile_)})"
-                                                        if graph.is_code else ""))
+            item.setToolTip(0, f"Inductor's code: select to read it ({outline.provenance_note(compile_)})"
+                            if graph.is_code else "Double-click to open it in the graph view")
+        return row
 
     def compile_ids(self) -> list[str]:
         """Every compile id the tree lists, in order (what a test or a screenshot reads back)."""

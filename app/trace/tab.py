@@ -32,19 +32,27 @@ class TraceTab(DocumentTab):
         self.trace = trace
         self.ranks = trace.ranks
         self.rank: int | None = self.ranks[0] if self.ranks else None
+        self.name = QLabel(f"<b>{Path(trace.path).name}</b>")
+        self.name.setToolTip("\n".join(str(log) for log in trace.logs))
         self.headline = QLabel()
         self.headline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.rank_choice = QComboBox()
         self.rank_choice.addItems([f"rank {r}" for r in self.ranks])
-        self.rank_choice.setToolTip("Each rank's own compiles, graph breaks and recompiles")
+        self.rank_choice.setToolTip(f"{len(self.ranks)} ranks, one log each: each rank's own compiles, graph breaks "
+                                    "and recompiles")
         self.rank_choice.currentIndexChanged.connect(lambda i: self.show_rank(self.ranks[i]))
-        self.rank_choice.setVisible(len(self.ranks) > 1)
+        several = len(self.ranks) > 1
+        self.rank_choice.setVisible(several)
+        rank_label = QLabel(f"{len(self.ranks)} ranks, showing")
+        rank_label.setVisible(several)
         differences = rank_differences(trace)
         self.differences = _note("Ranks differ: " + "; ".join(differences), differences)
         self.damage = _note(f"Damaged: {trace.damage}; the entries before the damage are shown.", trace.damage)
         top = QHBoxLayout()
-        top.addWidget(self.headline, 1)
+        top.addWidget(self.name)
+        top.addWidget(rank_label)
         top.addWidget(self.rank_choice)
+        top.addWidget(self.headline, 1)
 
         self.tree = CompilesTree()
         self.breaks = ActionsView()
@@ -81,7 +89,7 @@ class TraceTab(DocumentTab):
 
     def show_rank(self, rank: int | None) -> None:
         self.rank = rank
-        self.headline.setText(f"<b>{Path(self.trace.path).name}</b>: {outline.headline(self.trace, rank)}")
+        self.headline.setText(outline.headline(self.trace, rank))
         self.tree.show_rank(self.trace, rank)
         breaks, recompiles = outline.breaks_of(self.trace, rank), outline.recompiles_of(self.trace, rank)
         self.breaks.show_breaks(breaks)

@@ -100,7 +100,8 @@ def cache_text(compile_: Compile) -> str:
     hits = [a.name.removesuffix("_cache_hit") for a in compile_.artifacts if a.name.endswith("_cache_hit")]
     names = {"fx_graph": "FX graph cache", "aotautograd": "AOTAutograd cache"}
     said = sorted({names.get(h, h) for h in hits})
-    return f"cache hit ({', '.join(said)}): replayed from an earlier run" if said else ""
+    return (f"cache hit ({', '.join(said)}): replayed from an earlier run, with that run's source lines"
+            if said else "")
 
 
 def graphs(compile_: Compile) -> list[GraphEntry]:
