@@ -340,9 +340,10 @@ def compile_script(script: Path) -> tuple[types.CodeType | None, ScriptError | N
                                  "".join(traceback.format_exception_only(type(e), e)))
 
 
-def run_script(script: Path, code: types.CodeType, recorder: ExportRecorder,
+def run_script(script: Path, code: types.CodeType, recorder: ExportRecorder | None,
                run_as: Path | None = None) -> tuple[dict[str, Any], ScriptError | None]:
     """Execute the compiled script as __main__; return its namespace and the error it stopped with, if any.
+    `recorder`: the export calls' (None: the script runs as it is, as the trace job runs it, core/export/trace_job.py).
     `run_as`: the script is a patched copy of that file (the doctor's verification), run as the original runs:
     its `__file__` and argv, its folder on sys.path (behind the copy's, so patched sibling modules win)."""
     module = types.ModuleType("__main__")
@@ -356,7 +357,8 @@ def run_script(script: Path, code: types.CodeType, recorder: ExportRecorder,
     if run_as is not None:
         sys.path.insert(1, str(run_as.parent))
     error = None
-    recorder.install()
+    if recorder is not None:
+        recorder.install()
     try:
         exec(code, module.__dict__)
     except SystemExit as e:
@@ -364,9 +366,10 @@ def run_script(script: Path, code: types.CodeType, recorder: ExportRecorder,
             error = ScriptError("SystemExit", f"the script called sys.exit({e.code!r})", _innermost(e, script),
                                 "The script stopped itself; exports made before it are kept.", _format(e, script))
     except BaseException as e:  # the script's own failure: report it at its line, keep the exports made before
-        error = _script_error(e, script, recorder.raised.get(id(e)))
+        error = _script_error(e, script, recorder.raised.get(id(e)) if recorder is not None else None)
     finally:
-        recorder.uninstall()
+        if recorder is not None:
+            recorder.uninstall()
         sys.argv = saved_argv
         sys.path[:] = saved_path
     return module.__dict__, error

@@ -29,6 +29,7 @@ from pt2_viewer.core.jobs.schemas.lower import LowerRequest, LowerResult
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
 from pt2_viewer.core.jobs.schemas.onnx_lower import OnnxLowerRequest, OnnxLowerResult
 from pt2_viewer.core.jobs.schemas.run import RunRequest, RunResult
+from pt2_viewer.core.jobs.schemas.trace import TraceRequest, TraceResult
 
 Req = TypeVar("Req", bound=Schema)
 Res = TypeVar("Res", bound=Schema)
@@ -81,9 +82,11 @@ LOWER = JobKind("lower", "pt2_viewer.core.deploy.lower", LowerRequest, LowerResu
                 outputs=("output",))
 LOWER_ONNX = JobKind("lower_onnx", "pt2_viewer.core.deploy.onnx_lower", OnnxLowerRequest, OnnxLowerResult,
                      outputs=("output",))  # to a .onnx with torch.onnx.export(dynamo=True) and onnxscript
+TRACE_SCRIPT = JobKind("trace_script", "pt2_viewer.core.export.trace_job", TraceRequest, TraceResult,
+                       warm=Warm.NEVER)  # TORCH_TRACE and the cache switches are read as torch is first imported
 
 JOB_KINDS: tuple[JobKind[Any, Any], ...] = (EXPORT_SCRIPT, DECOMPOSE, RUN_PROGRAM, NUMERICS, RUN_PTE, RUN_AOTI, LOWER,
-                                       LOWER_ONNX)
+                                       LOWER_ONNX, TRACE_SCRIPT)
 _BY_NAME: dict[str, JobKind[Any, Any]] = {kind.name: kind for kind in JOB_KINDS}
 
 
@@ -100,4 +103,4 @@ def job_kind(name: str) -> JobKind[Any, Any]:
 
 
 __all__ = ["DECOMPOSE", "EXPORT_SCRIPT", "JOB_KINDS", "LOWER", "LOWER_ONNX", "NUMERICS", "RUN_AOTI", "RUN_PROGRAM",
-           "RUN_PTE", "JobKind", "UnknownJob", "Warm", "job_kind"]
+           "RUN_PTE", "TRACE_SCRIPT", "JobKind", "UnknownJob", "Warm", "job_kind"]
