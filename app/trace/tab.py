@@ -32,7 +32,7 @@ class TraceTab(DocumentTab):
         self.trace = trace
         self.ranks = trace.ranks
         self.rank: int | None = self.ranks[0] if self.ranks else None
-        self.name = QLabel(f"<b>{Path(trace.path).name}</b>")
+        self.name = QLabel(f"<b>{Path(trace.path).name}</b>:")
         self.name.setToolTip("\n".join(str(log) for log in trace.logs))
         self.headline = QLabel()
         self.headline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -89,7 +89,7 @@ class TraceTab(DocumentTab):
 
     def show_rank(self, rank: int | None) -> None:
         self.rank = rank
-        self.headline.setText(outline.headline(self.trace, rank))
+        self.headline.setText(("— " if len(self.ranks) > 1 else "") + outline.headline(self.trace, rank))
         self.tree.show_rank(self.trace, rank)
         breaks, recompiles = outline.breaks_of(self.trace, rank), outline.recompiles_of(self.trace, rank)
         self.breaks.show_breaks(breaks)
