@@ -17,7 +17,8 @@ class NumericsRequest(ProgramRequest):
     KIND = "numerics request"
     VERSIONED = True
 
-    # "core", "functional", a table .py, "bf16", "fp16", "cuda", "compile" or "aoti"; a local path when a table
+    # "core", "functional", a table .py, "bf16", "fp16", "cuda", "compile", "aoti", "onnx", or a FILE.pte,
+    # AOTInductor FILE.pt2 or FILE.onnx: a local path when a file
     candidate: str = local_path(default="core")
     script: str | None = local_path()  # a model script instead of a .pt2: its eager model is the reference
     table_name: str | None = None
@@ -99,7 +100,8 @@ class NumericsResult(JobResult):
     program: str | None = local_path(omit_none=True)
     program_name: str | None = optional()
     candidate: str | None = optional()
-    kind: str | None = optional()  # "core", "functional", "table", "bf16", "fp16", "cuda", "compile", "aoti", "script"
+    kind: str | None = optional()  # "core", "functional", "table", "bf16", "fp16", "cuda", "compile", "aoti", "pte",
+    # "package", "onnx" (a FILE.onnx or "onnx"), "script"
     threshold: float | None = optional()
     inputs: NumericsInputs | None = optional()
     imported: list[str] | None = optional()
