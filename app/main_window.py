@@ -169,6 +169,7 @@ class MainWindow(QMainWindow):
         self.program_actions = [
             self._add(program, "&Decompose…", "Ctrl+Shift+D", self.decompose_dialog),
             self._add(program, "&Lower to ExecuTorch…", None, self.lower_dialog),
+            self._add(program, "Lower to &ONNX…", None, self.comparisons.lower_onnx_dialog),
             self._add(program, "&Compare With…", None, self.comparisons.compare_dialog),
             self._add(program, "Compare &Pipeline…", None, self.comparisons.pipeline_dialog),
             self._add(program, "&Run…", "Ctrl+R", lambda: self._doc_call(lambda d: d.show_run_panel()))]

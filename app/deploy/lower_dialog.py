@@ -33,7 +33,7 @@ from pt2_viewer.core.deploy.delegation import delegation_overlay, on_pte_graph, 
 from pt2_viewer.core.graph.overlays import run_time_overlay
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
-from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError
+from pt2_viewer.core.jobs.schemas.base import Schema
 from pt2_viewer.core.jobs.schemas.lower import LowerRequest, LowerResult
 from pt2_viewer.core.jobs.schemas.numerics import NumericsRequest, NumericsResult
 from pt2_viewer.core.jobs.schemas.run import RunResult
@@ -192,16 +192,9 @@ class LowerDialog(JobDialog):
                 self._painted(job, outcome)
             return
         self.job_ended()
-        failure = outcome.failure_text()
-        if failure is not None:
-            self._fail(*failure)
+        result = self.job_result(outcome, LowerResult)
+        if result is None:
             return
-        try:
-            result = outcome.result_as(LowerResult)
-        except SchemaError as e:
-            self._fail(f"The worker's result cannot be read: {e}.", "")
-            return
-        assert result is not None  # a job that ended well wrote its result (else failure_text says why)
         self.lowered_result = result
         self.files = LoweredFiles(Path(result.pte or ""), Path(result.etrecord) if result.etrecord else None)
         self.save_button.setEnabled(True)

@@ -3,7 +3,7 @@ the confirmation asked before a job runs a Python file of the user's (a table, a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtWidgets import (
     QDialog,
@@ -18,11 +18,13 @@ from PySide6.QtWidgets import (
 )
 
 from pt2_viewer.app.platform.trust_dialog import confirm_run
+from pt2_viewer.core.jobs.schemas.base import Schema, SchemaError
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.platform.trust import TrustStore
 
 if TYPE_CHECKING:  # a type only: the window's File > Preferences needs this module, not the job driver
     from pt2_viewer.app.jobs.driver import WorkerDriver
+    from pt2_viewer.core.jobs.client import JobOutcome
 
 PY_FILTER = "Python files (*.py);;All files (*)"
 
@@ -73,6 +75,8 @@ class FailureBox(QWidget):
         self.detail.setPlainText(text)
         self.detail.setVisible(bool(text))
 
+R = TypeVar("R", bound=Schema)
+
 
 class JobDialog(QDialog):
     """What the job dialogs (Decompose…, Lower to ExecuTorch…) share: a start button, one button that cancels the
@@ -118,6 +122,21 @@ class JobDialog(QDialog):
         self.stage.setText("")
         self.failure.show_failure(message, detail, self.log)
         self.failed.emit(message)
+
+    def job_result(self, outcome: JobOutcome, result_type: type[R]) -> R | None:
+        """The finished job's result read through its schema; None, the failure shown, when it failed or its
+        result cannot be read."""
+        failure = outcome.failure_text()
+        if failure is not None:
+            self.show_failed(*failure)
+            return None
+        try:
+            result = outcome.result_as(result_type)
+        except SchemaError as e:
+            self.show_failed(f"The worker's result cannot be read: {e}.", "")
+            return None
+        assert result is not None  # a job that ended well wrote its result (else failure_text says why)
+        return result
 
     def _event(self, event: dict[str, Any]) -> None:
         if event.get("type") == "progress":

@@ -101,6 +101,26 @@ class Comparisons:
 
         self._open(Path(pte.path).name, lambda: ComparePlan(session, source, pte, models), then, make)
 
+    def lower_onnx_dialog(self) -> QWidget | None:
+        """Program > Lower to ONNX…: the job's .onnx opens beside its source as source | ONNX (open_onnx_chain)."""
+        doc = self.window.current_document()
+        if doc is None:
+            return None
+        from pt2_viewer.app.deploy.onnx_lower_dialog import OnnxLowerDialog  # deferred: Qt view (test_lazy_imports)
+
+        dialog = OnnxLowerDialog(doc, interactive=self.window.interactive, parent=self.parent)
+        dialog.lowered.connect(lambda result: self.open_onnx_chain(doc, str(result.onnx)))
+        dialog.show()
+        return dialog
+
+    def open_onnx_chain(self, doc: DocumentWidget, onnx: str) -> None:
+        """Source | ONNX in a new tab, the pair diffed, selection synced through the links the file's metadata holds
+        (core/diff/onnx_stage.py)."""
+        from pt2_viewer.core.diff.onnx_stage import read_onnx_pipeline
+
+        archive, program = doc.model.archive, doc.model.program
+        self._open_chain(onnx, lambda: read_onnx_pipeline(archive, program, onnx))
+
     def compare_dialog(self) -> None:
         doc = self.window.current_document()
         if doc is None:
@@ -135,22 +155,27 @@ class Comparisons:
     def open_chain(self, doc: DocumentWidget, core: str, pte: str, etrecord: str | None = None,
                    source_to_pte: dict[str, list[str]] | None = None) -> None:
         """Source | core ATen | `.pte` in a new tab, each adjacent pair diffed, selection synced through the chain."""
-        from pt2_viewer.app.compare.chain import ChainView  # deferred: Qt view (test_lazy_imports)
-        from pt2_viewer.core.diff.chain import Chain, read_pipeline
+        from pt2_viewer.core.diff.chain import read_pipeline
 
         archive, program = doc.model.archive, doc.model.program
+        self._open_chain(pte, lambda: read_pipeline(archive, program, core, pte, etrecord, source_to_pte))
+
+    def _open_chain(self, last: str, build: Callable[[], object]) -> None:
+        """A chain built off the GUI thread (`build`: a Chain, or a one-line message about `last`, its last file)
+        and shown in a new tab."""
+        from pt2_viewer.app.compare.chain import ChainView  # deferred: Qt view (test_lazy_imports)
+        from pt2_viewer.core.diff.chain import Chain
 
         def show(_key: str, built: object) -> None:
             if not isinstance(built, Chain):
-                self.window.open_failed_message(pte, str(built))
+                self.window.open_failed_message(last, str(built))
                 return
             view = ChainView(built, self.window.layouts, interactive=self.window.interactive)
             self.window.add_tab(view, view.title())
 
         builder = self._loader()
         builder.built.connect(show)
-        builder.run(Path(pte).name, lambda: read_pipeline(archive, program, core, pte, etrecord, source_to_pte),
-                    "compare")
+        builder.run(Path(last).name, build, "compare")
 
     def numerics_compare(self, doc: DocumentWidget, decomposition: Decomposition, node: str) -> None:
         """The Numerics tab's decomposed candidate beside the original, both sides on the first divergence. The

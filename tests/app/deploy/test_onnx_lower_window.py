@@ -1,0 +1,65 @@
+"""Program > Lower to ONNX… in the window: the menu's action opens the dialog, the worker lowers the program with
+torch.onnx.export, the dialog lists what each source op became, and the `.onnx` opens beside its source as the
+pipeline view's two stages, source | ONNX, a node selected in one selecting its counterparts in the other through the
+links the job wrote into the file. Offscreen; screenshots go to PT2V_SCREENSHOTS when it is set."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pt2_viewer.app.compare.chain import ChainView
+from pt2_viewer.app.deploy.onnx_lower_dialog import OnnxLowerDialog
+from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.core.onnx.viewer_links import viewer_links
+
+TIMEOUT = 300_000
+
+
+@pytest.fixture(scope="module")
+def source() -> Path:
+    pytest.importorskip("onnxscript", reason="torch.onnx.export(dynamo=True) needs onnxscript (pip install .[onnx])")
+    from tests.onnx_programs import CNN, source_program
+
+    return source_program(CNN)
+
+
+@pytest.mark.worker
+def test_the_menu_lowers_to_onnx_and_opens_source_beside_onnx_linked(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                                     source: Path) -> None:
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+        window.open_path(str(source))
+    action = next(a for a in window.program_actions if a.text() == "Lower to &ONNX…")
+    assert action.isEnabled()
+    tabs = window.tabs.count()
+    action.trigger()
+    (dialog,) = window.findChildren(OnnxLowerDialog)
+    with qtbot.waitSignal(dialog.lowered, timeout=TIMEOUT) as blocker:
+        dialog.start()
+    result = blocker.args[0]
+    assert Path(result.onnx).suffix == ".onnx" and Path(result.onnx).is_file()
+    assert "4 fused" in dialog.stage.text() and dialog.table.topLevelItemCount() == len(result.nodes)
+    became = {dialog.table.topLevelItem(i).text(0): dialog.table.topLevelItem(i).text(2)
+              for i in range(dialog.table.topLevelItemCount())}
+    assert became["batch_norm"].startswith("fused by FuseBatchNormIntoConv into ")
+
+    qtbot.waitUntil(lambda: window.tabs.count() == tabs + 1, timeout=TIMEOUT)
+    view = window.tabs.currentWidget()
+    assert isinstance(view, ChainView)
+    assert [Path(s.archive.path).suffix for s in view.chain.stages] == [".pt2", ".onnx"]
+    qtbot.waitUntil(lambda: all(d.ready for d in view.docs), timeout=TIMEOUT)
+    onnx_graph = view.chain.stages[1].program.graph
+    conv = next(name for name, nodes in viewer_links(onnx_graph).items() if "batch_norm" in nodes)
+    with qtbot.waitSignal(view.selection_synced, timeout=TIMEOUT) as synced:
+        view.docs[0].view.node_clicked.emit("batch_norm")
+    assert synced.args == [0, "batch_norm"] and view.selected(1) == [conv]
+    with qtbot.waitSignal(view.selection_synced, timeout=TIMEOUT):  # and back: the Conv took in both ops
+        view.docs[1].view.node_clicked.emit(conv)
+    assert view.selected(0) == ["conv2d", "batch_norm"]
+    with qtbot.waitSignal(view.selection_synced, timeout=TIMEOUT):
+        view.docs[0].view.node_clicked.emit("relu")
+    assert view.selected(1) == [result.source_to_onnx()["relu"][0]]
+    folder = os.environ.get("PT2V_SCREENSHOTS")
+    if folder:
+        window.grab().save(str(Path(folder) / "source_onnx_pipeline.png"))
