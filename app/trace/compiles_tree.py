@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
+from pt2_viewer.app import theme
 from pt2_viewer.app.qt import child_items, top_level_items
 from pt2_viewer.core.trace import outline
 from pt2_viewer.core.trace.model import Compile, Trace
@@ -17,6 +18,7 @@ from pt2_viewer.core.trace.outline import GraphEntry
 ROLE = Qt.ItemDataRole.UserRole
 COLUMNS = ("Compile", "Status", "Time", "Graphs", "Cache")
 OPEN_UP_TO = 8  # compiles of a rank whose graphs are listed open
+STATUS_COLOURS = {"graph break": theme.HIGHLIGHT, "failed": theme.MATCH}
 
 
 @dataclass
@@ -66,6 +68,8 @@ class CompilesTree(QTreeWidget):
         row = QTreeWidgetItem(parent, [outline.title(compile_), compile_.status, outline.seconds_text(compile_),
                                        ", ".join(dict.fromkeys(g.kind for g in made)), "cache hit" if hit else ""])
         row.setData(0, ROLE, compile_)
+        if compile_.status in STATUS_COLOURS:  # what the user may want to fix stands out
+            row.setForeground(1, STATUS_COLOURS[compile_.status])
         if compile_.frame is not None:
             row.setToolTip(0, f"{compile_.frame.function} at {compile_.frame.file}:{compile_.frame.line}")
         row.setToolTip(2, outline.phases_text(compile_))
