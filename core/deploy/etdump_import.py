@@ -4,7 +4,8 @@ The files are data from a device, never code: they are read by ExecuTorch's own 
 `inspect`), never parsed here. What is checked first, so that a damaged or foreign file gets one line:
 - each file is a regular file within its bound (`MAX_ETDUMP_BYTES`, `MAX_DEBUG_BUFFER_BYTES`: the Inspector reads both
   whole into memory), and the ETDump is a size-prefixed flatbuffer of ETDump's identifier (`ED00`) holding as many
-  bytes as its prefix says: a truncated file is refused before ExecuTorch's reader (which runs `flatc`) sees it;
+  bytes as its prefix says: a truncated file is refused before ExecuTorch's reader (which runs `flatc`) sees it, and
+  what `flatc` prints of a file it cannot read is the failure's detail, not the terminal's;
 - every tensor a debug event names lies inside the debug buffer (core/deploy/etdump.py `check_debug_data`);
 - the recording is of this method (`check_recorded_program`): every instruction it profiles is one the `.pte` has,
   running the kernel or delegate the event names, and, with an ETRecord, the op its debug handles name.
@@ -59,7 +60,7 @@ class DelegateEvent:
 def _file(path: str, what: str, bound: int) -> Path:
     p = Path(path)
     if not p.is_file():
-        raise JobFailure("request", f"The {what} '{p}' is not a file.", WHICH_FILES)
+        raise JobFailure("load", f"The {what} '{p}' is not a file.", WHICH_FILES)
     size = p.stat().st_size
     if size > bound:
         raise JobFailure("load", f"The {what} '{p.name}' is {size:,} bytes, more than the {bound:,} the viewer "
@@ -103,7 +104,7 @@ def read_recording(run: EtdumpRun, etrecord: Any | None, values: bool) -> Any:
     if values and (run.debug_buffer is None or not logged):
         what = "its debug buffer (--debug-buffer RUN.bin)" if logged else \
             "an ETDump recorded with a debug buffer: this one logged no intermediate value"
-        raise JobFailure("request", f"Comparing op by op from '{name}' needs {what}.",
+        raise JobFailure("request" if logged else "load", f"Comparing op by op from '{name}' needs {what}.",
                          "Record with ETDumpGen's set_debug_buffer and bring both files.")
     if run.debug_buffer is not None:
         try:
