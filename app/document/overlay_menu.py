@@ -66,7 +66,7 @@ def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) 
         loader.read.connect(read)
         loader.failed.connect(failed)
         doc.status.emit(reading_line(path, torch_trace))
-        loader.load(doc.model.program, path, torch_trace)
+        loader.load(doc.model.archive, doc.model.program, path, torch_trace)
 
     menu.addAction("Import Profile…", functools.partial(import_profile, False))
     menu.addAction("Import Compiled Profile (with TORCH_TRACE)…", functools.partial(import_profile, True))

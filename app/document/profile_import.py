@@ -1,6 +1,7 @@
 """View > Overlay > Import Profile…: a `torch.profiler` Chrome trace recorded on any machine, of the program's eager
 module, or with Import Compiled Profile… of its code compiled by torch.compile together with that run's TORCH_TRACE
-folder (whose provenance names each kernel's nodes), attributed to the program's nodes (core/profile/,
+folder (whose provenance names each kernel's nodes; an AOTInductor package's own provenance is used without asking),
+attributed to the program's nodes (core/profile/,
 docs/profile.md) and painted with the run-time overlay a local run paints: fastest to slowest, a collapsed group the
 sum of its nodes, the legend the two times. Details lists, under the overlay's name, each node's calls, total, mean,
 device and its events.
@@ -16,10 +17,10 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from pt2_viewer.core.graph.overlays import Overlay, run_time_overlay
-from pt2_viewer.core.model.program import Program
+from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.profile.errors import ProfileError
 from pt2_viewer.core.profile.load import profile_attribution
-from pt2_viewer.core.profile.model import Attribution
+from pt2_viewer.core.profile.model import Attribution, TraceEvent
 from pt2_viewer.core.util.words import format_seconds
 
 PROFILE_TIME = "Profile time"  # the overlay's name: a local run's own stays "Run time" beside it
@@ -35,7 +36,7 @@ def profile_overlay(result: Attribution) -> Overlay:
     for n in result.nodes:
         rows = [("calls", str(n.calls)), ("total", format_seconds(n.us / 1e6)),
                 ("mean", format_seconds(n.mean_us / 1e6)), ("device", n.device)]
-        rows += [("event", f"{e.name}: {format_seconds(e.dur / 1e6)}") for e in n.events[:EVENTS_LISTED]]
+        rows += [("event", _event_text(e)) for e in n.events[:EVENTS_LISTED]]
         if len(n.events) > EVENTS_LISTED:
             rows.append(("event", f"… {len(n.events) - EVENTS_LISTED} more"))
         overlay.rows[n.node] = rows
@@ -45,6 +46,15 @@ def profile_overlay(result: Attribution) -> Overlay:
     return overlay
 
 
+def _event_text(e: TraceEvent) -> str:
+    """`aten::conv2d: 709 µs`; a compiled kernel's share time first (its name is long and the column cuts it):
+    `8.7 µs (1/17) cpp_fused_…_8:17`."""
+    if not e.shared_by:
+        return f"{e.name}: {format_seconds(e.dur / 1e6)}"
+    share = f" (1/{e.shared_by})" if e.shared_by > 1 else ""
+    return f"{format_seconds(e.dur / 1e6)}{share} {e.name}"
+
+
 class ProfileLoader(QObject):
     """`load(...)` reads and attributes a trace in a thread: `read(path, Overlay)` or `failed(message)`, delivered
     on the GUI thread (the loader lives there)."""
@@ -52,13 +62,14 @@ class ProfileLoader(QObject):
     read = Signal(str, object)
     failed = Signal(str)
 
-    def load(self, program: Program, path: str, torch_trace: str | None = None) -> None:
-        threading.Thread(target=self._run, args=(program, path, torch_trace), daemon=True,
+    def load(self, archive: Archive, program: Program, path: str, torch_trace: str | None = None) -> None:
+        threading.Thread(target=self._run, args=(archive, program, path, torch_trace), daemon=True,
                          name=f"import profile {path}").start()
 
-    def _run(self, program: Program, path: str, torch_trace: str | None) -> None:
+    def _run(self, archive: Archive, program: Program, path: str, torch_trace: str | None) -> None:
         try:
-            overlay = profile_overlay(profile_attribution(program, path, torch_trace, program_label=program.name))
+            overlay = profile_overlay(profile_attribution(program, path, torch_trace, program_label=program.name,
+                                                          archive=archive))
         except ProfileError as e:
             self._emit(self.failed, str(e))
         except Exception as e:  # a bug must not take the window down; say what happened, in one line

@@ -1,7 +1,7 @@
 """`pt2-viewer profile PROGRAM TRACE.json [--trace DIR] [--json]`: a `torch.profiler` Chrome trace of the program's
-eager module, or with `--trace` of its compiled code (the run's TORCH_TRACE folder holding Inductor's kernel
-provenance), recorded on any machine, attributed to the program's nodes (core/profile/, docs/profile.md). No Qt, no
-torch.
+eager module, or with `--trace` of its compiled code (the run's TORCH_TRACE folder, or the AOTInductor package,
+holding Inductor's kernel provenance; a package given as PROGRAM uses its own), recorded on any machine, attributed
+to the program's nodes (core/profile/, docs/profile.md). No Qt, no torch.
 
 Exit status (core/cli/exit_status.py): 0 attributed; 1 a program or trace it cannot use (unreadable, hostile, or a
 trace of another program, each said in one line); 2 wrong arguments."""
@@ -23,8 +23,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("program", help="the .pt2 whose eager module (ep.module()) the trace profiled")
     parser.add_argument("trace", help="the Chrome trace JSON torch.profiler wrote (prof.export_chrome_trace), or .gz")
     parser.add_argument("--trace", dest="torch_trace", default=None, metavar="DIR",
-                        help="the TORCH_TRACE folder of the compiled run the profile recorded: its kernels are "
-                             "attributed through Inductor's provenance (provenance_tracking_level=1)")
+                        help="the TORCH_TRACE folder of the torch.compile run the profile recorded, or the "
+                             "AOTInductor package it ran: its kernels are attributed through Inductor's provenance "
+                             "(provenance_tracking_level=1)")
     parser.add_argument("--program", dest="program_name", default=None, metavar="NAME",
                         help="which program of the archive the trace ran, when it holds several (default: the first)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (a stable format for scripts)")
@@ -34,7 +35,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         archive = registry.read(args.program)
         program = archive.program(args.program_name)
-        result = profile_attribution(program, args.trace, args.torch_trace, program_label=args.program)
+        result = profile_attribution(program, args.trace, args.torch_trace, program_label=args.program,
+                                     archive=archive)
     except (ArchiveError, ProfileError) as e:
         print(f"pt2-viewer: {e}", file=sys.stderr)
         return exit_status.FAILED

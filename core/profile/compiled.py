@@ -1,15 +1,16 @@
-"""Attribute a profiler trace of compiled code (torch.compile's Inductor) to the program's nodes, by kernel name
-through torch's provenance (core/trace/provenance.py).
+"""Attribute a profiler trace of compiled code (torch.compile's Inductor, an AOTInductor package) to the program's
+nodes, by kernel name through torch's provenance (core/trace/provenance.py, core/profile/package_kernels.py).
 
 The trace's kernel events are found by name: a generated kernel as it records itself (`graph_0_cpp_fused_relu_0`
-on CPU with `cpp.enable_kernel_profile`, `triton_poi_fused_add_1` on the device), an extern kernel as the ATen op it
-calls (`extern_kernels.convolution` runs `aten::convolution`, taken only inside a compiled region, where no other op
-encloses it). Within each compile the wrapper calls its kernels in the order of their provenance handles, so the
-events of one name are matched to that name's calls in that order, wrapping round for the next run; a kernel called
-at several places (`cpp_fused_relu_2` twice) gets each call's own nodes. Each event's time is shared equally between
-the program nodes its call computes (`cppCodeToPost`, then `postToPre`: Dynamo's node names, which are the
-program's when the compiled module is its `ep.module()`), so a collapsed group's sum, and the sum over all nodes, is
-the kernels' time. Kernel events no provenance names are `unattributed_us`."""
+on CPU with `cpp.enable_kernel_profile`, `triton_poi_fused_add_1` on the device), an AOTInductor fallback by its
+shim (`aoti_torch_cpu_addmm_out`), an extern kernel as the ATen op it calls (`extern_kernels.convolution` runs
+`aten::convolution`, taken only inside a compiled region, where no other op encloses it). Within each compile the
+wrapper calls its kernels in the order of their provenance handles, so the events of one name are matched to that
+name's calls in that order, wrapping round for the next run; a kernel called at several places (`cpp_fused_relu_2`
+twice) gets each call's own nodes. Each event's time is shared equally between the program nodes its call computes
+(`cppCodeToPost`, then `postToPre`: Dynamo's node names, which are the program's when the compiled module is its
+`ep.module()`; an AOTInductor package's `pre_grad_nodes` are its source program's), so a collapsed group's sum, and
+the sum over all nodes, is the kernels' time. Kernel events no provenance names are `unattributed_us`."""
 from __future__ import annotations
 
 import re
@@ -61,14 +62,13 @@ def attribute_compiled(program: Program, trace: ProfileTrace, compiled: list[Com
     label = program_label or program.name
     nodes = {n.name: NodeTime(n.name, n.whole_target) for n in program.graph.nodes
              if n.op is NodeOp.CALL_FUNCTION}
-    if not compiled:
+    if not compiled:  # the caller says why there is no provenance
         kernel_us = sum(e.dur for e in trace.events if _GENERATED.match(e.name))
-        return Attribution(label, trace.path, "cpu", 0, list(nodes.values()), kernel_us,
-                           notes=[f"{trace_dir} {NO_PROVENANCE}"])
-    same = {c.compile_id: _same_nodes(c, nodes) for c in compiled}
-    graphs = [_calls(c, same[c.compile_id]) for c in compiled]
+        return Attribution(label, trace.path, "cpu", 0, list(nodes.values()), kernel_us)
+    same = [_same_nodes(c, nodes) for c in compiled]
+    graphs = [_calls(c, program_nodes) for c, program_nodes in zip(compiled, same)]
     named = {n for c in compiled for k in c.kernels for n in k.pre_grad}
-    matched = set().union(*same.values())
+    matched = set().union(*same)
     if named and len(matched) < len(named) / 2:
         raise ProfileError(f"{trace_dir}: not a compile of {label}: {len(named) - len(matched)} of the "
                            f"{len(named)} nodes its kernels compute are no node of the program (such as "
@@ -93,9 +93,8 @@ def attribute_compiled(program: Program, trace: ProfileTrace, compiled: list[Com
             node.calls += 1
             node.us += share
             node.device = device
-            node.events.append(TraceEvent(f"{call.kernel} (1/{len(call.nodes)} of {event.dur:.1f} us)"
-                                          if len(call.nodes) > 1 else call.kernel, event.category, event.ts,
-                                          share, event.pid, event.tid, device=event.device))
+            node.events.append(TraceEvent(call.kernel, event.category, event.ts, share, event.pid, event.tid,
+                                          device=event.device, shared_by=len(call.nodes)))
     notes = [f"{len(found.events)} kernel calls of {len(compiled)} compiled "
              f"graph{'s' if len(compiled) != 1 else ''} matched through provenance"]
     missing = sorted(named - matched)

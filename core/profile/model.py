@@ -23,6 +23,7 @@ class TraceEvent:
     correlation: int | None = None  # args.correlation: a runtime launch and the kernels it launched share it
     external_id: int | None = None  # args["External id"]: the CPU op a launch or kernel came from
     device: int | None = None  # args.device: the GPU a kernel ran on
+    shared_by: int = 0  # a compiled kernel's share: its time split between this many nodes (0: the event itself)
 
     @property
     def end(self) -> float:

@@ -54,7 +54,7 @@ class CompiledKernels:
     """The kernels of one compile, in the order its wrapper calls them; `graph_id` is the N the CPU kernels record
     themselves under in a profile (`graph_N_cpp_fused_...`), when the output code says."""
 
-    compile_id: CompileId
+    compile_id: CompileId | None  # None for an AOTInductor package's model (core/profile/package_kernels.py)
     rank: int | None
     graph_id: int | None
     kernels: list[KernelNodes]

@@ -6,6 +6,7 @@ TORCH_TRACE's provenance (tests/compiled_profile_programs.py). The trace is read
 says it is reading, and the test waits for the answer. The file dialogs are answered by the test (none is shown)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -79,5 +80,6 @@ def test_a_compiled_profile_paints_the_kernels_time_through_provenance(  # type:
     overlay = doc.tools.extra[PROFILE_TIME]
     assert overlay.values == pytest.approx({n.node: n.us / 1e6 for n in expected.nodes if n.us > 0})
     events = [text for label, text in overlay.detail_rows("conv2d_5") if label == "event"]
-    assert events and all(e.startswith(("extern_kernels.convolution:", "cpp_fused_")) for e in events)
+    assert any(re.fullmatch(r"[\d.]+ [µm]?s extern_kernels\.convolution:\d+", e) for e in events)  # all its own
+    assert any(re.fullmatch(r"[\d.]+ [µm]?s \(1/\d+\) cpp_fused_\w+:\d+", e) for e in events)  # a fused share
     assert said[-1].startswith("Profile trace.json: ") and "matched through provenance" in said[-1]

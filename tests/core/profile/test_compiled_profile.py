@@ -1,6 +1,8 @@
 """`pt2-viewer profile PROGRAM TRACE.json --trace DIR` on the zoo CNN compiled by torch.compile on CPU (issue 41):
 its `cpp_fused_*` and extern kernels attributed to the program's nodes through the TORCH_TRACE's provenance, a run
-without provenance said so, another program's trace refused, and a hostile mapping artifact refused in one line.
+without provenance said so, another program's trace refused, and a hostile mapping artifact refused in one line. The
+same for an AOTInductor package built with provenance (tests/aoti_package.py), given to --trace or holding the
+program itself.
 
 The kernel total the tests hold the attribution to is read from the profile itself, not from the code under test:
 every `graph_N_cpp_fused_*` event, and every ATen op event directly inside the compiled graph's call (the extern
@@ -19,7 +21,8 @@ from pt2_viewer.core.profile.errors import ProfileError
 from pt2_viewer.core.profile.load import profile_attribution
 from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.trace import provenance
-from tests.compiled_profile_programs import compiled_profile
+from tests.aoti_package import traced_package, traced_package_with_program
+from tests.compiled_profile_programs import aoti_profile, compiled_profile
 from tests.profile_programs import program_path
 
 pytestmark = pytest.mark.zoo  # the zoo's CNN (tests/zoo) and its compiled profiles
@@ -81,7 +84,7 @@ def test_a_kernel_called_twice_gets_each_calls_nodes() -> None:
     by_kernel: dict[str, set[str]] = {}
     for n in result.nodes:
         for e in n.events:
-            by_kernel.setdefault(e.name.split(" ")[0], set()).add(n.node)
+            by_kernel.setdefault(e.name, set()).add(n.node)
     repeated = [k for k in by_kernel if k.startswith("cpp_fused__native_batch_norm_legit_no_training_relu_2:")]
     assert len(repeated) == 2
     first, second = (by_kernel[k] for k in sorted(repeated, key=lambda k: int(k.rsplit(":", 1)[1])))
@@ -138,3 +141,34 @@ def test_an_oversized_mapping_artifact_is_refused_unread(tmp_path: Path, monkeyp
     program = read_archive(str(program_path("resnet18"))).program(None)
     with pytest.raises(ProfileError, match="over the"):
         profile_attribution(program, str(run / "trace.json"), str(folder))
+
+
+def _aoti_kernel_time(trace: Path) -> float:
+    """The profile's own total of the package's kernels: its generated kernels and its ATen fallbacks' shims."""
+    return sum(e["dur"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"
+               and (_KERNEL.match(e["name"]) or e["name"].startswith("aoti_torch_cpu_")))
+
+
+def test_an_aoti_packages_kernels_are_attributed_through_its_own_provenance(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    source, package = traced_package()
+    trace = aoti_profile() / "trace.json"
+    code, out, err = _run(capsys, str(source), str(trace), "--trace", str(package), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    by_node = {n["node"]: n for n in result["nodes"]}
+    assert by_node["linear"]["us"] > 0 and by_node["linear"]["calls"] == 1  # aoti_torch_cpu_addmm_out
+    assert all(by_node[n]["us"] > 0 for n in ("relu", "mul", "add", "sin", "sum_1"))  # the fused kernel
+    total = _aoti_kernel_time(trace)
+    assert sum(n["us"] for n in result["nodes"]) >= 0.9 * total
+    assert sum(n["us"] for n in result["nodes"]) + result["unattributed_us"] == pytest.approx(total, rel=1e-3)
+    # the package with its program inside: its own provenance, no --trace
+    code, out_inside, _ = _run(capsys, str(traced_package_with_program()), str(trace), "--json")
+    assert code == 0 and json.loads(out_inside)["nodes"] == result["nodes"]
+
+
+def test_trace_given_a_plain_program_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    source, _ = traced_package()
+    code, out, err = _run(capsys, str(source), str(aoti_profile() / "trace.json"), "--trace",
+                          str(program_path("resnet18")))
+    assert code == 1 and out == "" and "neither a TORCH_TRACE folder nor an AOTInductor package" in err
