@@ -3,12 +3,14 @@ Cancel, list what each source op became ("fused by FuseBatchNormIntoConv", "drop
 then hand the `.onnx` on to open beside its source as the pipeline view's stages: source | ONNX, a node selected in
 one selected in the other through the links the job wrote into the file (core/diff/onnx_stage.py).
 
-The `.onnx` is written into the job's temporary folder, which goes when the app quits; "Save .onnx As…" saves it
-where the user wants (the save dialog asks before replacing a file).
+The `.onnx` is written into the job's temporary folder, which goes when the app quits; "Save .onnx As…" here, or
+File > Save Program As… on the tab it opens in, saves it where the user wants (the save dialog asks before replacing
+a file), and closing that tab unsaved asks first (`OnnxFile`, shared by both, app/window/lowered_tab.py).
 """
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -28,6 +30,18 @@ from pt2_viewer.core.util.words import plural
 NODE_ROLE = Qt.ItemDataRole.UserRole
 
 
+@dataclass
+class OnnxFile:
+    """The `.onnx` the dialog made in its temporary folder, and where the user saved it (None until saved): shared by
+    the dialog and the tab it opens in, so a save from either stops the question on closing."""
+
+    path: Path
+    saved: Path | None = None
+
+    def unsaved(self) -> str | None:
+        return None if self.saved is not None else f"the ONNX model {self.path.name}"
+
+
 def summary(result: OnnxLowerResult) -> str:
     rows = result.nodes or []
     counts = {fate: sum(r.fate == fate for r in rows) for fate in (BECAME, FUSED, DROPPED)}
@@ -37,7 +51,8 @@ def summary(result: OnnxLowerResult) -> str:
 
 
 class OnnxLowerDialog(JobDialog):
-    """Emits `lowered(result)` when the job succeeded (its `.onnx` at `result.onnx`), `failed(message)` when not."""
+    """Emits `lowered(result)` when the job succeeded (its `.onnx` at `result.onnx`, and in `file`), `failed(message)`
+    when not."""
 
     lowered = Signal(object)
     failed = Signal(str)
@@ -55,6 +70,7 @@ class OnnxLowerDialog(JobDialog):
         self.driver.finished.connect(self._finished)
         self.out_dir: Path | None = None
         self.result: OnnxLowerResult | None = None
+        self.file: OnnxFile | None = None  # the last lowering's .onnx, and where it was saved
         self.log: list[str] = []
 
         self.stage = QLabel("torch.onnx.export (dynamo=True) in the worker, onnxscript's optimizer included; the "
@@ -105,6 +121,7 @@ class OnnxLowerDialog(JobDialog):
         if result is None:
             return
         self.result = result
+        self.file = OnnxFile(Path(result.onnx or ""))
         self.save_button.setEnabled(True)
         self.show_result(result)
         self.out_dir = None  # the opened tab's from now on (temp_dirs removes it when the app quits)
@@ -124,19 +141,19 @@ class OnnxLowerDialog(JobDialog):
 
     def save_dialog(self) -> Path | None:
         """Save .onnx As…: the lowered file where the user chooses (offered beside the source)."""
-        if self.result is None or not self.result.onnx:
+        if self.file is None:
             return None
-        name = Path(self.result.onnx).name
-        chosen = save_file(self, "Save .onnx As", self.program_path, name, "ONNX models (*.onnx)") \
-            if self.interactive else None
+        name = self.file.path.name
+        chosen = save_file(self, "Save .onnx As", self.program_path, name, "ONNX models (*.onnx)")
         if not chosen:
             return None
         try:
-            onnx = self.result.onnx
+            onnx = self.file.path
             write_atomically(chosen, lambda tmp: shutil.copyfile(onnx, tmp), parents=False)
         except OSError as e:
             self.stage.setText(f"Could not save {chosen}: {e.strerror or e}")
             return None
+        self.file.saved = Path(chosen)
         self.stage.setText(f"Saved {chosen}")
         return Path(chosen)
 
@@ -147,4 +164,4 @@ class OnnxLowerDialog(JobDialog):
             self.doc.select(node)
 
 
-__all__ = ["OnnxLowerDialog", "summary"]
+__all__ = ["OnnxFile", "OnnxLowerDialog", "summary"]

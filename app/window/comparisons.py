@@ -16,11 +16,14 @@ from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.core.model.program import Archive, Program
 
 if TYPE_CHECKING:  # imported where used: opening a .pt2 needs none of the compare and decompose views
+    from pt2_viewer.app.compare.chain import ChainView
     from pt2_viewer.app.compare.view import ComparePlan, CompareView
     from pt2_viewer.app.decompose.dialog import DecomposeDialog
+    from pt2_viewer.app.deploy.onnx_lower_dialog import OnnxFile
     from pt2_viewer.app.deploy.pte_saving import LoweredFiles
     from pt2_viewer.app.document.tab import DocumentTab
     from pt2_viewer.core.compare.decomposition import Decomposition
+    from pt2_viewer.core.diff.chain import Chain
     from pt2_viewer.core.jobs.schemas.lower import LowerResult
 # The comparison models, the diff and the delegation overlay are imported where used too: the window's start-up
 # needs none of them (test_lazy_imports).
@@ -109,17 +112,24 @@ class Comparisons:
         from pt2_viewer.app.deploy.onnx_lower_dialog import OnnxLowerDialog  # deferred: Qt view (test_lazy_imports)
 
         dialog = OnnxLowerDialog(doc, interactive=self.window.interactive, parent=self.parent)
-        dialog.lowered.connect(lambda result: self.open_onnx_chain(doc, str(result.onnx)))
+        dialog.lowered.connect(lambda result: self.open_onnx_chain(doc, str(result.onnx), dialog.file))
         dialog.show()
         return dialog
 
-    def open_onnx_chain(self, doc: DocumentWidget, onnx: str) -> None:
+    def open_onnx_chain(self, doc: DocumentWidget, onnx: str, file: OnnxFile | None = None) -> None:
         """Source | ONNX in a new tab, the pair diffed, selection synced through the links the file's metadata holds
-        (core/diff/onnx_stage.py)."""
+        (core/diff/onnx_stage.py); with `file` (the Lower dialog's, in its temporary folder), a tab that saves it and
+        asks before closing while it is unsaved (app/window/lowered_tab.py)."""
+        from pt2_viewer.app.window.lowered_tab import LoweredOnnxView
         from pt2_viewer.core.diff.onnx_stage import read_onnx_pipeline
 
+        def make(chain: Chain) -> ChainView:
+            view = LoweredOnnxView(chain, self.window.layouts, interactive=self.window.interactive)
+            view.file = file
+            return view
+
         archive, program = doc.model.archive, doc.model.program
-        self._open_chain(onnx, lambda: read_onnx_pipeline(archive, program, onnx))
+        self._open_chain(onnx, lambda: read_onnx_pipeline(archive, program, onnx), make if file else None)
 
     def compare_dialog(self) -> None:
         doc = self.window.current_document()
@@ -160,9 +170,10 @@ class Comparisons:
         archive, program = doc.model.archive, doc.model.program
         self._open_chain(pte, lambda: read_pipeline(archive, program, core, pte, etrecord, source_to_pte))
 
-    def _open_chain(self, last: str, build: Callable[[], object]) -> None:
+    def _open_chain(self, last: str, build: Callable[[], object],
+                    make: Callable[[Chain], ChainView] | None = None) -> None:
         """A chain built off the GUI thread (`build`: a Chain, or a one-line message about `last`, its last file)
-        and shown in a new tab."""
+        and shown in a new tab (made by `make`, by default a ChainView)."""
         from pt2_viewer.app.compare.chain import ChainView  # deferred: Qt view (test_lazy_imports)
         from pt2_viewer.core.diff.chain import Chain
 
@@ -170,7 +181,8 @@ class Comparisons:
             if not isinstance(built, Chain):
                 self.window.open_failed_message(last, str(built))
                 return
-            view = ChainView(built, self.window.layouts, interactive=self.window.interactive)
+            view = make(built) if make is not None else ChainView(built, self.window.layouts,
+                                                                  interactive=self.window.interactive)
             self.window.add_tab(view, view.title())
 
         builder = self._loader()

@@ -107,8 +107,8 @@ def save_program_dialog(window: Window, parent: QWidget) -> None:
         elif message:
             window.warn("Save failed", message)
         return
-    target = save_file(parent, "Save program", tab.source_file() or source, Path(source).name,
-                       "PyTorch archive (*.pt2)")
+    kinds = "ONNX models (*.onnx)" if Path(source).suffix == ".onnx" else "PyTorch archive (*.pt2)"
+    target = save_file(parent, "Save program", tab.source_file() or source, Path(source).name, kinds)
     if not target:
         return
     try:

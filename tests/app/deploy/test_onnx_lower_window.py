@@ -1,13 +1,15 @@
 """Program > Lower to ONNX… in the window: the menu's action opens the dialog, the worker lowers the program with
 torch.onnx.export, the dialog lists what each source op became, and the `.onnx` opens beside its source as the
 pipeline view's two stages, source | ONNX, a node selected in one selecting its counterparts in the other through the
-links the job wrote into the file. Offscreen; screenshots go to PT2V_SCREENSHOTS when it is set."""
+links the job wrote into the file; the tab keeps the `.onnx` until it is saved.
+Offscreen; screenshots go to PT2V_SCREENSHOTS when it is set."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QFileDialog
 
 from pt2_viewer.app.compare.chain import ChainView
 from pt2_viewer.app.deploy.onnx_lower_dialog import OnnxLowerDialog
@@ -27,7 +29,8 @@ def source() -> Path:
 
 @pytest.mark.worker
 def test_the_menu_lowers_to_onnx_and_opens_source_beside_onnx_linked(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                                     source: Path) -> None:
+                                                                     source: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
         window.open_path(str(source))
     action = next(a for a in window.program_actions if a.text() == "Lower to &ONNX…")
@@ -63,3 +66,16 @@ def test_the_menu_lowers_to_onnx_and_opens_source_beside_onnx_linked(qtbot, wind
     folder = os.environ.get("PT2V_SCREENSHOTS")
     if folder:
         window.grab().save(str(Path(folder) / "source_onnx_pipeline.png"))
+
+    # the .onnx is in the job's temporary folder: the tab says so until File > Save Program As… saves it
+    assert view.unsaved() == f"the ONNX model {Path(result.onnx).name}"
+    asked: list[str] = []
+
+    def save_as(_parent, _title, _suggested, kinds):  # type: ignore[no-untyped-def]
+        asked.append(kinds)
+        return str(tmp_path / "kept.onnx"), ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_as)
+    window.save_program_dialog()
+    assert asked == ["ONNX models (*.onnx)"]
+    assert (tmp_path / "kept.onnx").read_bytes() == Path(result.onnx).read_bytes() and view.unsaved() is None
