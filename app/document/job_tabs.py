@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 RUN, NUMERICS = "Run", "Numerics"
 NOT_FOR_ONNX = ("this viewer runs torch programs (.pt2) and ExecuTorch programs (.pte), not ONNX models. Open the "
-                ".pt2 it was exported from to run it or check its numerics; run the .onnx itself with onnxruntime.")
+                ".pt2 it was exported from to run it, or to check this .onnx's numerics (choose it as its Lowered "
+                "file there); run the .onnx itself with onnxruntime.")
 NOT_FOR_TRACE = ("this graph was read from a torch.compile trace, which holds its text, not a program torch can "
                  "load. Export the model with torch.export to run it or check its numerics here.")
 NOT_FOR_PTE = ("it compares a torch program (.pt2) with what it became. Open the source .pt2 and choose this .pte as "

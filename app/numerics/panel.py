@@ -1,5 +1,6 @@
 """The Numerics tab of a document: compare the program with a candidate (a decomposition, bf16/fp16, CUDA,
-torch.compile, AOTInductor) node by node in the worker, and show where its numbers go wrong.
+torch.compile, AOTInductor, ONNX, or a file it became: a .pte, a package, a .onnx) node by node in the worker, and
+show where its numbers go wrong.
 
 Choices: the candidate (and a table file), the inputs, the threshold. Results: a summary (first divergence, memory
 used), a table of every compared node sorted by error (the first divergence in bold, nodes over the threshold tinted;
@@ -66,7 +67,7 @@ OVER_BRUSH = QBrush(theme.ALERT_ROW)
 INPUT_CHOICES = input_choices("Generated inputs (as Run makes them)")
 
 
-LOWERED_FILTER = "ExecuTorch programs and AOTInductor packages (*.pte *.pt2)"
+LOWERED_FILTER = "ExecuTorch programs, AOTInductor packages and ONNX models (*.pte *.pt2 *.onnx)"
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,8 @@ class FileField:
 
 FILE_FIELDS = {
     "table": FileField("Table", "a .py file defining a decomposition table", "Decomposition table", PY_FILTER),
-    "lowered": FileField("Lowered file", "a .pte (its ETRecord beside it) or an AOTInductor package (.pt2)",
-                         "What the program became: a .pte or an AOTInductor package", LOWERED_FILTER),
+    "lowered": FileField("Lowered file", "a .pte (its ETRecord beside it), an AOTInductor package (.pt2) or a .onnx",
+                         "What the program became: a .pte, an AOTInductor package or an ONNX model", LOWERED_FILTER),
 }
 NO_FILE = FileField("File", "no file for this candidate", "", "")
 NAME_CHARS = 24  # the least of a node name the table shows before it scrolls sideways
@@ -246,7 +247,8 @@ class NumericsPanel(QScrollArea):
                 return refused
         if key == "lowered":
             if not table or not Path(table).expanduser().is_file():
-                return f"The file '{table or ''}' does not exist: choose a .pte or an AOTInductor package (.pt2)."
+                return (f"The file '{table or ''}' does not exist: choose a .pte, an AOTInductor package (.pt2) or "
+                        "an ONNX model (.onnx).")
             if table.endswith(".pt2") and not confirm_native(self, Path(table).expanduser(), self.trust,
                                                              interactive=self.interactive):
                 return "The package's compiled code was not run: loading it runs it, with your permissions."

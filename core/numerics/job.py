@@ -139,7 +139,8 @@ def _run(request: NumericsRequest, out: Path, emit: Emit, report: NumericsResult
     traced = None  # AOTInductor op by op: (errors, the rows' kernel and group)
     with torch.no_grad():
         if kind == "onnx":
-            errors, extras = compare_onnx(ep, candidate, inputs.args, inputs.kwargs, loaded.name, out, emit, report)
+            errors, extras = compare_onnx(ep, candidate, inputs.args, inputs.kwargs, loaded.name, out, emit, report,
+                                          memory)
         elif kind == "pte":
             errors, extras = compare_pte(ep, Path(candidate), inputs.args, inputs.kwargs, request, out, emit, report)
         elif kind in ("aoti", "package") and (traced := aoti.compare_aoti(

@@ -30,6 +30,7 @@ from pt2_viewer.core.numerics.capture import shown_name, steps
 from pt2_viewer.core.numerics.guarded import copied, guarded, guarded_steps, own_inputs, progress, start_args
 from pt2_viewer.core.numerics.metrics import NodeError, compare_values, not_compared, tensor_leaves
 from pt2_viewer.core.numerics.pte import flat_inputs
+from pt2_viewer.core.numerics.store import MemoryUse
 from pt2_viewer.core.util.files import write_atomically
 
 Emit = Callable[[dict[str, Any]], None]
@@ -200,9 +201,9 @@ def _paired(ref: Any, cands: list[tuple[str, Any]]) -> tuple[Any, Any, str, str]
 
 
 def compare_onnx(ep: Any, candidate: str, args: tuple[Any, ...], kwargs: dict[str, Any], program_name: str,
-                 out: Path, emit: Emit, report: NumericsResult) -> Rows:
+                 out: Path, emit: Emit, report: NumericsResult, memory: MemoryUse) -> Rows:
     """Per-node errors of the ONNX model against the source `ep` (keyed by source node), and each row's extras
-    (`group`: the source nodes a fused group computes)."""
+    (`group`: the source nodes a fused group computes); `memory` says what ONNX Runtime's values held."""
     import torch
 
     from pt2_viewer.core.onnx.reader import load_model
@@ -224,6 +225,7 @@ def compare_onnx(ep: Any, candidate: str, args: tuple[Any, ...], kwargs: dict[st
     flat = [a for a in flat_inputs(ep, *own_inputs(args, kwargs)) if isinstance(a, torch.Tensor)]
     progress(emit, "candidate", 0.4, f"Running {path.name} in ONNX Runtime ({len(wanted)} values kept)")
     values = run_model(model, path.resolve().parent, wanted, [_numpy(a) for a in flat], out)
+    memory.peak_held_bytes = sum(int(getattr(v, "nbytes", 0)) for v in values.values())  # all returned at once
     progress(emit, "reference", 0.7, "Running the program")
     errors: dict[str, NodeError] = {}
     extras: dict[str, dict[str, Any]] = {}

@@ -24,14 +24,15 @@ CANDIDATE_CHOICES = (("core", "Core ATen decomposition"), ("functional", "Functi
                      ("table", "My decomposition table (.py)…"), ("bf16", "bfloat16 (inputs, weights cast down)"),
                      ("fp16", "float16 (inputs, weights cast down)"), ("cuda", "The same program on CUDA"),
                      ("compile", "torch.compile (outputs only)"), ("aoti", "AOTInductor (kernel by kernel)"),
-                     ("lowered", "What it became: a .pte or AOTInductor package…"))
+                     ("onnx", "ONNX (exported here, op by op in ONNX Runtime)"),
+                     ("lowered", "What it became: a .pte, AOTInductor package or .onnx…"))
 INPUT_MODES = ("auto", "sample", "generated")
 
 
 @dataclass
 class NumericsOptions:
     candidate: str = "core"  # a CANDIDATE_CHOICES key
-    table: str | None = None  # the .py file, for "table"; the .pte or package file, for "lowered"
+    table: str | None = None  # the .py file, for "table"; the .pte, package or .onnx file, for "lowered"
     inputs: str = "auto"
     seed: int = 0
     threshold: float = DEFAULT_THRESHOLD
@@ -54,7 +55,7 @@ def build_request(program_path: str, program_name: str | None, options: Numerics
     if options.candidate == "table" and not options.table:
         raise ValueError("a table candidate needs its .py file")
     if options.candidate == "lowered" and not options.table:
-        raise ValueError("a lowered candidate needs its .pte or package file")
+        raise ValueError("a lowered candidate needs its .pte, package or .onnx file")
     candidate = options.table if options.candidate in ("table", "lowered") else options.candidate
     pte = options.candidate == "lowered" and is_pte(str(candidate))
     return NumericsRequest(

@@ -93,3 +93,4 @@ def test_an_onnx_model_says_its_ir_and_opsets_and_offers_no_run(qtbot, window: M
         assert "not ONNX models" in doc.panels.tabToolTip(index)
     doc.show_run_panel()  # Run… (Ctrl+R) shows why, instead of a panel that would send the file to the .pt2 job
     assert "onnxruntime" in doc.panels.currentWidget().text()
+    assert "Lowered file" in doc.panels.tabToolTip(_tab(doc, "Numerics"))  # its numerics: from its source .pt2
