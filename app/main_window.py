@@ -38,6 +38,7 @@ from pt2_viewer.app.window.comparisons import Comparisons
 from pt2_viewer.app.window.opening import archive_tab, extra_panels
 from pt2_viewer.app.window.recent_files import RecentFiles
 from pt2_viewer.app.window.screen_fit import keep_on_screen
+from pt2_viewer.app.window.script_open import open_chosen
 from pt2_viewer.core.formats.probe import Probe
 from pt2_viewer.core.formats.registry import Format, Opens, open_dialog_filter, recognise
 from pt2_viewer.core.graph.document import DocumentModel
@@ -304,7 +305,7 @@ class MainWindow(QMainWindow):
     def open_dialog(self) -> None:
         start = str(Path(self.recent()[0]).parent) if self.recent() else ""
         path, _ = QFileDialog.getOpenFileName(self, "Open", start, open_dialog_filter())  # the registry's
-        if path:
+        if path and not open_chosen(self, path):  # a script: export it, or run it with torch.compile's trace
             self.open_path(path)
 
     def open_path(self, path: str, program: str | None = None) -> None:

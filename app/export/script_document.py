@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
-    QProgressBar,
     QPushButton,
     QStackedWidget,
     QTabWidget,
@@ -47,7 +46,7 @@ from pt2_viewer.app.graph.loader import ArchiveLoader
 from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.panels import fixed_font
 from pt2_viewer.app.panels.details import DetailsPanel
-from pt2_viewer.app.widgets.common import fit_tabs, splitter
+from pt2_viewer.app.widgets.common import append_output, busy_bar, fit_tabs, splitter
 from pt2_viewer.app.widgets.source_view import open_source
 from pt2_viewer.core.export.dim_names import dim_names, name_symbols
 from pt2_viewer.core.export.guards import GuardLog
@@ -114,10 +113,7 @@ class ScriptDocument(DocumentTab):
         self.heading.setWordWrap(True)  # a long path wraps: it never widens the window (issue 30)
         self.progress_label = QLabel()
         self.progress_label.setWordWrap(True)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 0)
-        self.progress.setMaximumHeight(12)
-        self.progress.setTextVisible(False)
+        self.progress = busy_bar()
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel)
         self.run_button = QPushButton("Run again")
@@ -246,11 +242,7 @@ class ScriptDocument(DocumentTab):
         self._append_log(stream, text)
 
     def _append_log(self, stream: str, text: str) -> None:
-        if stream == "stdout":
-            self.log_view.appendPlainText(text)
-            return
-        color = "#c0392b" if stream == "stderr" else "#7f7f7f"
-        self.log_view.appendHtml(f"<span style='color:{color}; white-space:pre'>{html.escape(text)}</span>")
+        append_output(self.log_view, stream, text)
 
     def _finished(self, outcome: JobOutcome) -> None:
         self.session.finish(outcome.status, outcome.message)

@@ -1,10 +1,20 @@
 """Small widget helpers shared by the views."""
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QButtonGroup, QRadioButton, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QPlainTextEdit,
+    QProgressBar,
+    QRadioButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from pt2_viewer.app.settings import app_settings
 
@@ -60,3 +70,22 @@ def radio_column(parent: QWidget, choices: Sequence[tuple[str, str]], key: str, 
         column.addWidget(button)
     group.button(checked).setChecked(True)
     return group, column
+
+
+def append_output(view: QPlainTextEdit, stream: str, text: str) -> None:
+    """A line of a worker's output in a log view: the script's stdout as it is, its stderr in red, the worker's own
+    lines in grey."""
+    if stream == "stdout":
+        view.appendPlainText(text)
+        return
+    color = "#c0392b" if stream == "stderr" else "#7f7f7f"
+    view.appendHtml(f"<span style='color:{color}; white-space:pre'>{html.escape(text)}</span>")
+
+
+def busy_bar() -> QProgressBar:
+    """A thin bar that says a job is running (no percentage: a script's run has none)."""
+    bar = QProgressBar()
+    bar.setRange(0, 0)
+    bar.setMaximumHeight(12)
+    bar.setTextVisible(False)
+    return bar
