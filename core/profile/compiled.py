@@ -44,6 +44,11 @@ class _Call:
     nodes: tuple[str, ...]  # the program nodes it computes
 
 
+def is_generated_kernel(name: str) -> bool:
+    """An event of a kernel Inductor generated (`graph_0_cpp_fused_relu_0`, `triton_poi_fused_add_1`)."""
+    return _GENERATED.match(name) is not None
+
+
 def event_name(kernel: str) -> str:
     """How the profiler names a kernel call: generated kernels by their own name, extern kernels and ATen
     fallbacks by the ATen op (`extern_kernels.addmm` -> `aten::addmm`, `aten.mm.default` -> `aten::mm`)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from pt2_viewer.core.formats import registry
 from pt2_viewer.core.model.program import Archive, Program
 from pt2_viewer.core.profile.attribute import attribute
-from pt2_viewer.core.profile.compiled import NO_PROVENANCE, attribute_compiled
+from pt2_viewer.core.profile.compiled import NO_PROVENANCE, attribute_compiled, is_generated_kernel
 from pt2_viewer.core.profile.errors import ProfileError
 from pt2_viewer.core.profile.model import Attribution, ProfileTrace
 from pt2_viewer.core.profile.package_kernels import package_kernels
@@ -36,7 +36,7 @@ def profile_attribution(program: Program, trace_path: str, torch_trace: str | No
     if torch_trace is None:
         compiled = package_kernels(archive) if archive is not None else []
         if not compiled:
-            return attribute(program, trace, program_label=program_label)
+            return _eager(program, trace, program_label)
         return _package_or_eager(program, trace, compiled, archive.path if archive else "", program_label)
     if _is_package(torch_trace):
         compiled = _package(torch_trace)
@@ -60,6 +60,19 @@ def profile_attribution(program: Program, trace_path: str, torch_trace: str | No
         return result
     result.notes.append(f"{missing}; the trace was attributed as the eager module's")
     return result
+
+
+def _eager(program: Program, trace: ProfileTrace, label: str) -> Attribution:
+    """The eager module's attribution; a profile of compiled code is refused saying what it needs."""
+    try:
+        return attribute(program, trace, program_label=label)
+    except ProfileError:
+        kernel = next((e.name for e in trace.events if is_generated_kernel(e.name)), None)
+        if kernel is None:
+            raise
+        raise ProfileError(f"{trace.path}: a profile of compiled code (kernels such as {kernel}): give the compiled "
+                           "run's TORCH_TRACE folder (profile --trace DIR, or Import Compiled Profile…) or the "
+                           "AOTInductor package it ran") from None
 
 
 def _package_or_eager(program: Program, trace: ProfileTrace, compiled: list[CompiledKernels], where: str,

@@ -15,12 +15,15 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pt2_viewer.app.cli import main as cli_main
 from pt2_viewer.core.profile.errors import ProfileError
 from pt2_viewer.core.profile.load import profile_attribution
 from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.trace import provenance
+from pt2_viewer.core.trace.reader import read_trace
 from tests.aoti_package import traced_package, traced_package_with_program
 from tests.compiled_profile_programs import aoti_profile, compiled_profile
 from tests.profile_programs import program_path
@@ -172,3 +175,52 @@ def test_trace_given_a_plain_program_is_refused(capsys: pytest.CaptureFixture[st
     code, out, err = _run(capsys, str(source), str(aoti_profile() / "trace.json"), "--trace",
                           str(program_path("resnet18")))
     assert code == 1 and out == "" and "neither a TORCH_TRACE folder nor an AOTInductor package" in err
+
+
+FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=60,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False),
+                   st.text(max_size=8), st.lists(st.one_of(st.text(max_size=6), st.integers()), max_size=3),
+                   st.dictionaries(st.text(max_size=4), st.integers(), max_size=2))
+
+
+@FUZZ
+@given(edits=st.lists(st.tuples(st.sampled_from(["cppCodeToPost", "postToPre", "version", "preToPost"]),
+                                st.integers(0, 400), st.sampled_from(["value", "key", "drop"]), VALUES),
+                      min_size=1, max_size=4))
+def test_a_damaged_real_mapping_is_attributed_or_refused_in_one_line(tmp_path_factory: pytest.TempPathFactory,
+                                                                     edits: list) -> None:
+    """The real mapping artifact, its entries replaced by values of other types, renamed or dropped: the answer, or
+    one line, never a traceback."""
+    run = compiled_profile() / "provenance"
+    real = read_trace(run / "torch_trace").compiles[0].artifact(provenance.NODE_MAPPINGS)
+    assert real is not None
+    mappings = json.loads(real.text())
+    for key, at, how, value in edits:
+        part = mappings.get(key)
+        if not isinstance(part, dict) or not part:
+            mappings[key] = value
+            continue
+        name = list(part)[at % len(part)]
+        if how == "drop":
+            del part[name]
+        elif how == "key":
+            part[str(value)] = part.pop(name)
+        else:
+            part[name] = value
+    folder = _log_with_mappings(tmp_path_factory.mktemp("fuzz") / "torch_trace", json.dumps(mappings).encode())
+    program = read_archive(str(program_path("resnet18"))).program(None)
+    try:
+        result = profile_attribution(program, str(run / "trace.json"), str(folder))
+    except ProfileError as e:
+        assert "\n" not in str(e) and str(e)
+    else:
+        assert all(n.us >= 0 for n in result.nodes)
+
+
+def test_a_compiled_profile_without_trace_says_what_it_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    run = compiled_profile() / "provenance"
+    code, out, err = _run(capsys, str(program_path("resnet18")), str(run / "trace.json"))
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert "a profile of compiled code (kernels such as graph_0_cpp_fused_" in err and "--trace DIR" in err
