@@ -17,6 +17,7 @@ median, p90 and count, the Inspector's own `PerfData`), and the events a delegat
 from __future__ import annotations
 
 import struct
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,14 @@ def recorded_run(etdump: str, debug_buffer: str | None) -> EtdumpRun:
     return EtdumpRun(path, buffer, [])
 
 
+def _why(failed: Exception) -> str:
+    """Why ExecuTorch's reader failed, in words: its `flatc` exits (or crashes) on a flatbuffer it cannot read."""
+    if isinstance(failed, subprocess.CalledProcessError):
+        how = "crashed" if failed.returncode < 0 else f"exited with status {failed.returncode}"
+        return f"its tables do not read (ExecuTorch's flatbuffer reader, flatc, {how})"
+    return f"{type(failed).__name__}: {first_line(failed)}"
+
+
 def read_recording(run: EtdumpRun, etrecord: Any | None, values: bool) -> Any:
     """ExecuTorch's Inspector over the recording (and the ETRecord): the ETDump read by ExecuTorch's reader, its
     debug events checked against the debug buffer when one is given, and required (`values`: numerics)."""
@@ -98,8 +107,8 @@ def read_recording(run: EtdumpRun, etrecord: Any | None, values: bool) -> Any:
         except Exception as e:
             failed = e
     if failed is not None:
-        raise JobFailure("load", f"ExecuTorch cannot read the ETDump '{name}': {type(failed).__name__}: "
-                         f"{first_line(failed)}", WHICH_FILES, "\n".join(said)) from None
+        raise JobFailure("load", f"ExecuTorch cannot read the ETDump '{name}': {_why(failed)}.", WHICH_FILES,
+                         "\n".join(said + [str(failed)])) from None
     logged = any(e.debug_event is not None for r in etdump.run_data or [] for e in r.events or [])
     if values and (run.debug_buffer is None or not logged):
         what = "its debug buffer (--debug-buffer RUN.bin)" if logged else \
