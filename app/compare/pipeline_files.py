@@ -6,7 +6,8 @@ file with a line saying where such a file comes from, and a Browse… for each t
 the program's folder; files with the names the viewer's own commands give them beside the program are filled in
 (`NAME.core.pt2` from `decompose --to core`, `NAME.xnnpack.pte` / `NAME.portable.pte` from `lower`). The ETRecord
 is the one beside the `.pte` (`NAME.etrecord`), said in the window; another can be chosen, or none (the `.pte`'s
-nodes are then matched by structure).
+nodes are then matched by structure). The last stage may be an `.onnx` instead (`NAME.lowered.onnx` from Lower to
+ONNX…), linked by its own metadata; the core ATen stage is then optional: source | ONNX.
 """
 from __future__ import annotations
 
@@ -36,21 +37,27 @@ LOWER_TARGETS = ("xnnpack", "portable")  # `lower --to`'s names, which it puts i
 
 @dataclass(frozen=True)
 class PipelineFiles:
-    """The two later stages of a program and the ETRecord that links the last to the first (None: by structure)."""
+    """The two later stages of a program and the ETRecord that links the last to the first (None: by structure, or
+    an `.onnx` last, linked by its metadata; its core ATen stage may be "")."""
 
     core: str
     pte: str
     etrecord: str | None
 
 
+def is_onnx(path: str) -> bool:
+    return Path(path).suffix.lower() == ".onnx"
+
+
 def beside(program: str | None) -> tuple[str, str]:
-    """The core ATen `.pt2` and the `.pte` the viewer's own commands would have written beside `program`, where they
-    exist ("" where not)."""
+    """The core ATen `.pt2` and the `.pte` (else the `.onnx`) the viewer's own commands would have written beside
+    `program`, where they exist ("" where not)."""
     if not program:
         return "", ""
     source = Path(program)
     core = source.with_name(f"{source.stem}.core.pt2")
-    ptes = [source.with_name(f"{source.stem}.{to}.pte") for to in LOWER_TARGETS]
+    ptes = [*(source.with_name(f"{source.stem}.{to}.pte") for to in LOWER_TARGETS),
+            source.with_name(f"{source.stem}.lowered.onnx")]
     return (str(core) if core.is_file() else "", next((str(p) for p in ptes if p.is_file()), ""))
 
 
@@ -63,12 +70,13 @@ class PipelineFilesDialog(QDialog):
         self.setWindowTitle("Compare Pipeline")
         name = Path(program).name if program else "the program"
         intro = QLabel(f"Shows <b>{name}</b> beside what it became, stage by stage: <b>1</b> the program, <b>2</b> "
-                       "its core ATen decomposition, <b>3</b> the .pte lowered from it. Each pair is diffed, and a "
-                       "node selected in one stage is selected in the others.")
+                       "its core ATen decomposition, <b>3</b> the .pte lowered from it (or its .onnx, the core ATen "
+                       "stage then optional). Each pair is diffed, and a node selected in one stage is selected in "
+                       "the others.")
         intro.setWordWrap(True)
         core, pte = beside(program)
         self.core = QLineEdit(core, placeholderText="a .pt2 of this program decomposed to core ATen")
-        self.pte = QLineEdit(pte, placeholderText="a .pte lowered from this program")
+        self.pte = QLineEdit(pte, placeholderText="a .pte lowered from this program, or its .onnx")
         self.etrecord = QLineEdit(placeholderText="none: the .pte's nodes are matched by structure")
         self.etrecord_note = QLabel()
         self.etrecord_note.setWordWrap(True)
@@ -76,9 +84,10 @@ class PipelineFilesDialog(QDialog):
         rows = (("2  Core ATen (.pt2)", self.core, CORE_TITLE, "PyTorch export archives (*.pt2)",
                  "Program > Decompose… to core ATen saves one; pt2-viewer decompose FILE --to core writes "
                  "NAME.core.pt2."),
-                ("3  ExecuTorch (.pte)", self.pte, PTE_TITLE, "ExecuTorch programs (*.pte)",
+                ("3  ExecuTorch (.pte)", self.pte, PTE_TITLE, "ExecuTorch programs (*.pte);;ONNX models (*.onnx)",
                  "Program > Lower to ExecuTorch… saves one with its ETRecord; pt2-viewer lower FILE writes "
-                 "NAME.xnnpack.pte with its ETRecord beside it."),
+                 "NAME.xnnpack.pte with its ETRecord beside it. Or an .onnx: Lower to ONNX… saves one, "
+                 "pt2-viewer lower FILE --to onnx writes NAME.lowered.onnx."),
                 ("ETRecord", self.etrecord, ETRECORD_TITLE, "ETRecords (*.etrecord);;All files (*)", ""))
         self.browse: dict[str, QPushButton] = {}
         for label, edit, title, kinds, note in rows:
@@ -116,7 +125,8 @@ class PipelineFilesDialog(QDialog):
 
     def _pte_changed(self) -> None:
         """The ETRecord beside the `.pte` is the one used, unless the user chose another."""
-        found = etrecord_beside(self.pte.text().strip()) if self.pte.text().strip() else None
+        last = self.pte.text().strip()
+        found = etrecord_beside(last) if last and not is_onnx(last) else None
         if self.etrecord.text() in ("", self._etrecord_found):
             self.etrecord.setText(found or "")
         self._etrecord_found = found or ""
@@ -124,7 +134,10 @@ class PipelineFilesDialog(QDialog):
 
     def _update(self) -> None:
         chosen = self.etrecord.text().strip()
-        if chosen and chosen == self._etrecord_found:
+        last = self.pte.text().strip()
+        if is_onnx(last):
+            note = "The .onnx links its nodes to the program's through its own metadata (no ETRecord)."
+        elif chosen and chosen == self._etrecord_found:
             note = "The ETRecord beside the .pte maps its instructions to the program's nodes."
         elif chosen:
             note = "This ETRecord maps the .pte's instructions to the program's nodes."
@@ -133,10 +146,13 @@ class PipelineFilesDialog(QDialog):
         else:
             note = ""
         self.etrecord_note.setText(f"<small>{note}</small>")
-        self.compare_button.setEnabled(all(Path(e.text().strip()).is_file() for e in (self.core, self.pte)))
+        core = self.core.text().strip()
+        self.compare_button.setEnabled(Path(last).is_file() and (Path(core).is_file() or (is_onnx(last) and not core)))
 
     def files(self) -> PipelineFiles:
-        return PipelineFiles(self.core.text().strip(), self.pte.text().strip(), self.etrecord.text().strip() or None)
+        last = self.pte.text().strip()
+        return PipelineFiles(self.core.text().strip(), last,
+                             None if is_onnx(last) else self.etrecord.text().strip() or None)
 
 
 def ask_pipeline_files(parent: QWidget | None, program: str | None) -> PipelineFiles | None:
@@ -148,4 +164,4 @@ def ask_pipeline_files(parent: QWidget | None, program: str | None) -> PipelineF
         dialog.deleteLater()
 
 
-__all__ = ["PipelineFiles", "PipelineFilesDialog", "ask_pipeline_files", "beside"]
+__all__ = ["PipelineFiles", "PipelineFilesDialog", "ask_pipeline_files", "beside", "is_onnx"]

@@ -116,10 +116,12 @@ class Comparisons:
         dialog.show()
         return dialog
 
-    def open_onnx_chain(self, doc: DocumentWidget, onnx: str, file: OnnxFile | None = None) -> None:
-        """Source | ONNX in a new tab, the pair diffed, selection synced through the links the file's metadata holds
-        (core/diff/onnx_stage.py); with `file` (the Lower dialog's, in its temporary folder), a tab that saves it and
-        asks before closing while it is unsaved (app/window/lowered_tab.py)."""
+    def open_onnx_chain(self, doc: DocumentWidget, onnx: str, file: OnnxFile | None = None, core: str | None = None
+                        ) -> None:
+        """Source | ONNX (or source | core ATen `core` | ONNX) in a new tab, each pair diffed, selection synced through
+        the links the file's metadata holds (core/diff/onnx_stage.py); with `file` (the Lower dialog's, in its
+        temporary folder), a tab that saves it and asks before closing while it is unsaved
+        (app/window/lowered_tab.py)."""
         from pt2_viewer.app.window.lowered_tab import LoweredOnnxView
         from pt2_viewer.core.diff.onnx_stage import read_onnx_pipeline
 
@@ -129,7 +131,7 @@ class Comparisons:
             return view
 
         archive, program = doc.model.archive, doc.model.program
-        self._open_chain(onnx, lambda: read_onnx_pipeline(archive, program, onnx), make if file else None)
+        self._open_chain(onnx, lambda: read_onnx_pipeline(archive, program, onnx, core), make if file else None)
 
     def compare_dialog(self) -> None:
         doc = self.window.current_document()
@@ -151,15 +153,17 @@ class Comparisons:
             loader.load(target)
 
     def pipeline_dialog(self) -> None:
-        """Program > Compare Pipeline…: the program, its core ATen decomposition and its `.pte` as a chain of panes
-        (app/compare/chain.py), the files asked for."""
+        """Program > Compare Pipeline…: the program, its core ATen decomposition and its `.pte` (or its `.onnx`, the
+        core ATen stage then optional) as a chain of panes (app/compare/chain.py), the files asked for."""
         doc = self.window.current_document()
         if doc is None:
             return
         from pt2_viewer.app.compare.chain import ask_pipeline_files  # deferred: Qt view (test_lazy_imports)
 
         files = ask_pipeline_files(self.parent)
-        if files is not None:
+        if files is not None and files[1].lower().endswith(".onnx"):
+            self.open_onnx_chain(doc, files[1], core=files[0] or None)
+        elif files is not None:
             self.open_chain(doc, *files)
 
     def open_chain(self, doc: DocumentWidget, core: str, pte: str, etrecord: str | None = None,

@@ -88,15 +88,11 @@ def pipeline_chain(source: Archive, core: Archive, pte: Archive, source_to_pte: 
     return chain_of(stages, [None, pte_provenance(stages[1].program, stages[2].program, source_to_pte)])
 
 
-def read_pipeline(source: Archive, program: Program, core_path: str, pte_path: str,
-                  etrecord_path: str | None = None, source_to_pte: dict[str, list[str]] | None = None) -> Chain | str:
-    """The chain of `program` (of `source`), its core ATen decomposition at `core_path` and its `.pte` at
-    `pte_path`, linked by `source_to_pte` (the lower job's) or else the ETRecord at `etrecord_path` (read without
-    torch); a one-line message naming the file and the problem when one cannot be read. Without either, the `.pte`
-    pairs by structure only."""
-
+def read_stages(paths: list[str]) -> list[Archive] | str:
+    """The archives of a chain's later stages, or a one-line message naming the file that cannot be read or holds no
+    program graph."""
     archives = []
-    for path in (core_path, pte_path):
+    for path in paths:
         try:
             archive = registry.read(path)
         except (ArchiveError, OSError) as e:
@@ -104,6 +100,19 @@ def read_pipeline(source: Archive, program: Program, core_path: str, pte_path: s
         if not archive.programs:
             return f"{path}: holds no program graph to compare"
         archives.append(archive)
+    return archives
+
+
+def read_pipeline(source: Archive, program: Program, core_path: str, pte_path: str,
+                  etrecord_path: str | None = None, source_to_pte: dict[str, list[str]] | None = None) -> Chain | str:
+    """The chain of `program` (of `source`), its core ATen decomposition at `core_path` and its `.pte` at
+    `pte_path`, linked by `source_to_pte` (the lower job's) or else the ETRecord at `etrecord_path` (read without
+    torch); a one-line message naming the file and the problem when one cannot be read. Without either, the `.pte`
+    pairs by structure only."""
+
+    archives = read_stages([core_path, pte_path])
+    if isinstance(archives, str):
+        return archives
     core, pte = archives
     if source_to_pte is None and etrecord_path:
         try:

@@ -9,11 +9,14 @@ import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QFileDialog
 
 from pt2_viewer.app.compare.chain import ChainView
+from pt2_viewer.app.compare.pipeline_files import PipelineFiles, PipelineFilesDialog
 from pt2_viewer.app.deploy.onnx_lower_dialog import OnnxLowerDialog
 from pt2_viewer.app.main_window import MainWindow
+from pt2_viewer.app.qt import later
 from pt2_viewer.core.onnx.viewer_links import viewer_links
 
 TIMEOUT = 300_000
@@ -79,3 +82,42 @@ def test_the_menu_lowers_to_onnx_and_opens_source_beside_onnx_linked(qtbot, wind
     window.save_program_dialog()
     assert asked == ["ONNX models (*.onnx)"]
     assert (tmp_path / "kept.onnx").read_bytes() == Path(result.onnx).read_bytes() and view.unsaved() is None
+
+
+def test_compare_pipeline_takes_an_onnx_as_its_last_stage(qtbot, window: MainWindow, source: Path,  # type: ignore[no-untyped-def]
+                                                          tmp_path: Path) -> None:
+    """NAME.lowered.onnx beside the program is offered as the last stage; with no core ATen stage, Compare opens
+    source | ONNX, linked by the file's metadata (no ETRecord asked for)."""
+    from pt2_viewer.core.deploy.onnx_lower import run
+    from pt2_viewer.core.jobs.schemas.onnx_lower import OnnxLowerRequest
+
+    program = tmp_path / "cnn.pt2"
+    program.write_bytes(source.read_bytes())
+    onnx = tmp_path / "cnn.lowered.onnx"
+    result = run(OnnxLowerRequest(program=str(program), output=str(onnx)), tmp_path / "job", lambda _e: None)
+    assert result.ok, result.error
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+        window.open_path(str(program))
+    seen: dict[str, object] = {}
+
+    def answer() -> None:  # in the dialog's own event loop, as a user would
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, PipelineFilesDialog)
+        try:
+            seen["files"] = dialog.files()
+            seen["note"] = dialog.etrecord_note.text()
+        finally:
+            qtbot.mouseClick(dialog.compare_button, Qt.MouseButton.LeftButton)
+            if dialog.isVisible():
+                dialog.reject()  # Compare was disabled: the test fails below, it never hangs
+
+    later(window, answer)
+    next(a for a in window.program_actions if a.text() == "Compare &Pipeline…").trigger()
+    assert seen["files"] == PipelineFiles("", str(onnx), None) and "its own metadata" in str(seen["note"])
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), ChainView), timeout=TIMEOUT)
+    view = window.tabs.currentWidget()
+    assert [s.archive.path for s in view.chain.stages] == [str(program), str(onnx)]
+    qtbot.waitUntil(lambda: all(d.ready for d in view.docs), timeout=TIMEOUT)
+    with qtbot.waitSignal(view.selection_synced, timeout=TIMEOUT):
+        view.docs[0].view.node_clicked.emit("batch_norm")
+    assert view.selected(1) == result.source_to_onnx()["batch_norm"]

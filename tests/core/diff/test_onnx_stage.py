@@ -48,3 +48,23 @@ def test_a_missing_onnx_file_is_one_line_naming_it(tmp_path: Path) -> None:
     source = read_archive(source_program(CNN))
     message = read_onnx_pipeline(source, source.program(), str(tmp_path / "gone.onnx"))
     assert isinstance(message, str) and "gone.onnx" in message and "\n" not in message
+
+
+def test_a_core_aten_stage_between_reaches_the_onnx_nodes_through_the_source(tmp_path: Path) -> None:
+    """Source | core ATen | ONNX: a decomposition's node reaches the ONNX nodes of the source node it was made from."""
+    from pt2_viewer.core.deploy.onnx_lower import run
+    from pt2_viewer.core.jobs.schemas.onnx_lower import OnnxLowerRequest
+    from tests.chain_programs import core_aten
+
+    pt2 = source_program(CNN)
+    result = run(OnnxLowerRequest(program=str(pt2), output=str(tmp_path / "cnn.onnx")), tmp_path, lambda _e: None)
+    assert result.ok, result.error
+    source = read_archive(pt2)
+    chain = read_onnx_pipeline(source, source.program(), str(tmp_path / "cnn.onnx"), str(core_aten(pt2)))
+    assert isinstance(chain, Chain) and [s.title.split(" ")[0] for s in chain.stages] == ["cnn_batchnorm.pt2", "core",
+                                                                                          "ONNX"]
+    expected = result.source_to_onnx()
+    found = chain.counterparts(0, "batch_norm")
+    assert found[1] and found[2] == expected["batch_norm"]  # the decomposed BatchNorm, and the Conv it was fused into
+    for core_node in found[1]:
+        assert chain.counterparts(1, core_node)[2] == expected["batch_norm"]
