@@ -41,7 +41,7 @@ class TraceRunTab(DocumentTab):
         self.folder = temp_dirs.new_dir(f"trace-{self.script.stem}")
         self.driver = WorkerDriver(self)
         self.driver.event.connect(self._event)
-        self.driver.output.connect(lambda stream, text: append_output(self.log_view, stream, text))
+        self.driver.output.connect(self._output)
         self.driver.finished.connect(self._finished)
         heading = QLabel(f"<b>{html.escape(self.script.name)}</b> under torch.compile's trace "
                          f"<span style='color:gray'>{html.escape(str(self.script))}</span>")
@@ -90,6 +90,9 @@ class TraceRunTab(DocumentTab):
         if event.get("type") == "progress" and event.get("message"):
             self._say(str(event["message"]))
 
+
+    def _output(self, stream: str, text: str) -> None:
+        append_output(self.log_view, stream, text)
 
     def _finished(self, outcome: JobOutcome) -> None:
         self.progress.setVisible(False)

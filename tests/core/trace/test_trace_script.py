@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pt2_viewer.core.cli.trace import OutRefused, check_out, deliver_trace
 from tests.core.cli.test_cli_worker import _alive  # a process gone, not a zombie
 from tests.programs import REPO_ROOT
 from tests.trace_programs import marked_line
@@ -156,3 +157,21 @@ def test_cancel_ends_the_command_and_the_script_s_worker(tmp_path: Path) -> None
     assert "Cancelled" in err and "Traceback" not in err
     assert not _alive(worker_pid)
 
+
+
+def test_an_earlier_trace_in_the_folder_is_replaced_by_this_run_s(tmp_path: Path) -> None:
+    """No worker: the folder rule and the delivery of the logs the job wrote (core/cli/trace.py)."""
+    out = tmp_path / "trace"
+    out.mkdir()
+    (out / "dedicated_log_torch_trace_old.log").write_text("the earlier run's\n")
+    check_out(out)  # an earlier trace: allowed
+    made = tmp_path / "job" / "trace"
+    made.mkdir(parents=True)
+    (made / "dedicated_log_torch_trace_new.log").write_text("this run's\n")
+    assert deliver_trace(made, out) == ["dedicated_log_torch_trace_new.log"]
+    assert [p.name for p in out.iterdir()] == ["dedicated_log_torch_trace_new.log"]
+    assert deliver_trace(tmp_path / "job" / "none", out) == []  # a run that wrote nothing removes nothing
+    assert [p.name for p in out.iterdir()] == ["dedicated_log_torch_trace_new.log"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutRefused, match="is a file, not a folder"):
+        check_out(tmp_path / "file")
