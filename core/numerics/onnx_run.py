@@ -7,6 +7,7 @@ values it needs, and each is compared with the value of the source program's nod
   the links `lower --to onnx` writes (as `onnx` exports it), else by the FX node, its module, op and order
   (core/onnx/linking.py; a link found by module and order is marked approximate and the row says so). The file is
   read with the viewer's ONNX reader, so a hostile file is refused as it is when opened.
+  A model whose nodes name no source (a TorchScript export) is compared at the program's outputs, in order.
 - The ONNX nodes linked to one source node (an ONNX node computing several, at the last of them) are a group; the
   group is compared where its value leaves it (an output read by a node outside the group, or a graph output), as
   AOTInductor's kernels are. A source node with no ONNX node of its own that a group computes besides (`conv2d` in
@@ -38,6 +39,7 @@ Rows = tuple[dict[str, NodeError], dict[str, dict[str, Any]]]
 NOTE = ("Each ONNX node's output, from ONNX Runtime, against the program's node the node's metadata names "
         "(`candidate` is the ONNX node; a group the optimizer fused is compared where its value leaves it).")
 APPROXIMATE = "linked by module, op and order (approximate)"
+BY_OUTPUT = "the model names no source nodes (a TorchScript export): compared at the program's outputs, in order"
 
 
 @dataclass
@@ -47,6 +49,26 @@ class Group:
     nodes: list[str] = field(default_factory=list)
     approximate: bool = False
     rules: str = ""  # the rewrite rules that made any of them
+    why: str = APPROXIMATE  # what an approximate link's row says
+
+
+def output_groups(ep: Any, graph: Any) -> tuple[dict[str, list[str]], dict[str, Group]]:
+    """For a model whose nodes name no source node: each user output of the program (the node making it) -> the
+    graph output in its place, as the exporter writes them, and its producer as the group."""
+    from torch.export.graph_signature import OutputKind
+
+    returned = list(ep.graph.output_node().args[0])
+    user = [a for spec, a in zip(ep.graph_signature.output_specs, returned) if spec.kind == OutputKind.USER_OUTPUT]
+    made_by = {o: n.name for n in graph.node for o in n.output}
+    exits: dict[str, list[str]] = {}
+    groups: dict[str, Group] = {}
+    for arg, out in zip(user, graph.output):
+        name = shown_name(arg) if hasattr(arg, "op") else None
+        if name is None or name in exits or out.name not in made_by:
+            continue
+        exits[name] = [out.name]
+        groups[name] = Group([made_by[out.name]], approximate=True, why=BY_OUTPUT)
+    return exits, groups
 
 
 def require_runtime() -> Any:
@@ -220,6 +242,8 @@ def compare_onnx(ep: Any, candidate: str, args: tuple[Any, ...], kwargs: dict[st
     graph_nodes = {n.name for n in model.graph.node}
     order = [n.name for n in ep.graph.nodes]
     exits = {s: leaving(model.graph, set(g.nodes) & graph_nodes) for s, g in by_source.items()}
+    if not exits:  # no node names its source (a TorchScript export): the graph's outputs, in the program's order
+        exits, by_source = output_groups(ep, model.graph)
     wanted = list(dict.fromkeys(v for vs in exits.values() for v in vs))
     made_by = {o: n.name for n in model.graph.node for o in n.output}
     flat = [a for a in flat_inputs(ep, *own_inputs(args, kwargs)) if isinstance(a, torch.Tensor)]
@@ -258,7 +282,7 @@ def compare_onnx(ep: Any, candidate: str, args: tuple[Any, ...], kwargs: dict[st
         if e is None:
             continue
         group = by_source[name]
-        e.note = "; ".join(x for x in (note, APPROXIMATE if group.approximate else "", e.note) if x)
+        e.note = "; ".join(x for x in (note, group.why if group.approximate else "", e.note) if x)
         errors[name] = e
         members = [s for s, (into, _) in fused.items() if into == name]
         if members:

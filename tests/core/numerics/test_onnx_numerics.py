@@ -129,6 +129,21 @@ def test_candidate_onnx_links_by_torchs_provenance(onnx_file: Callable[[str], Pa
     assert "approximate" in rows(found)["batch_norm"]["note"] and "approximate" not in rows(found)["relu"]["note"]
 
 
+def test_a_torchscript_export_is_compared_at_the_outputs(tmp_path: Path) -> None:
+    """A `dynamo=False` export names no source node: its graph outputs stand for the program's, in order."""
+    import torch
+
+    from tests.onnx_programs import _model, _quietly
+
+    model, args, _ = _model(DYNAMIC)  # seeded: the weights of source_program(DYNAMIC)
+    path = tmp_path / "mlp.onnx"
+    _quietly(lambda: torch.onnx.export(model, args, str(path), dynamo=False))
+    r = compare(DYNAMIC, str(path), tmp_path / "out")
+    assert r["compared"] == 1 and r["first_divergence"] is None
+    (row,) = [row for row in r["nodes"] if row.get("compared") is not False]
+    assert row["node"] == "linear_1" and "TorchScript" in row["note"] and float(row["error"]) < 1e-5
+
+
 def test_without_onnxruntime_the_job_says_how_to_install_it(onnx_file: Callable[[str], Path], tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     path = onnx_file(DYNAMIC)
