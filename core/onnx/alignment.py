@@ -60,17 +60,6 @@ class Item:
     op: str
 
 
-def _first(fx: Item, src: Item) -> float:
-    a, b = family(fx.op), family(src.op)
-    score = SAME if a == b else BECOME if a in BECOMES.get(b, ()) else ANY
-    return score + (NAME if fx.name == src.name else 0.0)
-
-
-def _further(fx: Item, src: Item) -> float:
-    a, b = family(fx.op), family(src.op)
-    return FURTHER if a == b or a in BECOMES.get(b, ()) else 0.0
-
-
 def align(fx: Sequence[Item], source: Sequence[Item]) -> list[int | None]:
     """For each FX node, the index of the source node it came from: the best order-keeping assignment, each FX node
     to a source node after the one before it took, or to that same one (a decomposition's further node). FX nodes
@@ -78,31 +67,44 @@ def align(fx: Sequence[Item], source: Sequence[Item]) -> list[int | None]:
     n, m = len(fx), len(source)
     if not m:
         return [None] * n
+    families: dict[str, str] = {}  # op -> its family, worked out once per op
+    fx_family = [families.setdefault(f.op, family(f.op)) for f in fx]
+    src_family = [families.setdefault(s.op, family(s.op)) for s in source]
+    src_becomes = [BECOMES.get(f, frozenset()) for f in src_family]
+    src_names = [s.name for s in source]
     neg = float("-inf")
     best = [neg] * m  # best[j]: the best score so far with the last FX node assigned to source node j
     floor, floor_arg, settled = 0.0, -1, 0  # the best over "nothing assigned yet" and best[:settled], which no
     # later step changes (the band only moves right)
     back: list[dict[int, int]] = []  # per FX node: source node j -> the source node assigned before it (-1: none),
     # for the j it moved to; a j not in it stayed where it was
-    for i, item in enumerate(fx):
+    for i in range(n):
         centre = (i * m) // n
         lo, hi = max(0, centre - BAND), min(m, centre + BAND + 1)
         while settled < lo:
             if best[settled] > floor:
                 floor, floor_arg = best[settled], settled
             settled += 1
+        own, name = fx_family[i], fx[i].name
         row: dict[int, int] = {}
         new = list(best)
         prefix, arg = floor, floor_arg
         for j in range(lo, hi):
-            stay = best[j] + _further(item, source[j])
-            move = prefix + _first(item, source[j])
+            here = best[j]
+            if src_family[j] == own:
+                first, further = SAME, FURTHER
+            elif own in src_becomes[j]:
+                first, further = BECOME, FURTHER
+            else:
+                first, further = ANY, 0.0
+            move = prefix + first + (NAME if src_names[j] == name else 0.0)
+            stay = here + further
             if move > stay:
                 new[j], row[j] = move, arg
             else:
                 new[j] = stay
-            if best[j] > prefix:
-                prefix, arg = best[j], j
+            if here > prefix:
+                prefix, arg = here, j
         back.append(row)
         best = new
     j = max(range(m), key=lambda k: best[k])
