@@ -67,7 +67,9 @@ class TraceRunTab(DocumentTab):
 
     @property
     def trace_folder(self) -> Path:
-        return self.folder / TRACE_FOLDER
+        """Where the trace is once the run has ended: the job's `trace` folder named for the script (the trace's
+        tab is titled by its folder's name)."""
+        return self.folder / f"{self.script.stem}-trace"
 
     def source_file(self) -> str | None:
         return str(self.script)
@@ -96,8 +98,14 @@ class TraceRunTab(DocumentTab):
 
     def _finished(self, outcome: JobOutcome) -> None:
         self.progress.setVisible(False)
-        self.cancel_button.setEnabled(False)
+        self.cancel_button.setVisible(False)
         logs = ((outcome.result or {}).get("logs") or []) if outcome.ok else []  # the script may have failed
+        if logs:
+            try:
+                (self.folder / TRACE_FOLDER).rename(self.trace_folder)
+            except OSError as e:
+                logs = []
+                self.log_view.appendPlainText(f"The trace could not be moved to {self.trace_folder}: {e}")
         failed = outcome.failure_text()
         ended = failed[0] if failed is not None else f"{self.script.name} ran under torch.compile's trace."
         if failed is not None and failed[1]:
