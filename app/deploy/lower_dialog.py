@@ -192,7 +192,7 @@ class LowerDialog(JobDialog):
                 self._painted(job, outcome)
             return
         self.job_ended()
-        result = self.job_result(outcome, LowerResult)
+        result = self.read_result(outcome, LowerResult)
         if result is None:
             return
         self.lowered_result = result

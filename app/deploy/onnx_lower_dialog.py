@@ -69,7 +69,7 @@ class OnnxLowerDialog(JobDialog):
         self.driver.output.connect(lambda _stream, line: self.log.append(line))
         self.driver.finished.connect(self._finished)
         self.out_dir: Path | None = None
-        self.result: OnnxLowerResult | None = None
+        self.lowered_result: OnnxLowerResult | None = None
         self.file: OnnxFile | None = None  # the last lowering's .onnx, and where it was saved
         self.log: list[str] = []
 
@@ -117,10 +117,10 @@ class OnnxLowerDialog(JobDialog):
 
     def _finished(self, outcome: JobOutcome) -> None:
         self.job_ended()
-        result = self.job_result(outcome, OnnxLowerResult)
+        result = self.read_result(outcome, OnnxLowerResult)
         if result is None:
             return
-        self.result = result
+        self.lowered_result = result
         self.file = OnnxFile(Path(result.onnx or ""))
         self.save_button.setEnabled(True)
         self.show_result(result)

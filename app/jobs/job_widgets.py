@@ -123,7 +123,7 @@ class JobDialog(QDialog):
         self.failure.show_failure(message, detail, self.log)
         self.failed.emit(message)
 
-    def job_result(self, outcome: JobOutcome, result_type: type[R]) -> R | None:
+    def read_result(self, outcome: JobOutcome, result_type: type[R]) -> R | None:
         """The finished job's result read through its schema; None, the failure shown, when it failed or its
         result cannot be read."""
         failure = outcome.failure_text()
