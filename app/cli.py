@@ -25,7 +25,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
               "ETRecord; say why each op was not delegated"),
     "report": ("pt2_viewer.core.cli.report", "write one self-contained HTML report of a .pt2 or a model script"),
     "diff": ("pt2_viewer.core.cli.diff", "what changed between two programs, by module (--fail-on for CI)"),
-    "trace": ("pt2_viewer.core.cli.trace", "list a torch.compile trace's compiles, graph breaks and recompiles"),
+    "trace": ("pt2_viewer.core.cli.trace", "list a torch.compile trace's compiles, graph breaks and "
+              "recompiles (given a script: run it under TORCH_TRACE first)"),
     "profile": ("pt2_viewer.core.cli.profile", "attribute a torch.profiler Chrome trace to a program's nodes"),
 }
 # the subcommands that run a torch job in the worker: the worker Python chosen in the window's Preferences applies

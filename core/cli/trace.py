@@ -46,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
     path = Path(args.trace).expanduser()
     if path.is_file() and recognise(Probe(str(path.resolve()))).opens_as is Opens.SCRIPT:
         return _trace_script(args, path.resolve())
-    if args.out is not None:
+    if args.out is not None and path.exists():  # a missing path is said by the reader, in one line (exit 1)
         print("pt2-viewer trace: -o is for a script (trace SCRIPT.py -o DIR); a trace folder or log is read where "
               "it lies", file=sys.stderr)
         return exit_status.USAGE_OR_WORKER
