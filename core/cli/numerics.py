@@ -69,6 +69,9 @@ def main(args: argparse.Namespace) -> int:
         print("error: --candidate is required for a .pt2 (core, functional, TABLE.py, bf16, fp16, cuda, compile, "
               "aoti, onnx, FILE.pte or FILE.onnx)", file=sys.stderr)
         return 2
+    if args.debug_buffer and not args.etdump:
+        print("error: --debug-buffer is the one written with an ETDump: pass --etdump RUN.etdp too", file=sys.stderr)
+        return 2
     if (args.etdump or args.debug_buffer) and not str(args.candidate or "").endswith(".pte"):
         print("error: --etdump and --debug-buffer are a recording of a FILE.pte candidate: pass --candidate FILE.pte",
               file=sys.stderr)

@@ -79,6 +79,9 @@ def main(args: argparse.Namespace) -> int:
         aoti=args.aoti is not None, aoti_package=str(args.aoti) if args.aoti else None, program_name=args.program,
         preload=str(args.preload) if args.preload else None, **trust_fields(args))
     job = run_job_for(args.file, args.compiled)
+    if args.debug_buffer and not args.etdump:
+        print("error: --debug-buffer is the one written with an ETDump: pass --etdump RUN.etdp too", file=sys.stderr)
+        return 2
     if (args.etdump or args.debug_buffer) and job != "run_pte":
         print("error: --etdump and --debug-buffer read a recording of an ExecuTorch .pte: name the .pte it ran",
               file=sys.stderr)
