@@ -133,8 +133,7 @@ def test_a_folder_that_holds_something_else_is_refused(tmp_path: Path) -> None:
 
 def test_cancel_ends_the_command_and_the_script_s_worker(tmp_path: Path) -> None:
     script = tmp_path / "hangs.py"
-    script.write_text("import os\nimport time\n\nimport torch\n\ntorch.compile(lambda x: x * 2)(torch.ones(2))\n"
-                      "print('worker', os.getpid(), flush=True)\ntime.sleep(600)\n")
+    script.write_text("import os\nimport time\n\nprint('worker', os.getpid(), flush=True)\ntime.sleep(600)\n")
     proc = subprocess.Popen([sys.executable, "-m", "pt2_viewer", "trace", str(script), "-o", str(tmp_path / "t")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
                             env={**os.environ, **ENV})
