@@ -40,7 +40,8 @@ def pte_node_times(pte: Path, method: str, flat_inputs: list[Any], work: Path, e
     program = pte_program(pte, method)
     run = run_with_etdump(pte, method, flat_inputs, work, buffer_mb, runs=TIMED_RUNS)
     inspector = inspect(run, etrecord)
-    return _report(inspector, program, instruction_times(inspector), etrecord)
+    by_handle = handles_to_nodes(reference_handles(inspector)) if etrecord is not None else None
+    return _report(inspector, program, instruction_times(inspector), by_handle)
 
 
 def imported_node_times(pte: Path, method: str | None, run: EtdumpRun, etrecord: Any | None) -> dict[str, Any]:
@@ -52,11 +53,11 @@ def imported_node_times(pte: Path, method: str | None, run: EtdumpRun, etrecord:
     inspector = read_recording(run, etrecord, values=False)
     check_recorded_program(inspector, program, pte, run.etdump, etrecord is not None)
     stats = instruction_stats(inspector)
-    report = _report(inspector, program, {i: s.least for i, s in stats.items()}, etrecord)
+    by_handle = handles_to_nodes(reference_handles(inspector)) if etrecord is not None else None
+    report = _report(inspector, program, {i: s.least for i, s in stats.items()}, by_handle)
     names = instruction_names(program)
     report["node_time_stats"] = {names.get(i, f"instruction_{i}"): {"median_s": s.median, "p90_s": s.p90,
                                                                      "count": s.count} for i, s in stats.items()}
-    by_handle = handles_to_nodes(reference_handles(inspector)) if etrecord is not None else None
     events = delegate_events(inspector, program, by_handle)
     report["delegate_events"] = [{"node": e.node, "event": e.event, "backend": e.backend, "median_s": e.times.median,
                                   "p90_s": e.times.p90, "count": e.times.count, "source_nodes": e.source_nodes}
@@ -70,14 +71,16 @@ def imported_node_times(pte: Path, method: str | None, run: EtdumpRun, etrecord:
     return report
 
 
-def _report(inspector: Any, program: Any, by_instruction: dict[int, float], etrecord: Any | None) -> dict[str, Any]:
+def _report(inspector: Any, program: Any, by_instruction: dict[int, float],
+            by_handle: dict[int, list[str]] | None) -> dict[str, Any]:
+    """`node_times` and `hottest` by the `.pte` graph's nodes; with the source's nodes by debug handle (from the
+    ETRecord), `source_node_times`."""
     names = instruction_names(program)
     times = _slowest_first({names.get(i, f"instruction_{i}"): s for i, s in by_instruction.items()})
     report: dict[str, Any] = {"node_times": times,
                               "hottest": [{"node": n, "seconds": s} for n, s in list(times.items())[:HOTTEST]]}
-    if etrecord is None:
+    if by_handle is None:
         return report
-    by_handle = handles_to_nodes(reference_handles(inspector))
     handles = _instruction_handles(inspector)
     source: dict[str, float] = {}
     for i, seconds in by_instruction.items():
