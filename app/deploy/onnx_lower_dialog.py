@@ -22,10 +22,9 @@ from pt2_viewer.app.jobs.job_widgets import FailureBox, JobDialog
 from pt2_viewer.app.panels import make_table
 from pt2_viewer.app.widgets.file_dialogs import save_file
 from pt2_viewer.core.jobs.client import JobOutcome
-from pt2_viewer.core.jobs.schemas.onnx_lower import BECAME, DROPPED, FUSED, OnnxLowerRequest, OnnxLowerResult
+from pt2_viewer.core.jobs.schemas.onnx_lower import OnnxLowerRequest, OnnxLowerResult
 from pt2_viewer.core.platform import temp_dirs
 from pt2_viewer.core.util.files import write_atomically
-from pt2_viewer.core.util.words import plural
 
 NODE_ROLE = Qt.ItemDataRole.UserRole
 
@@ -43,11 +42,8 @@ class OnnxFile:
 
 
 def summary(result: OnnxLowerResult) -> str:
-    rows = result.nodes or []
-    counts = {fate: sum(r.fate == fate for r in rows) for fate in (BECAME, FUSED, DROPPED)}
     dims = f"; dynamic dims {', '.join(result.dynamic_dims)}" if result.dynamic_dims else ""
-    return (f"{plural(len(rows), 'source op')}: {counts[BECAME]} became ONNX nodes, {counts[FUSED]} fused, "
-            f"{counts[DROPPED]} dropped (opset {result.opset}{dims}).")
+    return f"{result.counts()} (opset {result.opset}{dims})."
 
 
 class OnnxLowerDialog(JobDialog):
@@ -131,8 +127,7 @@ class OnnxLowerDialog(JobDialog):
         self.stage.setText(summary(result))
         self.table.clear()
         for row in result.nodes or []:
-            became = ("dropped" if row.fate == DROPPED else
-                      f"fused by {row.rule} into {', '.join(row.onnx)}" if row.fate == FUSED else ", ".join(row.onnx))
+            became = row.became()
             item = QTreeWidgetItem([row.node, row.target, became])
             item.setToolTip(2, became)
             item.setData(0, NODE_ROLE, row.node)

@@ -15,8 +15,7 @@ from typing import Any
 
 from pt2_viewer.core.cli.jobs import finish, run_in_worker, table, trust_fields
 from pt2_viewer.core.cli.output import print_json
-from pt2_viewer.core.jobs.schemas.onnx_lower import DROPPED, FUSED, OnnxLowerRequest, OnnxLowerResult
-from pt2_viewer.core.util.words import plural
+from pt2_viewer.core.jobs.schemas.onnx_lower import OnnxLowerRequest, OnnxLowerResult
 
 
 def default_output(file: Path) -> Path:
@@ -43,20 +42,10 @@ def delivered(result: OnnxLowerResult) -> dict[str, Any]:
 
 def readable(result: OnnxLowerResult) -> str:
     rows = result.nodes or []
-    fused = sum(r.fate == FUSED for r in rows)
-    dropped = sum(r.fate == DROPPED for r in rows)
     dims = f", dynamic dims {', '.join(result.dynamic_dims)}" if result.dynamic_dims else ""
-    lines = [f"wrote {result.onnx} (ONNX opset {result.opset}{dims})",
-             f"{plural(len(rows), 'source op')}: {len(rows) - fused - dropped} became ONNX nodes, {fused} fused, "
-             f"{dropped} dropped"]
+    lines = [f"wrote {result.onnx} (ONNX opset {result.opset}{dims})", result.counts()]
     if rows:
-        lines.append(table([[r.node, r.target, _became(r.fate, r.onnx, r.rule)] for r in rows],
+        lines.append(table([[r.node, r.target, r.became()] for r in rows],
                            ["source node", "op", "became"]))
     return "\n".join(lines)
 
-
-def _became(fate: str, onnx: list[str], rule: str | None) -> str:
-    if fate == DROPPED:
-        return "dropped"
-    nodes = ", ".join(onnx[:6]) + (", …" if len(onnx) > 6 else "")
-    return f"fused by {rule} into {nodes}" if fate == FUSED else nodes

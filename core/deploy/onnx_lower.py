@@ -8,9 +8,11 @@ That is exact where the heuristics of core/onnx/linking.py are not, so it is wri
 gets `pkg.pt2_viewer.source_nodes` (core/onnx/viewer_links.py), and the window's pipeline view links by it.
 
 A source node's fate (core/jobs/schemas/onnx_lower.py `SourceFate`):
-- `onnx`: the ONNX nodes whose FX node it was made from;
-- `fused`: those nodes carry a rewrite rule (`pkg.onnxscript.rewriter.rule_name`, e.g. `FuseBatchNormIntoConv`), or
-  it has no node of its own and a neighbour in the source graph (a user or an input) does: the rule that took it in;
+- `onnx`: the ONNX nodes whose FX node it was made from (with `rule` where a rewrite rule remade them alone:
+  `MaterializeReshapeShape`);
+- `fused`: it has no node of its own and a neighbour in the source graph (a user or an input) has one that a rewrite
+  rule (`pkg.onnxscript.rewriter.rule_name`, e.g. `FuseBatchNormIntoConv`) made: the rule that took it in; and that
+  neighbour is `fused` too, into the same nodes (a Conv and its BatchNorm);
 - `dropped`: neither (folded into a constant, an identity removed, an assertion).
 
 Request: `program`, `program_name`, `preload`, the trust fields, `output` (default OUT/lowered.onnx), `optimize`.
@@ -124,12 +126,11 @@ def link(program: Any, ep: Any) -> dict[str, list[Any]]:
 def fates(ep: Any, made: dict[str, list[Any]]) -> list[SourceFate]:
     """Each call_function node of the source and what it became (the module docstring says how)."""
     rows = []
-    nodes = call_nodes(ep.graph)
-    for n in nodes:
+    for n in call_nodes(ep.graph):
         own = made.get(n.name, [])
         rule = next((r for o in own if (r := o.metadata_props.get(RULE_NAME))), None)
         if own:
-            rows.append(SourceFate(node=n.name, target=target_text(n.target), fate=FUSED if rule else BECAME,
+            rows.append(SourceFate(node=n.name, target=target_text(n.target), fate=BECAME,
                                    onnx=[o.name for o in own], rule=rule))
             continue
         neighbours = [*n.users, *n.all_input_nodes]
@@ -140,6 +141,10 @@ def fates(ep: Any, made: dict[str, list[Any]]) -> list[SourceFate]:
                                    rule=ruled[0].metadata_props[RULE_NAME]))
         else:
             rows.append(SourceFate(node=n.name, target=target_text(n.target), fate=DROPPED))
+    shared = {o for r in rows if r.fate == FUSED for o in r.onnx}
+    for r in rows:  # a rule that took another op into this one's nodes fused them; one that rewrote them alone did not
+        if r.fate == BECAME and r.rule and shared & set(r.onnx):
+            r.fate = FUSED
     return rows
 
 

@@ -28,9 +28,9 @@ class OnnxLowerRequest(ProgramRequest):
 
 @dataclass
 class SourceFate(Schema):
-    """One call_function node of the source and what it became: `onnx` (the ONNX nodes computing it, in `onnx`),
-    `fused` (into the ONNX nodes in `onnx` by the rewrite rule in `rule`), or `dropped` (no ONNX node computes it:
-    folded to a constant, an identity removed, an assertion)."""
+    """One call_function node of the source and what it became: `onnx` (the ONNX nodes computing it, in `onnx`; `rule`
+    where a rewrite rule remade them), `fused` (with another op into the ONNX nodes in `onnx` by the rewrite rule in
+    `rule`), or `dropped` (no ONNX node computes it: folded to a constant, an identity removed, an assertion)."""
 
     KIND = "source fate"
 
@@ -39,6 +39,15 @@ class SourceFate(Schema):
     fate: str  # BECAME, FUSED or DROPPED
     onnx: list[str] = items()
     rule: str | None = optional()
+
+    def became(self) -> str:
+        """What it became, in words: `node_relu`, `fused by FuseBatchNormIntoConv into node_Conv_17`, `dropped`."""
+        if self.fate == DROPPED:
+            return "dropped"
+        nodes = ", ".join(self.onnx[:6]) + (", …" if len(self.onnx) > 6 else "")
+        if self.fate == FUSED:
+            return f"fused by {self.rule} into {nodes}"
+        return f"{nodes} (rewritten by {self.rule})" if self.rule else nodes
 
 
 @dataclass
@@ -56,6 +65,13 @@ class OnnxLowerResult(JobResult):
     imports: list[dict[str, Any]] | None = optional()
     seconds: dict[str, float] = items(dict)  # load, export, save
     log: list[str] = items()
+
+    def counts(self) -> str:
+        """`8 source ops: 4 became ONNX nodes, 4 fused, 0 dropped`."""
+        rows = self.nodes or []
+        n = {fate: sum(r.fate == fate for r in rows) for fate in (BECAME, FUSED, DROPPED)}
+        ops = f"{len(rows)} source op" + ("" if len(rows) == 1 else "s")
+        return f"{ops}: {n[BECAME]} became ONNX nodes, {n[FUSED]} fused, {n[DROPPED]} dropped"
 
     def source_to_onnx(self) -> dict[str, list[str]]:
         """Source node -> the ONNX nodes (by the file's names) it became or was fused into."""
