@@ -160,7 +160,7 @@ class GraphTools(QObject):
         return node is not None
 
     def find_users(self, node: str) -> None:
-        users = self.model.level.index.users.get(node, [])
+        users = list(self.model.level.index.users.get(node, ()))
         self.go_through_marked(users, f"users of {node}")  # marks them
         self.status.emit(f"{len(users)} users of {node} highlighted")
 

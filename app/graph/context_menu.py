@@ -57,7 +57,7 @@ def item_menu(model: DocumentModel, item: str, actions: MenuActions, parent: QWi
         menu.addAction(f"Copy Shape ({shape if len(shape) < 40 else shape[:39] + '…'})", lambda: copy_text(shape))
     menu.addSeparator()
     menu.addAction("Show in Code", lambda: actions.show_in_code(node.name))
-    users = level.index.users.get(node.name, [])
+    users = level.index.users.get(node.name, ())
     find = menu.addAction(f"Find Users ({len(users)})", lambda: actions.find_users(node.name))
     find.setEnabled(bool(users))
     group = enclosing_group(level.index, node.name)

@@ -339,7 +339,7 @@ def node_tooltip(program: Program, graph: Graph, node_name: str, index: GraphInd
         if shown:
             lines.append(f"{'outputs' if len(types) > 1 else 'output'}: {shown}")
     if index is not None:
-        users = index.users.get(node.name, [])
+        users = index.users.get(node.name, ())
         if users:
             more = f", … {len(users) - 4} more" if len(users) > 4 else ""
             lines.append(f"{plural(len(users), 'user')}: {', '.join(users[:4])}{more}")

@@ -109,7 +109,7 @@ def folding_of(index: GraphIndex, groups: list[ModuleGroup]) -> Folding:
         node = by_name.get(name)
         if node is None or node.op is not NodeOp.PLACEHOLDER:
             continue
-        used = users.get(name, [])
+        used = users.get(name, ())
         host: str | None = None
         if len(used) == 1:
             user = by_name.get(used[0])

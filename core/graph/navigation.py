@@ -39,7 +39,7 @@ def step(index: GraphIndex, node: str, direction: str, folded: Collection[str] =
         if not index.producers.get(node):  # the graph's inputs (a folded weight's row steps to them)
             siblings = [n for n, ps in index.producers.items() if not ps and (n == node or n not in folded)]
         elif producers:
-            siblings = index.users.get(producers[0], [])
+            siblings = list(index.users.get(producers[0], ()))
         else:
             return None
         if node not in siblings or len(siblings) < 2:

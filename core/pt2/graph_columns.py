@@ -205,7 +205,7 @@ class _Columns:
         graphs = {s.name: s for s in node.__dict__["subgraphs"]}
         strings = self.strings
         d = node.__dict__  # a field assigned since the node was built keeps what was assigned
-        d.setdefault("inputs", [Argument(name, _unmark(value, graphs), kind) for name, value, kind in args])
+        d.setdefault("inputs", tuple(Argument(name, _unmark(value, graphs), kind) for name, value, kind in args))
         d.setdefault("metadata", {k: strings[v] for k, v in meta})
 
 
@@ -233,12 +233,12 @@ def decode_graph(b: dict[str, Any], metas: list[Any], parsed: list[TensorMeta | 
     scopes = [ModuleScope(key, path, cls) for key, path, cls in b["scopes"]]
     stacks = [tuple(scopes[i] for i in ids) for ids in b["stacks"]]  # IndexError for a damaged one: a miss
     stack_ids = _ids(b["stack_ids"], count, len(stacks))
-    out_flat: list[str | None] = b["out_flat"]
+    out_flat: tuple[str | None, ...] = tuple(b["out_flat"])  # sliced into each node's outputs, tuples too
     out_off = _ids(b["out_off"], count + 1, len(out_flat) + 1)
     records: bytes = b["records"]
     rec_off = _ids(b["rec_off"], count + 1, len(records) + 1, _I64)
     full = {int(i): t for i, t in b["full_targets"].items()}
-    subgraphs = {int(i): [decode_graph(s, metas, parsed) for s in gs] for i, gs in b["subgraphs"].items()}
+    subgraphs = {int(i): tuple(decode_graph(s, metas, parsed) for s in gs) for i, gs in b["subgraphs"].items()}
     if any(not 0 <= i < count for i in (*full, *subgraphs)):
         raise ValueError("a node position out of range")
     columns = _Columns(records, rec_off, b["strings"], names if b["unique"] else None)
@@ -252,7 +252,7 @@ def decode_graph(b: dict[str, Any], metas: list[Any], parsed: list[TensorMeta | 
     delete, put = object.__delattr__, object.__setattr__
     for i, name in enumerate(names):
         n = Node(name, op_of[i], targets[target_ids[i]], None, out_flat[out_off[i]:out_off[i + 1]], None,  # type: ignore[arg-type]
-                 subgraphs.get(i) or [], full.get(i))
+                 subgraphs.get(i) or (), full.get(i))
         delete(n, "inputs")
         delete(n, "metadata")
         put(n, "module_stack", stacks[stack_ids[i]])

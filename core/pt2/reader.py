@@ -270,14 +270,14 @@ class _ProgramReader:
             if pname is None:
                 pname = f"arg{i}"
             inputs.append(vname or pname)
-            nodes.append(Node(pname, NodeOp.PLACEHOLDER, pname, outputs=[vname or pname]))
+            nodes.append(Node(pname, NodeOp.PLACEHOLDER, pname, outputs=(vname or pname,)))
             values.setdefault(vname or pname, Value(vname or pname, "constant"))
 
         refs: list[list[str] | None] = [None] * len(nodes)  # each node's input refs, as `Node.input_refs` gives
         for raw in _list(g["nodes"], "nodes"):
             node, node_refs = self._node(raw)
             for sg in node.subgraphs:
-                nodes.append(Node(sg.name, NodeOp.GET_ATTR, sg.name, outputs=[sg.name]))
+                nodes.append(Node(sg.name, NodeOp.GET_ATTR, sg.name, outputs=(sg.name,)))
                 values.setdefault(sg.name, Value(sg.name, "graph"))
                 refs.append(None)
             nodes.append(node)
@@ -285,7 +285,7 @@ class _ProgramReader:
 
         outputs = [_name_of(a) for a in _list(g["outputs"], "graph outputs")]
         nodes.append(Node("output", NodeOp.OUTPUT, "output",
-                          inputs=[Argument("", [Ref(o) if o else None for o in outputs])]))
+                          inputs=(Argument("", [Ref(o) if o else None for o in outputs]),)))
         refs.append([o for o in outputs if o])
         _link(nodes, values)
         return Graph(name=name, nodes=nodes, edges=_edges(nodes, values, refs), values=values, inputs=inputs,
@@ -350,8 +350,8 @@ class _ProgramReader:
         name = raw.get("name") or next((o for o in outputs if o), None) or shown.rsplit(".", 2)[-2]
         if type(name) is not str or len(name) > MAX_TARGET_CHARS:
             name = capped_text(str(name), MAX_TARGET_CHARS)
-        return Node(name, NodeOp.CALL_FUNCTION, shown, args, outputs, metadata, subgraphs,
-                    full_target=full_target), refs
+        return Node(name, NodeOp.CALL_FUNCTION, shown, tuple(args), tuple(outputs), metadata,
+                    tuple(subgraphs) if subgraphs else (), full_target=full_target), refs
 
     def _arg(self, a: Any, subgraphs: list[Graph]) -> Any:
         kind, x = _union(a, "argument")

@@ -48,7 +48,7 @@ def test_single_user_weights_are_rows_of_their_op(resnet: DocumentModel) -> None
     assert len(weights) == 122 and {r.node for r in rows} == weights, "every parameter and buffer is a row"
     for r in rows:
         host = boxes[r.host]
-        assert host.kind == "node" and index.users[r.node] in ([r.host], [])
+        assert host.kind == "node" and index.users[r.node] in ((r.host,), ())
         assert host.x < r.x and r.x + r.w < host.x + host.w and host.y + NODE_H <= r.y and r.y + r.h <= host.y + host.h
     # conv1's box: its weight as a row named as the module calls it; bn1's: five rows, the unused one marked
     conv = boxes["conv2d"]

@@ -55,7 +55,7 @@ def test_keys_pass_over_weights_folded_into_their_ops(pt2_path) -> None:  # type
     level = model.level
     index, folded = level.index, level.scene.folding.host
     weight = "p_embeddings_word_embeddings_weight"
-    assert index.producers["embedding"] == [weight, "input_ids"] and folded[weight] == "embedding"
+    assert index.producers["embedding"] == (weight, "input_ids") and folded[weight] == "embedding"
     assert step(index, "embedding", "up", folded) == "input_ids"
     assert step(index, "embedding_2", "up", folded) == "slice_1"
     assert step(index, "embedding", "up") == weight  # nothing folded: the weight is a node like any other

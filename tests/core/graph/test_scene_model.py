@@ -66,7 +66,7 @@ def test_flat_layout_places_every_node_without_overlap(doc: DocumentModel) -> No
     assert {r.node for r in rows} >= {"p_blocks_0_attn_qkv_weight", "p_blocks_0_attn_qkv_bias"}
     for r in rows:
         host = hosts[r.host]
-        assert doc.level.index.users[r.node] == [r.host] or not doc.level.index.users[r.node]
+        assert doc.level.index.users[r.node] == (r.host,) or not doc.level.index.users[r.node]
         assert host.x <= r.x and r.x + r.w <= host.x + host.w and host.y + 30 <= r.y and r.y + r.h <= host.y + host.h
     # Each node sits inside the frame of its group.
     frames = {g.path: (g.x, g.y, g.w, g.h) for g in composed.groups}

@@ -1,8 +1,8 @@
 """The parsed-program cache's key holds `FORMAT_VERSION` (core/pt2/parsed_cache.py), a constant bumped by hand when
-what an entry holds changes. This keeps the layout of what it holds at that version: every dataclass an entry holds
-(reached from `Archive` through its fields' types, and those graph_columns.py builds), each field's name and type as
-written, each enum's members, the entry's extension codes. A change to any of them without a bump would decode old
-entries into the new classes: this fails first, and says what to do."""
+what an entry holds changes. This keeps the layout of what it holds at that version: every dataclass and msgspec
+struct an entry holds (reached from `Archive` through its fields' types, and those graph_columns.py builds), each
+field's name and type, each enum's members, the entry's extension codes. A change to any of them without a bump
+would decode old entries into the new classes: this fails first, and says what to do."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,13 +10,15 @@ import enum
 import hashlib
 import typing
 
+import msgspec
+
 from pt2_viewer.core.model.metadata import ModuleScope
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.model.tensor_meta import TensorMeta
 from pt2_viewer.core.pt2 import graph_columns, parsed_cache
 
 # FORMAT_VERSION -> the digest of the layout it was written with (`layout_digest()` below)
-LAYOUTS = {3: "5f03bc4dacb2d650"}
+LAYOUTS = {3: "5f03bc4dacb2d650", 4: "44bb04f7dd0fd509"}
 
 
 def _reached(root: object, seen: dict[type, None]) -> None:
@@ -24,13 +26,19 @@ def _reached(root: object, seen: dict[type, None]) -> None:
         _reached(arg, seen)
     if not isinstance(root, type) or root in seen:
         return
-    if dataclasses.is_dataclass(root):
+    if dataclasses.is_dataclass(root) or issubclass(root, msgspec.Struct):
         seen[root] = None
         hints = typing.get_type_hints(root)
-        for f in dataclasses.fields(root):
-            _reached(hints[f.name], seen)
+        for name in _field_names(root):
+            _reached(hints[name], seen)
     elif issubclass(root, enum.Enum):
         seen[root] = None
+
+
+def _field_names(cls: type) -> list[str]:
+    if issubclass(cls, msgspec.Struct):
+        return [f.name for f in msgspec.structs.fields(cls)]
+    return [f.name for f in dataclasses.fields(cls)]
 
 
 def layout() -> list[str]:
@@ -40,8 +48,9 @@ def layout() -> list[str]:
     lines = []
     for cls in sorted(seen, key=lambda c: (c.__module__, c.__qualname__)):
         name = f"{cls.__module__}.{cls.__qualname__}"
-        if dataclasses.is_dataclass(cls):
-            lines += [f"{name}.{f.name}: {f.type}" for f in dataclasses.fields(cls)]
+        if dataclasses.is_dataclass(cls) or issubclass(cls, msgspec.Struct):
+            hints = typing.get_type_hints(cls)
+            lines += [f"{name}.{f}: {hints[f]}" for f in _field_names(cls)]
         else:
             lines += [f"{name}.{m.name} = {m.value!r}" for m in typing.cast(type[enum.Enum], cls)]
     codes = (graph_columns.EXT_REF, graph_columns.EXT_GRAPH, graph_columns.EXT_COMPLEX, parsed_cache._EXT_META)
