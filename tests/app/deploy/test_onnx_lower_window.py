@@ -121,3 +121,21 @@ def test_compare_pipeline_takes_an_onnx_as_its_last_stage(qtbot, window: MainWin
     with qtbot.waitSignal(view.selection_synced, timeout=TIMEOUT):
         view.docs[0].view.node_clicked.emit("batch_norm")
     assert view.selected(1) == result.source_to_onnx()["batch_norm"]
+
+
+@pytest.mark.worker
+def test_cancel_stops_the_export_and_opens_nothing(qtbot, window: MainWindow, source: Path) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.document_ready, timeout=TIMEOUT):
+        window.open_path(str(source))
+    tabs = window.tabs.count()
+    dialog = window.comparisons.lower_onnx_dialog()
+    assert isinstance(dialog, OnnxLowerDialog)
+    dialog.start()
+    folder = dialog.out_dir
+    assert folder is not None and dialog.close_button.text() == "Cancel"
+    qtbot.waitUntil(lambda: dialog.progress.value() >= 10, timeout=TIMEOUT)  # exporting
+    with qtbot.waitSignal(dialog.failed, timeout=TIMEOUT) as blocker:
+        qtbot.mouseClick(dialog.close_button, Qt.MouseButton.LeftButton)
+    assert "cancel" in blocker.args[0].lower()
+    assert dialog.lowered_result is None and window.tabs.count() == tabs and not folder.exists()
+    assert dialog.close_button.text() == "Close" and dialog.start_button.isEnabled()
