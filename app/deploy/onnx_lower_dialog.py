@@ -1,5 +1,6 @@
 """Program > Lower to ONNX…: run the worker's `lower_onnx` job (torch.onnx.export, dynamo=True) with progress and
-Cancel, list what each source op became ("fused by FuseBatchNormIntoConv", "dropped"; a click reveals the node),
+Cancel, paint the source and list what each source op became ("fused by FuseBatchNormIntoConv", "dropped"; a click
+reveals the node; core/deploy/onnx_overlay.py),
 then hand the `.onnx` on to open beside its source as the pipeline view's stages: source | ONNX, a node selected in
 one selected in the other through the links the job wrote into the file (core/diff/onnx_stage.py).
 
@@ -21,6 +22,7 @@ from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import FailureBox, JobDialog
 from pt2_viewer.app.panels import make_table
 from pt2_viewer.app.widgets.file_dialogs import save_file
+from pt2_viewer.core.deploy.onnx_overlay import fate_overlay
 from pt2_viewer.core.jobs.client import JobOutcome
 from pt2_viewer.core.jobs.schemas.onnx_lower import OnnxLowerRequest, OnnxLowerResult
 from pt2_viewer.core.platform import temp_dirs
@@ -124,6 +126,8 @@ class OnnxLowerDialog(JobDialog):
         self.lowered.emit(result)
 
     def show_result(self, result: OnnxLowerResult) -> None:
+        """Paint the source by what each op became (the overlay "ONNX") and list them."""
+        self.doc.tools.add_overlay(fate_overlay(result))
         self.stage.setText(summary(result))
         self.table.clear()
         for row in result.nodes or []:

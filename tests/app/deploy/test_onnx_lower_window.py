@@ -17,6 +17,7 @@ from pt2_viewer.app.compare.pipeline_files import PipelineFiles, PipelineFilesDi
 from pt2_viewer.app.deploy.onnx_lower_dialog import OnnxLowerDialog
 from pt2_viewer.app.main_window import MainWindow
 from pt2_viewer.app.qt import later
+from pt2_viewer.core.deploy.onnx_overlay import CATEGORIES, OVERLAY
 from pt2_viewer.core.onnx.viewer_links import viewer_links
 
 TIMEOUT = 300_000
@@ -49,6 +50,9 @@ def test_the_menu_lowers_to_onnx_and_opens_source_beside_onnx_linked(qtbot, wind
     became = {dialog.table.topLevelItem(i).text(0): dialog.table.topLevelItem(i).text(2)
               for i in range(dialog.table.topLevelItemCount())}
     assert became["batch_norm"].startswith("fused by FuseBatchNormIntoConv into ")
+    painted = window.tabs.widget(0).tools.extra[OVERLAY]  # the source's own tab, painted by each op's fate
+    assert painted.texts["batch_norm"] == became["batch_norm"] and painted.texts["relu"] == became["relu"]
+    assert painted.categories["batch_norm"] == CATEGORIES["fused"] != painted.categories["relu"]
 
     qtbot.waitUntil(lambda: window.tabs.count() == tabs + 1, timeout=TIMEOUT)
     view = window.tabs.currentWidget()
