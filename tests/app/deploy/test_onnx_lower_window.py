@@ -73,6 +73,10 @@ def test_the_menu_lowers_to_onnx_and_opens_source_beside_onnx_linked(qtbot, wind
     folder = os.environ.get("PT2V_SCREENSHOTS")
     if folder:
         window.grab().save(str(Path(folder) / "source_onnx_pipeline.png"))
+        window.tabs.setCurrentIndex(0)  # the source painted by each op's fate
+        qtbot.waitUntil(lambda: window.tabs.widget(0).ready, timeout=TIMEOUT)
+        window.grab().save(str(Path(folder) / "source_onnx_fates.png"))
+        window.tabs.setCurrentWidget(view)
 
     # the .onnx is in the job's temporary folder: the tab says so until File > Save Program As… saves it
     assert view.unsaved() == f"the ONNX model {Path(result.onnx).name}"
