@@ -5,7 +5,8 @@
   AOTAutograd makes is logged without Inductor's compile time; their exported programs are the zoo's own
   (tests/zoo/cache.py), built from the same recipes;
 - `big_graph_trace(layers)`: a generated stack of Linear+ReLU layers compiled with `backend='eager'`, Dynamo's graph
-  about `4 * layers` nodes (bench/bench_trace_graph.py, ~10k nodes at 2,500).
+  about `5 * layers` nodes (two weights, a linear, a relu and an add each: ~10k nodes at 2,000), for
+  bench/bench_trace_graph.py.
 
 Built once per torch version and script, beside the other trace fixtures (tests/trace_programs.py's runner).
 """
@@ -84,8 +85,8 @@ def zoo_trace() -> Path:
     return _traced(zoo_trace, "zoo_trace", ZOO_SCRIPT.format(repo=str(REPO)), _zoo_key())
 
 
-def big_graph_trace(layers: int = 2500) -> Path:
-    """The TORCH_TRACE folder of BIG_SCRIPT: one Dynamo graph of about `4 * layers` nodes."""
+def big_graph_trace(layers: int = 2000) -> Path:
+    """The TORCH_TRACE folder of BIG_SCRIPT: one Dynamo graph of about `5 * layers` nodes."""
     return _traced(big_graph_trace, f"big_graph_trace_{layers}", BIG_SCRIPT.format(layers=layers))
 
 

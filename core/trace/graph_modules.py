@@ -23,7 +23,7 @@ from functools import lru_cache
 from pt2_viewer.core.model.program import InputKind, Node, NodeOp
 from pt2_viewer.core.trace.graph_text import SourceComment, TextGraph
 
-_MARKERS = ("modules_", "parameters_", "buffers_")
+_MARKERS = frozenset({"modules", "parameters", "buffers"})
 _OLD_LEAVES = ("running_mean", "running_var", "num_batches_tracked", "in_proj_weight", "in_proj_bias", "weight",
                "bias")
 
@@ -46,26 +46,21 @@ def weight_name(name: str) -> WeightName | None:
     text = text.rstrip("_") if text.endswith("_") else text
     if text.startswith("_self___"):
         return _old_style(text[len("_self___"):])
-    starts = [i for m in _MARKERS if (i := text.find("_" + m)) >= 0]
-    if not starts:
+    tokens = text.split("_")
+    first = next((i for i, t in enumerate(tokens) if t in _MARKERS and i), None)
+    if first is None:
         return None
-    rest = text[min(starts) + 1:]
     parts: list[str] = []
-    last = ""
-    while rest:
-        marker = next((m for m in _MARKERS if rest.startswith(m)), None)
-        if marker is None:
-            return None
-        rest = rest[len(marker):]
-        ends = [i for m in _MARKERS if (i := rest.find("_" + m)) >= 0]
-        end = min(ends) if ends else len(rest)
-        if not rest[:end]:
-            return None
-        parts.append(rest[:end])
-        rest, last = rest[end + 1:], marker
-    if last == "modules_":
+    marker = ""
+    for token in tokens[first:]:
+        if token in _MARKERS and (not parts or parts[-1]):  # a marker starts the next part
+            marker = token
+            parts.append("")
+        else:
+            parts[-1] = f"{parts[-1]}_{token}" if parts[-1] else token
+    if marker == "modules" or not all(parts):
         return None
-    return WeightName(".".join(parts), InputKind.PARAMETER if last == "parameters_" else InputKind.BUFFER)
+    return WeightName(".".join(parts), InputKind.PARAMETER if marker == "parameters" else InputKind.BUFFER)
 
 
 def _old_style(text: str) -> WeightName | None:

@@ -139,9 +139,11 @@ def _graph(text: TextGraph, weights: dict[str, WeightName], types: ValueTypes, t
                 values[out] = value
             producer[out] = node.name
     stacks: dict[str, str] = {}
+    by_path: dict[str, str] = {}  # one string per module: parse_module_stack's cache then shares one tuple
     for name, path in node_modules(text, weights).items():
         if path:
-            stacks[name] = stacks.get(path) or _module_stack(path)
+            stack = by_path.get(path)
+            stacks[name] = stack if stack is not None else by_path.setdefault(path, _module_stack(path))
     edges: list[Edge] = []
     by_name = {n.name: n for n in text.nodes}
     for node in text.nodes:
@@ -155,7 +157,7 @@ def _graph(text: TextGraph, weights: dict[str, WeightName], types: ValueTypes, t
                 if values[ref].kind == "graph":
                     sub = subgraphs.get(by_name[src].target)
                     if sub is not None and sub not in node.subgraphs:
-                        node.subgraphs.append(sub)
+                        node.subgraphs = (*node.subgraphs, sub)
     inputs: list[str | None] = [n.outputs[0] for n in text.nodes if n.op is NodeOp.PLACEHOLDER]
     output = next((n for n in reversed(text.nodes) if n.op is NodeOp.OUTPUT), None)
     returned = output.inputs[0].value if output is not None and output.inputs else []

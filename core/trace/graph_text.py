@@ -17,11 +17,14 @@ Targets are kept as torch spells them (`torch.conv2d`, `torch.ops.aten.convoluti
 from __future__ import annotations
 
 import ast
+import itertools
 from dataclasses import dataclass, field
+from keyword import iskeyword
 from typing import Any
 
 from pt2_viewer.core.model.program import MAX_TARGET_CHARS, Argument, Node, NodeOp, Ref, capped_text
 from pt2_viewer.core.trace.envelope import TraceError
+from pt2_viewer.core.trace.graph_pieces import ClassText, ForwardText, class_in_pieces, whole_class
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
            ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and_", ast.BitOr: "or_",
@@ -73,21 +76,44 @@ def read_source_comment(comment: str) -> SourceComment | None:
     return SourceComment(file, int(line), function, code)
 
 
-def parse_graph_text(text: str, what: str) -> TextGraph:
-    """The graph of print_readable's `text`; TraceError naming `what` when it is not such a graph."""
+def parse_graph_text(text: str, what: str, in_pieces: bool = True) -> TextGraph:
+    """The graph of print_readable's `text`; TraceError naming `what` when it is not such a graph. `in_pieces`:
+    parsed a piece at a time where the text is laid out as print_readable lays it out (core/trace/graph_pieces.py),
+    else whole."""
     lines = text.splitlines()
+    aliases: dict[int, tuple[str, str]] = {}
+    prepared = [_prepared(i, line, aliases) for i, line in enumerate(lines, start=1)]
     try:
-        module = ast.parse("\n".join(_valid_class_line(line) for line in lines))
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        top = (class_in_pieces(prepared) if in_pieces else None) or _whole(prepared, what)
+        return _GraphReader(lines, what, aliases).read(top, "")
+    except (SyntaxError, ValueError, MemoryError) as error:
         raise TraceError(f"{what}: not a graph's Python text ({type(error).__name__}: "
                          f"{str(error).splitlines()[0] if str(error) else 'unreadable'})") from None
-    top = next((s for s in module.body if isinstance(s, ast.ClassDef)), None)
-    if top is None:
-        raise TraceError(f"{what}: no `class GraphModule` in the text; it is not a graph print_readable wrote")
-    try:
-        return _GraphReader(lines, what).read(top, "")
     except RecursionError:
         raise TraceError(f"{what}: the graph's text nests too deeply to read") from None
+
+
+def _whole(prepared: list[str], what: str) -> ClassText:
+    top = next((s for s in ast.parse("\n".join(prepared)).body if isinstance(s, ast.ClassDef)), None)
+    if top is None:
+        raise TraceError(f"{what}: no `class GraphModule` in the text; it is not a graph print_readable wrote")
+    return whole_class(top)
+
+
+def _prepared(number: int, line: str, aliases: dict[int, tuple[str, str]]) -> str:
+    """The line as `ast` is given it. Two kinds of statement, a third of a big graph's text, are taken out first,
+    each only when the line is exactly that: `l_x_ = L_x_` (a name for a name: kept in `aliases` by line, and read
+    as the parsed statement would be) and the `;  a = b = None` ending a node's line (freeing names: nothing to read).
+    The line numbers stay."""
+    stripped = line.strip()
+    target, equals, source = stripped.partition(" = ")
+    if equals and target.isidentifier() and source.isidentifier() and not iskeyword(target) and not iskeyword(source):
+        aliases[number] = (target, source)
+        return ""
+    head, semicolon, tail = line.rpartition(";  ")
+    if semicolon and tail.endswith(" = None") and all(n.isidentifier() for n in tail[:-len(" = None")].split(" = ")):
+        line = head
+    return _valid_class_line(line)
 
 
 def _valid_class_line(line: str) -> str:
@@ -115,31 +141,40 @@ def _dotted(expr: ast.expr) -> str | None:
 class _GraphReader:
     """Reads one class (and its nested classes) into a TextGraph."""
 
-    def __init__(self, lines: list[str], what: str) -> None:
+    def __init__(self, lines: list[str], what: str, aliases: dict[int, tuple[str, str]]) -> None:
         self.lines = lines
         self.what = what
+        self.aliases = aliases
 
-    def read(self, cls: ast.ClassDef, name: str) -> TextGraph:
-        forward = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
-        if forward is None:
+    def read(self, cls: ClassText, name: str) -> TextGraph:
+        if cls.forward is None:
             raise TraceError(f"{self.what}: class {cls.name} has no forward; it is not a graph print_readable wrote")
         graph = TextGraph(name, [])
-        for sub in cls.body:
-            if isinstance(sub, ast.ClassDef):
-                graph.subgraphs[sub.name] = _GraphReader(self.lines, self.what).read(sub, sub.name)
-        _Statements(self, graph).read(forward)
+        for sub in cls.classes:
+            graph.subgraphs[sub.name] = _GraphReader(self.lines, self.what, self.aliases).read(sub, sub.name)
+        _Statements(self, graph).read(cls.forward)
         return graph
 
-    def comments_between(self, first: int, last: int) -> list[str]:
-        """The comment lines from line `first` to `last` (1-based, both included): lines that hold no statement."""
-        return [t.strip() for t in self.lines[max(first - 1, 0):max(last, 0)] if t.strip().startswith("#")]
+    def between(self, first: int, last: int) -> list[str | tuple[str, str]]:
+        """What lines `first` to `last` (1-based, both included) hold besides statements `ast` read: comments, and
+        the `name = name` statements taken out before parsing (`_prepared`), in order."""
+        out: list[str | tuple[str, str]] = []
+        for number in range(max(first, 1), min(last, len(self.lines)) + 1):
+            alias = self.aliases.get(number)
+            if alias is not None:
+                out.append(alias)
+            elif (text := self.lines[number - 1].strip()).startswith("#"):
+                out.append(text)
+        return out
 
-    def comment_after(self, node: ast.AST) -> str:
-        """The comment closing `node`'s line (`primals_1: "f32[4]",  # PlainAOTInput(idx=0)`), or ""."""
+    def comment_after(self, node: ast.AST, offset: int) -> str:
+        """The comment closing `node`'s line (`primals_1: "f32[4]",  # PlainAOTInput(idx=0)`), or ""; `offset`
+        what the line numbers of the piece `node` was parsed in lack."""
         end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
-        if end_line is None or end_col is None or end_line > len(self.lines):
+        if end_line is None or end_col is None or not 0 < end_line + offset <= len(self.lines):
             return ""
-        rest = self.lines[end_line - 1][end_col:].lstrip(" ,;")
+        end_line += offset
+        rest = self.lines[end_line - 1][end_col:end_col + 2000].lstrip(" ,;")  # a one-line signature is long
         return rest[1:].strip() if rest.startswith("#") else ""
 
 
@@ -155,21 +190,30 @@ class _Statements:
         self.source: SourceComment | None = None
         self.pending: dict[str, tuple[str, Argument, Argument]] = {}  # `a += b`: a -> (op, a, b), named at its use
         self.multi: dict[str, Node] = {}  # the name of a node returning several values -> the node
+        self.offset = 0  # what the line numbers of the statement being read lack (core/trace/graph_pieces.py)
 
     # -- the function ------------------------------------------------------------------------------------------
-    def read(self, forward: ast.FunctionDef) -> None:
-        args = forward.args.posonlyargs + forward.args.args + forward.args.kwonlyargs
+    def read(self, forward: ForwardText) -> None:
+        statements = forward.statements
+        first = next(statements, None)
+        declared = first is not None and isinstance(first[0], ast.AnnAssign) and first[0].value is None
+        args = forward.args
         for arg in args[1:] if args and args[0].arg == "self" else args:
-            if arg.annotation is None and any(isinstance(s, ast.AnnAssign) and s.value is None
-                                              for s in forward.body):
+            if arg.annotation is None and declared:
                 continue  # the joint graph's `primals, tangents`: its placeholders are the annotated names below
-            note = self.reader.comment_after(arg)
+            note = self.reader.comment_after(arg, forward.args_offset)
             self._placeholder(arg.arg, _annotation(arg.annotation), note)
         previous_end = forward.lineno  # an argument's line never starts with `#`: no comment is taken for one
-        for statement in forward.body:
-            for comment in self.reader.comments_between(previous_end + 1, statement.lineno - 1):
-                self._comment(comment)
-            previous_end = statement.end_lineno or statement.lineno
+        for statement, offset in itertools.chain([first] if first else [], statements):
+            if isinstance(statement, ast.Pass):
+                continue
+            for found in self.reader.between(previous_end + 1, statement.lineno + offset - 1):
+                if isinstance(found, str):
+                    self._comment(found)
+                else:
+                    self._assign(found[0], ast.Name(found[1]), None)
+            previous_end = (statement.end_lineno or statement.lineno) + offset
+            self.offset = offset
             self._statement(statement)
 
     def _comment(self, comment: str) -> None:
@@ -179,7 +223,7 @@ class _Statements:
             self.source = None
 
     def _placeholder(self, name: str, annotation: str | None, note: str) -> None:
-        node = Node(self._unique(name), NodeOp.PLACEHOLDER, name, outputs=[name])
+        node = Node(self._unique(name), NodeOp.PLACEHOLDER, name, outputs=(name,))
         self._add(node, name, annotation)
         if note:
             self.graph.input_notes[node.name] = note
@@ -206,7 +250,7 @@ class _Statements:
     def _statement(self, s: ast.stmt) -> None:
         if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
             if s.value is None:  # the joint graph's `primals_1: "f32[4]"  # PlainAOTInput(idx=0)`
-                self._placeholder(s.target.id, _annotation(s.annotation), self.reader.comment_after(s))
+                self._placeholder(s.target.id, _annotation(s.annotation), self.reader.comment_after(s, self.offset))
             else:
                 self._assign(s.target.id, s.value, _annotation(s.annotation))
         elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
@@ -244,7 +288,7 @@ class _Statements:
               op: NodeOp = NodeOp.CALL_FUNCTION) -> None:
         node_name = self._unique(name)
         full = target if len(target) > MAX_TARGET_CHARS else None
-        node = Node(node_name, op, capped_text(target, MAX_TARGET_CHARS), inputs=args, outputs=[name],
+        node = Node(node_name, op, capped_text(target, MAX_TARGET_CHARS), inputs=tuple(args), outputs=(name,),
                     full_target=full)
         self._add(node, name, annotation)
 
@@ -262,16 +306,17 @@ class _Statements:
             source = self.values.get(held)
             node = self.producer.get(source) if source is not None else None
             if node is None or node.op is not NodeOp.CALL_FUNCTION or source in self.graph.annotations \
-                    or node.outputs != [source]:
+                    or tuple(node.outputs) != (source,):
                 return False
             self.multi[held] = node
-            node.outputs = []
-            del self.producer[source]
+            node.outputs = ()
+            self.producer.pop(source or held, None)
             self.values.pop(held, None)
-        node.outputs.extend([None] * (index + 1 - len(node.outputs)))
-        if node.outputs[index] is not None:
+        outputs = [*node.outputs, *[None] * (index + 1 - len(node.outputs))]
+        if outputs[index] is not None:
             return False
-        node.outputs[index] = name
+        outputs[index] = name
+        node.outputs = tuple(outputs)  # a tuple of strings: the cyclic collector stops walking it
         self.values[name] = name
         self.producer[name] = node
         if annotation:
@@ -283,9 +328,9 @@ class _Statements:
         if isinstance(value, ast.Call) and _dotted(value.func) == "pytree.tree_unflatten" and value.args:
             value = value.args[0]  # the joint graph's `pytree.tree_unflatten([...], self._out_spec)`
         items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [] if value is None else [value]
-        self.graph.output_notes = [self.reader.comment_after(item) for item in items]
+        self.graph.output_notes = [self.reader.comment_after(item, self.offset) for item in items]
         refs = [self._literal(item) for item in items]
-        node = Node(self._unique("output"), NodeOp.OUTPUT, "output", inputs=[Argument("", refs)], outputs=[])
+        node = Node(self._unique("output"), NodeOp.OUTPUT, "output", inputs=(Argument("", refs),))
         self._add(node, None, None)
 
     # -- expressions -------------------------------------------------------------------------------------------

@@ -14,9 +14,10 @@ from pt2_viewer.core.model.program import InputKind, NodeOp, Program
 from pt2_viewer.core.model.tensor_meta import SymDim
 from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.trace.envelope import TraceError
+from pt2_viewer.core.trace.graph_pieces import class_in_pieces
 from pt2_viewer.core.trace.graph_program import graph_artifacts, program_from_artifact
 from pt2_viewer.core.trace.graph_text import parse_graph_text
-from pt2_viewer.core.trace.model import Trace
+from pt2_viewer.core.trace.model import Artifact, Trace
 from pt2_viewer.core.trace.reader import read_trace
 from tests.trace_graph_programs import zoo_trace
 from tests.trace_programs import compile_trace
@@ -65,8 +66,21 @@ def test_every_graph_of_every_compile_opens(trace, zoo):
                 assert all(r in produced for n in graph.nodes for r in n.input_refs()), (compile_.id, name)
                 assert _scene(program).counts[""] == len(graph.nodes)  # the graph view's scene takes it whole
                 opened.add(name)
+                _same_in_pieces_and_whole(compile_.artifacts, name, index)
     assert opened >= {"dynamo_output_graph", "aot_forward_graph", "aot_backward_graph", "aot_joint_graph",
                       "aot_inference_graph", "inductor_post_grad_graph"}
+
+
+def _same_in_pieces_and_whole(artifacts: list[Artifact], name: str, index: int) -> None:
+    """A graph read a piece at a time (core/trace/graph_pieces.py) is the graph read whole, and was read in
+    pieces."""
+    text = [a for a in artifacts if a.name == name][index].text()
+    assert class_in_pieces(text.splitlines()) is not None
+    pieces, whole = parse_graph_text(text, name), parse_graph_text(text, name, in_pieces=False)
+    assert [(n.name, n.op, n.target, n.outputs, n.inputs, n.metadata) for n in pieces.nodes] == \
+        [(n.name, n.op, n.target, n.outputs, n.inputs, n.metadata) for n in whole.nodes]
+    assert (pieces.annotations, pieces.input_notes, pieces.output_notes) == \
+        (whole.annotations, whole.input_notes, whole.output_notes)
 
 
 @pytest.mark.parametrize("model, compile_id", [("mobilenet_v3_small", "[0/0]"), ("nn_transformer", "[1/0]")])
@@ -146,6 +160,8 @@ def test_what_it_cannot_read_is_one_line(trace):
         with pytest.raises(TraceError) as error:
             program_from_artifact(trace, *args)  # type: ignore[arg-type]
         assert "\n" not in str(error.value) and str(error.value).startswith(args[0])
+        if args[1] == "inductor_code":
+            assert "Inductor's output code is Python source, not a graph" in str(error.value)
     for text in ("def f(:\n", "x = 1\n", "class G(torch.nn.Module):\n    pass\n"):
         with pytest.raises(TraceError):
             parse_graph_text(text, "[0/0] dynamo_output_graph")
