@@ -2,10 +2,11 @@
 
 - **Weights by name.** Dynamo lifts each parameter and buffer into a placeholder named by its path:
   `L_self_modules_layer1_modules_0_modules_conv1_parameters_weight_` is `layer1.0.conv1.weight`, a parameter
-  (`_modules_`, `_parameters_`, `_buffers_` separate the parts); torch before 2.4 wrote
-  `L__self___layer1_0_conv1_weight`, read here as well as its underscores allow. AOTAutograd's and Inductor's
-  graphs name their inputs `primals_N` / `argN_1`: each is the Dynamo input its comment names
-  (`# PlainAOTInput(idx=0)`), or, where the text has no comments, the Dynamo input at its position.
+  (`_modules_`, `_parameters_`, `_buffers_` separate the parts). Torch before 2.5 read weights with `get_attr`
+  (`self.L__self___layer1_0_conv1_weight`) and called `torch.nn` modules whole (`self.L__self___fc(x)`): those names
+  are read with each underscore a dot (`lm_head` reads `lm.head`: the names lost which underscores were dots).
+  AOTAutograd's and Inductor's graphs name their inputs `primals_N` / `argN_1`: each is the Dynamo input its comment
+  names (`# PlainAOTInput(idx=0)`), or, where the text has no comments, the Dynamo input at its position.
 - **An op that reads a weight** belongs to the weight's module (`conv2d` reading `layer1.0.conv1.weight` is in
   `layer1.0.conv1`).
 - **The source** places the rest. Each run of nodes under one `# File:` comment is one line of the model's code,
@@ -71,6 +72,14 @@ def _old_style(text: str) -> WeightName | None:
             kind = InputKind.BUFFER if leaf.startswith(("running", "num_")) else InputKind.PARAMETER
             return WeightName(f"{module}.{leaf}" if module else leaf, kind)
     return None
+
+
+def called_module(target: str) -> str | None:
+    """The module a call of torch before 2.5 names (`L__self___layer1_0_conv1`: `layer1.0.conv1`, each underscore
+    read as a dot); None for any other target."""
+    if not target.startswith("L__self___"):
+        return None
+    return target[len("L__self___"):].replace("_", ".") or None
 
 
 def aot_input_index(note: str) -> int | None:
@@ -155,6 +164,10 @@ def node_modules(graph: TextGraph, weights: dict[str, WeightName]) -> dict[str, 
     calls = [n for n in graph.nodes if n.op is NodeOp.CALL_FUNCTION]
     known: dict[str, str] = {}
     for n in calls:
+        called = called_module(n.target)
+        if called is not None:
+            known[n.name] = called
+            continue
         owners = [weights[r].owner for r in n.input_refs() if r in weights]
         if owners:
             path = owners[0]

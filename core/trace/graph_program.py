@@ -105,7 +105,12 @@ def _weights(graph: TextGraph, dynamo: TextGraph | None) -> dict[str, WeightName
     input its comment (or its position, where no input has a comment) says it is."""
     mine = _placeholders(graph)
     if graph is dynamo or dynamo is None:
-        return {v: w for v in mine if (w := weight_name(v)) is not None}
+        found = {v: w for v in mine if (w := weight_name(v)) is not None}
+        for n in graph.nodes:  # torch < 2.5: `l__self___fc_weight = self.L__self___fc_weight`, lifted as export does
+            if n.op is NodeOp.GET_ATTR and n.outputs and n.outputs[0] and (w := weight_name(n.target)) is not None:
+                found[n.outputs[0]] = w
+                n.op = NodeOp.PLACEHOLDER
+        return found
     theirs = _placeholders(dynamo)
     noted = {n.outputs[0]: aot_input_index(note) for n in graph.nodes
              if (note := graph.input_notes.get(n.name)) and n.outputs and n.outputs[0]}

@@ -64,12 +64,15 @@ class TextGraph:
 
 
 def read_source_comment(comment: str) -> SourceComment | None:
-    """`# File: /a/b.py:12 in forward, code: x = f(y)` -> its parts; None for any other comment."""
+    """`# File: /a/b.py:12 in forward, code: x = f(y)` -> its parts (the function "" where torch did not name it);
+    None for any other comment."""
     text = comment.lstrip("#").strip()
     if not text.startswith("File: "):
         return None
     where, _, code = text[len("File: "):].partition(", code: ")
-    place, _, function = where.rpartition(" in ")
+    place, in_, function = where.rpartition(" in ")
+    if not in_:  # torch before 2.4: `# File: /a/b.py:12, code: x = f(y)`
+        place, function = where, ""
     file, _, line = place.rpartition(":")
     if not file or not line.isdigit():
         return None
@@ -343,6 +346,8 @@ class _Statements:
                     and e.func.value.id in self.values:  # `x.flatten(1)`: a method of a value
                 return f"torch.Tensor.{e.func.attr}", [self._argument("", e.func.value), *args], NodeOp.CALL_FUNCTION
             dotted = _dotted(e.func)
+            if dotted is not None and dotted.startswith("self."):  # torch < 2.5: `self.L__self___fc(x)`, a module
+                return dotted[len("self."):], args, NodeOp.CALL_FUNCTION
             if dotted is None:
                 return capped_text(ast.unparse(e.func), MAX_TARGET_CHARS), args, NodeOp.CALL_FUNCTION
             return (dotted if "." in dotted else f"builtins.{dotted}"), args, NodeOp.CALL_FUNCTION
