@@ -34,6 +34,8 @@ from pt2_viewer.core.trace.model import Artifact, Compile, Trace
 from pt2_viewer.core.trace.reader import GRAPHS
 
 DYNAMO = "dynamo_output_graph"
+POST_GRAD = "inductor_post_grad_graph"
+AOT_COMPILED = frozenset({"aot_forward_graph", "aot_inference_graph", "aot_backward_graph"})
 NOT_GRAPHS = {"inductor_output_code": "Inductor's output code is Python source, not a graph"}
 _RECORDS = {label: kind for kind, label in GRAPHS.items()}
 
@@ -63,8 +65,11 @@ def program_from_artifact(trace: Trace, compile_id: str, artifact_name: str, ind
     artifact = _artifact(compile_, name, index)
     what = f"{compile_id} {name}" + (f" #{index + 1}" if index else "")
     text_graph = parse_graph_text(artifact.text(), what)
-    dynamo = text_graph if name == DYNAMO else _dynamo_graph(compile_, what)
-    weights = _weights(text_graph, dynamo)
+    dynamo = text_graph if name == DYNAMO else _parsed(compile_.artifact(DYNAMO), what)
+    if name == POST_GRAD and (source := _aot_source(compile_, index, what)) is not None:
+        weights = _by_position(text_graph, source, _weights(source, dynamo))
+    else:
+        weights = _weights(text_graph, dynamo)
     graph = _graph(text_graph, weights, ValueTypes(), top=True)
     return _program(graph, text_graph, weights, compile_, name, index)
 
@@ -86,14 +91,31 @@ def _artifact(compile_: Compile, name: str, index: int) -> Artifact:
     return found[index]
 
 
-def _dynamo_graph(compile_: Compile, what: str) -> TextGraph | None:
-    artifact = compile_.artifact(DYNAMO)
+def _parsed(artifact: Artifact | None, what: str) -> TextGraph | None:
+    """Another graph of the compile, to name this one's inputs; None where there is none or it does not read (the
+    graph asked for still opens, its inputs unnamed)."""
     if artifact is None:
         return None
     try:
         return parse_graph_text(artifact.text(), what)
     except TraceError:
-        return None  # the graph asked for still opens, its inputs unnamed
+        return None
+
+
+def _aot_source(compile_: Compile, index: int, what: str) -> TextGraph | None:
+    """The AOTAutograd graph Inductor's post-grad graph `index` was compiled from: the forward's (or the inference
+    graph) first, then the backward's, as torch compiles and logs them."""
+    sources = [a for a in compile_.artifacts if a.name in AOT_COMPILED]
+    return _parsed(sources[index], what) if index < len(sources) else None
+
+
+def _by_position(graph: TextGraph, source: TextGraph, named: dict[str, WeightName]) -> dict[str, WeightName]:
+    """`graph`'s inputs named as the inputs of `source` at their positions (Inductor keeps AOTAutograd's inputs in
+    order, renamed `argN_1`), where both have as many."""
+    mine, theirs = _placeholders(graph), _placeholders(source)
+    if len(mine) != len(theirs):
+        return {}
+    return {value: named[other] for value, other in zip(mine, theirs) if other in named}
 
 
 def _placeholders(graph: TextGraph) -> list[str]:

@@ -136,6 +136,9 @@ def test_a_backward_graph_opens_with_its_weights_named(trace, zoo):
     assert len([o for o in conv.outputs if o]) == 2  # torch's getitem_3, getitem_4: outputs of one node
     weights = {s.name: s.target for s in backward.signature.inputs if s.kind in WEIGHTS}
     assert weights == {"primals_1": "conv.weight", "primals_4": "fc.weight"}  # by `# PlainAOTInput(idx=N)`
+    compiled = program_from_artifact(trace, "[0/0]", "post_grad", 1)  # Inductor's, of the backward: by position
+    assert sorted(s.target for s in compiled.signature.inputs if s.kind in WEIGHTS) == ["conv.weight", "fc.weight"]
+    assert _top_groups(compiled) == _top_groups(backward)
     big = program_from_artifact(zoo, "[0/0]", "aot_backward_graph")
     assert set(_top_groups(big)) == {"features", "avgpool", "classifier"}
     assert _shaped(big) >= 0.95
