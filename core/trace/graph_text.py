@@ -309,7 +309,7 @@ class _Statements:
             source = self.values.get(held)
             node = self.producer.get(source) if source is not None else None
             if node is None or node.op is not NodeOp.CALL_FUNCTION or source in self.graph.annotations \
-                    or tuple(node.outputs) != (source,):
+                    or not self.graph.annotations or tuple(node.outputs) != (source,):  # no shapes: maybe a tensor
                 return False
             self.multi[held] = node
             node.outputs = ()

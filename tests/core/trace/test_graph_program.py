@@ -88,6 +88,11 @@ def test_dynamo_graph_reads_like_its_exported_program(zoo, zoo_program, model, c
     program = program_from_artifact(zoo, compile_id, "dynamo")
     exported = read_archive(zoo_program(model)).programs[0]
     assert _top_groups(program) == _top_groups(exported)
+    ours = {g.path: g for g in GraphIndex(program.graph, targets=weight_targets(program)).modules.walk()}
+    theirs = {g.path for g in GraphIndex(exported.graph, targets=weight_targets(exported)).modules.walk()}
+    invented = [p for p in set(ours) - theirs  # but a ModuleList, which export records no scope for
+                if not all(c.path.rpartition(".")[2].isdigit() for c in ours[p].children)]
+    assert not invented and len(set(ours) & theirs) > 0.4 * len(theirs)
     weights = {s.target for s in program.signature.inputs if s.kind in WEIGHTS}
     exported_weights = {s.target for s in exported.signature.inputs if s.kind in WEIGHTS}
     assert weights and weights <= exported_weights
