@@ -8,13 +8,6 @@ import functools
 from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QMenu, QWidget
 
-from pt2_viewer.app.document.profile_import import (
-    TORCH_TRACE_TITLE,
-    TRACE_FILES,
-    ProfileLoader,
-    reading_line,
-    status_line,
-)
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.widgets.file_dialogs import open_file, open_folder
 from pt2_viewer.core.graph.overlays import Overlay
@@ -47,7 +40,16 @@ def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) 
             doc.status.emit(f"Overlay {overlay.name}: {len(overlay.texts)} nodes"
                             + (f" ({'; '.join(overlay.notes)})" if overlay.notes else ""))
 
-    def import_profile(compiled: bool) -> None:  # app/document/profile_import.py
+    def import_profile(compiled: bool) -> None:
+        # imported when first asked for: the profile's reader and the compile trace's are not the first view's
+        from pt2_viewer.app.document.profile_import import (
+            TORCH_TRACE_TITLE,
+            TRACE_FILES,
+            ProfileLoader,
+            reading_line,
+            status_line,
+        )
+
         path = open_file(parent, "Import a torch.profiler trace", doc.model.archive.path, TRACE_FILES)
         torch_trace = open_folder(parent, TORCH_TRACE_TITLE, path) if path and compiled else None
         if not path or (compiled and not torch_trace):

@@ -29,7 +29,7 @@ from pt2_viewer.core.jobs.protocol import PROGRESS
 from pt2_viewer.core.jobs.schemas.failure import Failure
 from pt2_viewer.core.jobs.schemas.trace import SCRIPT_FAILED, TRACE_FOLDER, TraceRequest, TraceResult
 from pt2_viewer.core.jobs.typed_job import TypedJob
-from pt2_viewer.core.trace.reader import LOG_GLOB
+from pt2_viewer.core.trace.files import LOG_GLOB
 
 Emit = Callable[[dict[str, Any]], None]
 

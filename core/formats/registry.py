@@ -37,8 +37,7 @@ from pt2_viewer.core.pt2.parsed_cache import ParsedProgramCache
 from pt2_viewer.core.pt2.reader import read_archive
 from pt2_viewer.core.pte.errors import PteError
 from pt2_viewer.core.pte.magic import MAGIC_AT, pte_head
-from pt2_viewer.core.trace.envelope import looks_like_trace_log
-from pt2_viewer.core.trace.reader import LOG_GLOB
+from pt2_viewer.core.trace.files import LOG_GLOB, looks_like_trace_log
 
 Reader = Callable[[str], Archive]
 Store = Callable[[], bool]

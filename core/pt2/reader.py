@@ -59,7 +59,7 @@ from pt2_viewer.core.model.tensor_meta import (
 )
 from pt2_viewer.core.pt2 import archive as zipfiles
 from pt2_viewer.core.pt2.errors import ArchiveError
-from pt2_viewer.core.pt2.program_json import parse_payload_config, parse_program
+from pt2_viewer.core.pt2.program_json import node_dict, parse_payload_config, parse_program
 
 MEMORY_FORMATS = {0: "unknown", 1: "contiguous_format", 2: "channels_last", 3: "channels_last_3d",
                   4: "preserve_format"}
@@ -275,7 +275,7 @@ class _ProgramReader:
 
         refs: list[list[str] | None] = [None] * len(nodes)  # each node's input refs, as `Node.input_refs` gives
         for raw in _list(g["nodes"], "nodes"):
-            node, node_refs = self._node(raw)
+            node, node_refs = self._node(node_dict(raw))
             for sg in node.subgraphs:
                 nodes.append(Node(sg.name, NodeOp.GET_ATTR, sg.name, outputs=(sg.name,)))
                 values.setdefault(sg.name, Value(sg.name, "graph"))

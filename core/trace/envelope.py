@@ -21,7 +21,6 @@ from pt2_viewer.core.trace.model import CompileId
 
 GLOG_PREFIX = re.compile(rb"(?:\[rank(\d+)\]:)?[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [^\]\n]*\] ")
 # What a log's first bytes look like (recognition reads 64: the prefix up to the thread id, before the record).
-_FIRST_RECORD = re.compile(rb"(?:\[rank\d+\]:)?[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ ")
 ENVELOPE_KEYS = frozenset({"frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank",
                            "has_payload", "stack"})
 # Records read (their payloads checked) but not kept: the profiler's events, most of a log's records.
@@ -59,11 +58,6 @@ class LogRead:
     envelopes: list[Envelope]
     strings: dict[int, str]
     damage: str | None = None
-
-
-def looks_like_trace_log(head: bytes) -> bool:
-    """Whether a file's first bytes start a structured-log record (the format registry's test for a trace log)."""
-    return _FIRST_RECORD.match(head) is not None
 
 
 def _int(value: object) -> int | None:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pt2_viewer.core.trace.envelope import Envelope, LogRead, TraceError, read_log
 from pt2_viewer.core.trace.explain import guard_failures, in_words, is_torch_file, read_graph_break
+from pt2_viewer.core.trace.files import LOG_GLOB
 from pt2_viewer.core.trace.model import Artifact, Compile, CompileId, GraphBreak, Recompile, SourceLine, Trace
 
-LOG_GLOB = "dedicated_log_torch_trace*.log"
 _RANK_IN_NAME = re.compile(r"dedicated_log_torch_trace_rank_(\d+)_")
 # Records that are bookkeeping, not a compile's own: a compile id seen only in these is not listed.
 NOISE = frozenset({"chromium_event", "describe_storage", "describe_tensor", "describe_source", "str", "unknown"})
@@ -146,10 +146,8 @@ def _graph_breaks(compiles: list[Compile]) -> list[GraphBreak]:
             if read is None:
                 continue
             entry = found.setdefault((read.file, read.line, read.reason), read)
-            if str(compile_.id) not in entry.compile_ids or compile_.rank not in entry.ranks:
-                entry.compile_ids.append(str(compile_.id))
-            if compile_.rank not in entry.ranks:
-                entry.ranks.append(compile_.rank)
+            if (hit := (compile_.rank, str(compile_.id))) not in entry.hits:
+                entry.hits.append(hit)
     return list(found.values())
 
 

@@ -1,12 +1,12 @@
 """Opening one .pt2 imports only what its first view needs: a fresh process that opens a program offscreen has not
-imported the script, compare or decompose views (they load when first used), nor torch, nor the .pte reader's
-flatbuffers runtime (which imports numpy), nor pygraphviz (the layout child runs Graphviz); nor the Run and Numerics
-tabs' panels and the job driver under them (built when their tab is first shown, app/document/job_tabs.py) and the
-worker client (File > Preferences imports it only for a saved cap), the AOTInductor package's tab, pygments (the
-Code tab colours its Python when first shown), the comparison models and diffs (a comparison imports them); nor the
-start page, which a window opened on a file never shows, nor the dialogs of the menus (Preferences, Keyboard
-Shortcuts, export and save), nor the side panels but Details (built when their tab is first shown), nor the worker's
-Python choice and SSH target (imported once Preferences holds a choice)."""
+imported the script, compare or decompose views (they load when first used), nor torch, nor a profile's or a compile
+trace's reader, nor the .pte reader's flatbuffers runtime (which imports numpy), nor pygraphviz (the layout child
+runs Graphviz); nor the Run and Numerics tabs' panels and the job driver under them (built when their tab is first
+shown, app/document/job_tabs.py) and the worker client (File > Preferences imports it only for a saved cap), the
+AOTInductor package's tab, pygments (the Code tab colours its Python when first shown), the comparison models and
+diffs (a comparison imports them); nor the start page, which a window opened on a file never shows, nor the dialogs
+of the menus (Preferences, Keyboard Shortcuts, export and save), nor the side panels but Details (built when their
+tab is first shown), nor the worker's Python choice and SSH target (imported once Preferences holds a choice)."""
 from __future__ import annotations
 
 import json
@@ -19,7 +19,11 @@ from tests.programs import REPO_ROOT
 NOT_NEEDED = ("pt2_viewer.app.export.script_document", "pt2_viewer.app.compare.view",
               "pt2_viewer.app.decompose.dialog", "torch", "flatbuffers", "numpy",
               "onnx", "google.protobuf", "pt2_viewer.core.onnx.reader",  # a .onnx's reader, loaded when one opens
-              "pygraphviz")  # the layout child lays out; the window keys cached layouts by its files (engine_id.py)
+              "pygraphviz",  # the layout child lays out; the window keys cached layouts by its files (engine_id.py)
+              # View > Overlay > Import Profile's reader, and a compile trace's (the registry knows a trace by
+              # core/trace/files.py alone)
+              "pt2_viewer.app.document.profile_import", "pt2_viewer.core.profile.load",
+              "pt2_viewer.core.trace.reader", "pt2_viewer.core.trace.model")
 FIRST_SHOWN = ("pt2_viewer.app.run.panel", "pt2_viewer.app.numerics.panel", "pt2_viewer.app.jobs.driver",
                "pt2_viewer.core.jobs.client", "pt2_viewer.app.deploy.aoti_tab", "pygments",
                "pt2_viewer.core.compare.session", "pt2_viewer.core.diff.chain", "pt2_viewer.core.deploy.delegation",
