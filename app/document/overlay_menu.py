@@ -44,13 +44,13 @@ def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) 
         # imported when first asked for: the profile's reader and the compile trace's are not the first view's
         from pt2_viewer.app.document.profile_import import (
             TORCH_TRACE_TITLE,
-            TRACE_FILES,
             ProfileLoader,
+            import_dialog,
             reading_line,
             status_line,
         )
 
-        path = open_file(parent, "Import a torch.profiler trace", doc.model.archive.path, TRACE_FILES)
+        path = open_file(parent, *import_dialog(doc.model.archive))
         torch_trace = open_folder(parent, TORCH_TRACE_TITLE, path) if path and compiled else None
         if not path or (compiled and not torch_trace):
             return
@@ -71,5 +71,6 @@ def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) 
         loader.load(doc.model.archive, doc.model.program, path, torch_trace)
 
     menu.addAction("Import Profile…", functools.partial(import_profile, False))
-    menu.addAction("Import Compiled Profile (with TORCH_TRACE)…", functools.partial(import_profile, True))
+    compiled = menu.addAction("Import Compiled Profile (with TORCH_TRACE)…", functools.partial(import_profile, True))
+    compiled.setEnabled(doc.model.archive.archive_format != "onnx")  # an .onnx takes ONNX Runtime's profile alone
     menu.addAction("Load Per-Node Values (JSON)…", load)

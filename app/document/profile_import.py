@@ -1,10 +1,10 @@
 """View > Overlay > Import Profile…: a `torch.profiler` Chrome trace recorded on any machine, of the program's eager
-module, or with Import Compiled Profile… of its code compiled by torch.compile together with that run's TORCH_TRACE
-folder (whose provenance names each kernel's nodes; an AOTInductor package's own provenance is used without asking),
-attributed to the program's nodes (core/profile/,
-docs/profile.md) and painted with the run-time overlay a local run paints: fastest to slowest, a collapsed group the
-sum of its nodes, the legend the two times. Details lists, under the overlay's name, each node's calls, total, mean,
-device and its events.
+module (on an `.onnx` tab, ONNX Runtime's profile of the model, core/profile/onnx_runtime.py), or with Import
+Compiled Profile… of its code compiled by torch.compile together with that run's TORCH_TRACE folder (whose provenance
+names each kernel's nodes; an AOTInductor package's own provenance is used without asking), attributed to the
+program's nodes (core/profile/, docs/profile.md) and painted with the run-time overlay a local run paints: fastest to
+slowest, a collapsed group the sum of its nodes, the legend the two times. Details lists, under the overlay's name,
+each node's calls, total, mean, device and its events.
 
 The trace is read and attributed in a thread (`ProfileLoader`: JSON, no torch, bounded: core/profile/trace_file.py,
 core/trace/provenance.py), so a big trace never freezes the window; a trace the program did not run is refused in one
@@ -26,7 +26,16 @@ from pt2_viewer.core.util.words import format_seconds
 PROFILE_TIME = "Profile time"  # the overlay's name: a local run's own stays "Run time" beside it
 EVENTS_LISTED = 8  # a node's events Details lists (a kernel-heavy op launches many)
 TRACE_FILES = "torch.profiler Chrome trace (*.json *.json.gz *.gz)"
+ONNX_PROFILE_FILES = "ONNX Runtime profile (onnxruntime_profile_*.json *.json)"
 TORCH_TRACE_TITLE = "The compiled run's TORCH_TRACE folder (its kernels' provenance)"
+
+
+def import_dialog(archive: Archive) -> tuple[str, str, str]:
+    """The file dialog's title, folder and filter: ONNX Runtime's profile for an `.onnx`, else a torch.profiler
+    trace."""
+    if archive.archive_format == "onnx":
+        return "Import an ONNX Runtime profile", archive.path, ONNX_PROFILE_FILES
+    return "Import a torch.profiler trace", archive.path, TRACE_FILES
 
 
 def profile_overlay(result: Attribution) -> Overlay:

@@ -1,7 +1,9 @@
-"""`pt2-viewer profile PROGRAM TRACE.json [--trace DIR] [--json]`: a `torch.profiler` Chrome trace of the program's
-eager module, or with `--trace` of its compiled code (the run's TORCH_TRACE folder, or the AOTInductor package,
-holding Inductor's kernel provenance; a package given as PROGRAM uses its own), recorded on any machine, attributed
-to the program's nodes (core/profile/, docs/profile.md). No Qt, no torch.
+"""`pt2-viewer profile PROGRAM TRACE.json [--trace DIR] [--onnx MODEL.onnx] [--json]`: a `torch.profiler` Chrome trace
+of the program's eager module, or with `--trace` of its compiled code (the run's TORCH_TRACE folder, or the
+AOTInductor package, holding Inductor's kernel provenance; a package given as PROGRAM uses its own), recorded on any
+machine, attributed to the program's nodes (core/profile/, docs/profile.md). A `.onnx` PROGRAM takes ONNX Runtime's
+profile (`onnxruntime_profile_*.json`); `--onnx` puts that profile of MODEL.onnx on the `.pt2` it was exported from,
+through the ONNX nodes' links. No Qt, no torch.
 
 Exit status (core/cli/exit_status.py): 0 attributed; 1 a program or trace it cannot use (unreadable, hostile, or a
 trace of another program, each said in one line); 2 wrong arguments."""
@@ -20,12 +22,17 @@ from pt2_viewer.core.pt2.errors import ArchiveError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("program", help="the .pt2 whose eager module (ep.module()) the trace profiled")
-    parser.add_argument("trace", help="the Chrome trace JSON torch.profiler wrote (prof.export_chrome_trace), or .gz")
+    parser.add_argument("program", help="the .pt2 whose eager module (ep.module()) the trace profiled, or the .onnx "
+                                        "ONNX Runtime ran")
+    parser.add_argument("trace", help="the Chrome trace JSON torch.profiler wrote (prof.export_chrome_trace), or .gz; "
+                                      "for an .onnx, the onnxruntime_profile_*.json of SessionOptions.enable_profiling")
     parser.add_argument("--trace", dest="torch_trace", default=None, metavar="DIR",
                         help="the TORCH_TRACE folder of the torch.compile run the profile recorded, or the "
                              "AOTInductor package it ran: its kernels are attributed through Inductor's provenance "
                              "(provenance_tracking_level=1)")
+    parser.add_argument("--onnx", dest="onnx_model", default=None, metavar="MODEL.onnx",
+                        help="TRACE is ONNX Runtime's profile of MODEL.onnx, exported from PROGRAM: its nodes' times "
+                             "are put on PROGRAM's nodes through the ONNX nodes' links")
     parser.add_argument("--program", dest="program_name", default=None, metavar="NAME",
                         help="which program of the archive the trace ran, when it holds several (default: the first)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (a stable format for scripts)")
@@ -36,7 +43,7 @@ def main(args: argparse.Namespace) -> int:
         archive = registry.read(args.program)
         program = archive.program(args.program_name)
         result = profile_attribution(program, args.trace, args.torch_trace, program_label=args.program,
-                                     archive=archive)
+                                     archive=archive, onnx_model=args.onnx_model)
     except (ArchiveError, ProfileError) as e:
         print(f"pt2-viewer: {e}", file=sys.stderr)
         return exit_status.FAILED

@@ -8,6 +8,9 @@ compiled what names its kernels' nodes, attributed to a program's nodes.
 - With `torch_trace` an AOTInductor package (a file), or without it a program whose own archive is a package with
   provenance: the package's `kernel_information.json` names the nodes (core/profile/package_kernels.py); a profile
   that ran none of its kernels is taken as the eager module's.
+- A `.onnx` program (`archive.archive_format == "onnx"`) takes ONNX Runtime's profile (core/profile/onnx_runtime.py);
+  with `onnx_model`, that profile of the `.onnx` is put on the `.pt2` it was exported from through the ONNX nodes'
+  links (core/profile/onnx_source.py). ONNX Runtime's profile given for a `.pt2` alone is refused, saying what to give.
 - Otherwise the trace is the eager module's (core/profile/attribute.py)."""
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ from pt2_viewer.core.profile.attribute import attribute
 from pt2_viewer.core.profile.compiled import NO_PROVENANCE, attribute_compiled, is_generated_kernel
 from pt2_viewer.core.profile.errors import ProfileError
 from pt2_viewer.core.profile.model import Attribution, ProfileTrace
+from pt2_viewer.core.profile.onnx_runtime import attribute_onnx, is_onnx_runtime_profile
+from pt2_viewer.core.profile.onnx_source import attribute_to_source
 from pt2_viewer.core.profile.package_kernels import package_kernels
 from pt2_viewer.core.profile.trace_file import read_trace
 from pt2_viewer.core.pt2.errors import ArchiveError
@@ -29,10 +34,22 @@ from pt2_viewer.core.trace.reader import read_trace as read_compile_trace
 
 
 def profile_attribution(program: Program, trace_path: str, torch_trace: str | None = None,
-                        program_label: str = "", archive: Archive | None = None) -> Attribution:
-    """The attribution of the trace at `trace_path` on `program` (of `archive`, when given); `ProfileError` (one
-    line) when it cannot be used."""
+                        program_label: str = "", archive: Archive | None = None,
+                        onnx_model: str | None = None) -> Attribution:
+    """The attribution of the trace at `trace_path` on `program` (of `archive`, when given; through the `.onnx` at
+    `onnx_model` exported from it, when given); `ProfileError` (one line) when it cannot be used."""
     trace = read_trace(trace_path)
+    if (archive is not None and archive.archive_format == "onnx") or onnx_model is not None:
+        if torch_trace is not None:
+            raise ProfileError(f"{torch_trace}: a TORCH_TRACE is for a torch.compile run's profile; ONNX Runtime's "
+                               "profile of an .onnx is given alone")
+        if onnx_model is None:
+            return attribute_onnx(program, trace, program_label)
+        return _through_onnx(program, trace, onnx_model, program_label)
+    if is_onnx_runtime_profile(trace):
+        raise ProfileError(f"{trace.path}: a profile ONNX Runtime wrote: give it with the .onnx it ran (pt2-viewer "
+                           "profile MODEL.onnx PROFILE.json, or Import Profile… on the .onnx's tab), or add --onnx "
+                           "MODEL.onnx to put it on this program through that model's links")
     if torch_trace is None:
         compiled = package_kernels(archive) if archive is not None else []
         if not compiled:
@@ -60,6 +77,18 @@ def profile_attribution(program: Program, trace_path: str, torch_trace: str | No
         return result
     result.notes.append(f"{missing}; the trace was attributed as the eager module's")
     return result
+
+
+def _through_onnx(program: Program, trace: ProfileTrace, onnx_model: str, label: str) -> Attribution:
+    try:
+        onnx_archive = registry.read(onnx_model)
+    except ArchiveError as e:
+        raise ProfileError(str(e)) from None
+    if onnx_archive.archive_format != "onnx":
+        raise ProfileError(f"{onnx_model}: not an .onnx model; --onnx takes the .onnx ONNX Runtime ran")
+    onnx_program = onnx_archive.program()
+    result = attribute_onnx(onnx_program, trace, onnx_model)
+    return attribute_to_source(program, onnx_program, result, onnx_model, label)
 
 
 def _eager(program: Program, trace: ProfileTrace, label: str) -> Attribution:

@@ -24,6 +24,8 @@ class TraceEvent:
     external_id: int | None = None  # args["External id"]: the CPU op a launch or kernel came from
     device: int | None = None  # args.device: the GPU a kernel ran on
     shared_by: int = 0  # a compiled kernel's share: its time split between this many nodes (0: the event itself)
+    op_name: str = ""  # args.op_name: the ONNX op an ONNX Runtime node event ran (Conv, FusedConv)
+    provider: str = ""  # args.provider: the execution provider ONNX Runtime ran it on (CPUExecutionProvider)
 
     @property
     def end(self) -> float:

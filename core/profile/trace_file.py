@@ -1,4 +1,6 @@
-"""Read a Chrome-style trace JSON as `torch.profiler` exports it (`prof.export_chrome_trace(path)`, plain or `.gz`).
+"""Read a Chrome-style trace JSON as `torch.profiler` exports it (`prof.export_chrome_trace(path)`, plain or `.gz`),
+or as ONNX Runtime writes its profile (`SessionOptions.enable_profiling`: a bare array of events, read on by
+core/profile/onnx_runtime.py).
 
 A trace is a file from anywhere, so reading it is bounded: a file (or its gzip's content) over `MAX_TRACE_BYTES` is
 refused before it is read whole, JSON nested deeper than the decoder's recursion limit (about 1,000 levels; torch
@@ -19,6 +21,7 @@ from pt2_viewer.core.profile.model import ProfileTrace, TraceEvent
 MAX_TRACE_BYTES = 2 * 1024**3  # 2 GiB of JSON: a profile of many steps of a large model stays well under this
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
+_MAX_ARG_CHARS = 200  # what an event keeps of a string argument (an op or provider name) a hostile file may make huge
 
 
 class _Event(msgspec.Struct):
@@ -105,7 +108,13 @@ def _int_arg(args: dict[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _str_arg(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    return value[:_MAX_ARG_CHARS] if isinstance(value, str) else ""
+
+
 def _event(e: _Event) -> TraceEvent:
     return TraceEvent(name=e.name, category=e.cat, ts=e.ts, dur=max(e.dur, 0.0), pid=e.pid, tid=e.tid,
                       correlation=_int_arg(e.args, "correlation"), external_id=_int_arg(e.args, "External id"),
-                      device=_int_arg(e.args, "device"))
+                      device=_int_arg(e.args, "device"), op_name=_str_arg(e.args, "op_name"),
+                      provider=_str_arg(e.args, "provider"))
