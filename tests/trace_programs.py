@@ -5,7 +5,9 @@ subprocess with `TORCH_TRACE=DIR` on CPU, Inductor compiling each graph.
   (two shapes: two compiles hit it), a `print` and an `.item()` (graph breaks), shape and dtype changes (recompiles);
 - `warm_trace()`: the CNN's script run twice on one Inductor cache: the second run's trace, its graphs cache hits;
 - `ranks_trace()`: two ranks under torchrun with gloo, rank 1 calling with a second shape (it recompiles, rank 0
-  does not).
+  does not);
+- `ranks_breaks_trace()`: two ranks under torchrun with gloo (`aot_eager`), both breaking at one `print`, rank 0
+  alone at a data-dependent branch, rank 1 alone recompiling for a dtype.
 
 Each folder is built once per torch version and script (tests/programs.py `cached_file`, `cache_dir`); the scripts
 lie beside it (`script_path`), so a test reads the user's own lines from them by their `# line:` markers.
@@ -102,6 +104,46 @@ dist.barrier()
 dist.destroy_process_group()
 '''
 
+# Two ranks that differ as a real job's do: both break at the same `print` (one entry, hit by rank 0's [0/0] and
+# rank 1's [1/0]: rank 1 compiled `shapes` first), rank 0 alone meets a data-dependent branch, rank 1 alone calls
+# with another dtype (a recompile). `aot_eager`: the
+# ranks' story without Inductor's compile time.
+RANKS_BREAKS_SCRIPT = '''\
+import torch
+import torch.distributed as dist
+
+
+def step(x):
+    y = x.sin()
+    print("step")  # line: print
+    return y * 2
+
+
+def branch(x):
+    if x.sum() > 0:  # line: branch
+        return x.cos()
+    return x
+
+
+def shapes(x):  # line: shapes
+    return x.relu() + 1
+
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+compiled_shapes = torch.compile(shapes, backend="aot_eager")
+if rank == 1:
+    compiled_shapes(torch.ones(3))  # first: rank 1 numbers its frames apart from rank 0
+torch.compile(step, backend="aot_eager")(torch.ones(4))
+if rank == 0:
+    compiled_shapes(torch.ones(3))
+    torch.compile(branch, backend="aot_eager")(torch.ones(4))
+else:
+    compiled_shapes(torch.ones(3, dtype=torch.float64))
+dist.barrier()
+dist.destroy_process_group()
+'''
+
 
 def script_path(name: str, source: str, folder: Path) -> Path:
     """The script, written once where its trace's folder is (its lines are the user's lines the trace names)."""
@@ -166,15 +208,21 @@ def warm_trace() -> Path:
     return _trace(warm_trace, "warm_trace", WARM_SCRIPT, runs)
 
 
+def _torchrun(script: Path, trace_dir: Path) -> None:
+    """`script` run by two ranks under `torchrun --standalone --nproc_per_node 2`."""
+    with tempfile.TemporaryDirectory() as cache:
+        _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script)],
+             trace_dir, Path(cache), script.parent)
+
+
 def ranks_trace() -> Path:
     """The TORCH_TRACE folder of RANKS_SCRIPT under torchrun: one log per rank."""
+    return _trace(ranks_trace, "ranks_trace", RANKS_SCRIPT, _torchrun)
 
-    def runs(script: Path, trace_dir: Path) -> None:
-        with tempfile.TemporaryDirectory() as cache:
-            _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                  str(script)], trace_dir, Path(cache), script.parent)
 
-    return _trace(ranks_trace, "ranks_trace", RANKS_SCRIPT, runs)
+def ranks_breaks_trace() -> Path:
+    """The TORCH_TRACE folder of RANKS_BREAKS_SCRIPT under torchrun: one log per rank."""
+    return _trace(ranks_breaks_trace, "ranks_breaks_trace", RANKS_BREAKS_SCRIPT, _torchrun)
 
 
 def prebuild_fixtures() -> None:
@@ -182,3 +230,4 @@ def prebuild_fixtures() -> None:
     compile_trace()
     warm_trace()
     ranks_trace()
+    ranks_breaks_trace()

@@ -63,7 +63,8 @@ class Artifact:
 
 @dataclass
 class GraphBreak:
-    """One graph break as torch explained it, at the user's own line; `compile_ids` every compile that hit it."""
+    """One graph break as torch explained it, at the user's own line; `hits` every compile that hit it, with its
+    rank (ranks number their compile ids alike: rank 0's `[0/0]` and rank 1's `[0/0]` are two hits)."""
 
     file: str
     line: int
@@ -73,8 +74,16 @@ class GraphBreak:
     code: str | None
     url: str | None
     fix: str | None
-    compile_ids: list[str] = field(default_factory=list)
-    ranks: list[int | None] = field(default_factory=list)
+    hits: list[tuple[int | None, str]] = field(default_factory=list)
+
+    @property
+    def compile_ids(self) -> list[str]:
+        """The compile ids that hit it, each once, whichever ranks they are on."""
+        return list(dict.fromkeys(cid for _, cid in self.hits))
+
+    @property
+    def ranks(self) -> list[int | None]:
+        return list(dict.fromkeys(rank for rank, _ in self.hits))
 
     @property
     def said(self) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.trace.graph_program import program_from_artifact
@@ -203,7 +203,7 @@ def detail(trace: Trace, compile_: Compile) -> str:
         lines += ["Recompiled because:", *(f"  {r}" for r in recompile.reasons)]
         if fix := recompile_fix(recompile):
             lines.append(f"Fix: {fix}")
-    breaks = [b for b in trace.graph_breaks if str(compile_.id) in b.compile_ids and compile_.rank in b.ranks]
+    breaks = [b for b in trace.graph_breaks if (compile_.rank, str(compile_.id)) in b.hits]
     for b in breaks:
         lines.append(f"Graph break at {short_file(b.file)}:{b.line}: {b.said}")
     if compile_.fail_reason:
@@ -214,8 +214,8 @@ def detail(trace: Trace, compile_: Compile) -> str:
 
 
 def breaks_of(trace: Trace, rank: int | None) -> list[GraphBreak]:
-    """The graph breaks `rank` hit (each once)."""
-    return [b for b in trace.graph_breaks if rank in b.ranks]
+    """The graph breaks `rank` hit (each once), each with that rank's compiles alone."""
+    return [replace(b, hits=[h for h in b.hits if h[0] == rank]) for b in trace.graph_breaks if rank in b.ranks]
 
 
 def recompiles_of(trace: Trace, rank: int | None) -> list[Recompile]:

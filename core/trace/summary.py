@@ -81,7 +81,8 @@ def summary_text(trace: Trace) -> str:
     if trace.graph_breaks:
         lines.append("Graph breaks:")
     for b in trace.graph_breaks:
-        lines.append(f"  {b.file}:{b.line}: {b.said} ({', '.join(b.compile_ids)})")
+        hits = [f"rank {rank} {cid}" for rank, cid in b.hits] if ranked else b.compile_ids
+        lines.append(f"  {b.file}:{b.line}: {b.said} ({', '.join(hits)})")
         if b.fix:
             lines.append(f"    fix: {b.fix}")
         if b.url:
