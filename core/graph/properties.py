@@ -40,6 +40,8 @@ def _program(archive: Archive | None, program: Program) -> DetailSection:
         rows += _pte_rows(archive, archive.executorch)
     elif program.dialect == "ONNX":
         rows += _onnx_rows(archive, program)
+    elif program.dialect == "torch.compile":
+        rows += _compiled_rows(archive, program)
     else:
         rows += _pt2_rows(archive, program)
     nodes = plural(len(program.graph.nodes), "node")
@@ -89,6 +91,20 @@ def _onnx_rows(archive: Archive | None, program: Program) -> list[DetailRow]:
             DetailRow("opsets", opsets, note="the operator set of each domain it imports"),
             DetailRow("producer", program.metadata.get("producer", "") or "(not named)",
                       note="the tool that wrote it")]
+    return rows
+
+
+def _compiled_rows(archive: Archive | None, program: Program) -> list[DetailRow]:
+    """A graph of a torch.compile trace (core/trace/graph_program.py): the torch that compiled it where the trace
+    names it, the compile and graph it is; it was read from the graph's printed code, so it has no serialized schema
+    and none is shown (not 'schema ?')."""
+    said = program.metadata
+    rows = [DetailRow("format", "torch.compile trace", note=str(archive.path) if archive is not None else "")]
+    if program.torch_version:
+        rows.append(DetailRow("torch", program.torch_version, note="the version that compiled it"))
+    rows += [DetailRow(title, said[key]) for key, title in (("compile id", "compile id"), ("graph", "logged as"),
+                                                          ("rank", "rank"), ("function", "function"),
+                                                          ("cache hit", "cache hit")) if said.get(key)]
     return rows
 
 

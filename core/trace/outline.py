@@ -127,6 +127,8 @@ def graph_archive(trace: Trace, compile_: Compile, entry: GraphEntry) -> Archive
     (core/trace/graph_program.py reads its text); its path is the trace's. TraceError, one line, for a graph it
     cannot read, or Inductor's code, which is no graph."""
     program = program_from_artifact(trace, str(compile_.id), entry.artifact.name, entry.index, compile_.rank)
+    if not program.torch_version and isinstance(version := compile_.metrics.get("pytorch_version"), str):
+        program.torch_version = version  # the torch that compiled it, as its compile's metrics say (Details)
     return Archive(path=str(trace.path), root="", entries=[], programs=[program],
                    archive_format="torch.compile trace", archive_version="", byteorder="")
 
