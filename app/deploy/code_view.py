@@ -1,12 +1,13 @@
 """A generated source file, read only: highlighted (C++, Python or JSON, by Pygments), with a find bar that marks
 every match and steps through them. AOTInductor's wrapper and kernels are long; finding a kernel's name or a
-constant is what a reader does first."""
+constant is what a reader does first. A caller may mark lines too (`mark_lines`: the trace view's kernel picked),
+beside the find bar's matches."""
 from __future__ import annotations
 
 from pygments.lexers.c_cpp import CppLexer
 from pygments.lexers.data import JsonLexer
 from pygments.lexers.python import PythonLexer
-from PySide6.QtGui import QColor, QFontDatabase, QTextCursor, QTextDocument
+from PySide6.QtGui import QColor, QFontDatabase, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -21,6 +22,8 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app.widgets.python_highlighter import PythonHighlighter
 
 MATCH = QColor("#ffe082")
+MARKED_LINE = QColor("#d7e8fb")
+MAX_MARKED_LINES = 5_000  # of one span
 MAX_HIGHLIGHTED = 2 * 1024 * 1024  # characters; a bigger file (a huge model's wrapper) is shown plain, at once
 _LEXERS = {"cpp": CppLexer, "python": PythonLexer, "json": JsonLexer}
 
@@ -37,6 +40,8 @@ class CodeView(QWidget):
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.highlighter: PythonHighlighter | None = None
+        self.line_marks: list[QTextEdit.ExtraSelection] = []
+        self.found = 0
         self.find = QLineEdit()
         self.find.setPlaceholderText("Find in this file (Enter: next)")
         self.find.setClearButtonEnabled(True)
@@ -66,6 +71,7 @@ class CodeView(QWidget):
             self.highlighter.setDocument(None)
             self.highlighter = None
         lexer = _LEXERS.get(language)
+        self.line_marks = []
         self.editor.setPlainText(text)
         if lexer is not None and len(text) <= MAX_HIGHLIGHTED:
             self.highlighter = PythonHighlighter(self.editor.document(), lexer=lexer(stripnl=False, ensurenl=False))
@@ -79,7 +85,20 @@ class CodeView(QWidget):
         self.editor.centerCursor()
 
     def matches(self) -> int:
-        return len(self.editor.extraSelections())
+        return self.found
+
+    def mark_lines(self, spans: list[tuple[int, int]]) -> None:
+        """Shade each span of 1-based lines, first to last, whole width (none: []); the find bar's matches stay."""
+        document = self.editor.document()
+        self.line_marks = []
+        for first, last in spans:
+            for line in range(max(1, first), min(last, first + MAX_MARKED_LINES) + 1):
+                mark = QTextEdit.ExtraSelection()  # one a line: a selection over several is shaded full width once
+                mark.format.setBackground(MARKED_LINE)
+                mark.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+                mark.cursor = QTextCursor(document.findBlockByNumber(line - 1))
+                self.line_marks.append(mark)
+        self._mark_all()
 
     def _mark_all(self) -> None:
         needle = self.find.text()
@@ -93,7 +112,8 @@ class CodeView(QWidget):
                 mark.cursor = cursor
                 marks.append(mark)
                 cursor = document.find(needle, cursor)
-        self.editor.setExtraSelections(marks)
+        self.found = len(marks)
+        self.editor.setExtraSelections(self.line_marks + marks)
         self.count.setText(f"{len(marks):,} match{'es' if len(marks) != 1 else ''}" if needle else "")
 
     def step(self, backward: bool = False) -> bool:

@@ -98,6 +98,16 @@ class CompilesTree(QTreeWidget):
             self.setCurrentItem(item)
             self.scrollToItem(item)
 
+    def select_graph(self, compile_: Compile, graph: GraphEntry) -> None:
+        """Pick the row of one of `compile_`'s graphs (its kind and place among graphs of that kind)."""
+        row = self.compile_item(compile_)
+        for item in child_items(row) if row is not None else []:
+            data = item.data(0, ROLE)
+            if isinstance(data, GraphRow) and (data.graph.kind, data.graph.index) == (graph.kind, graph.index):
+                self.setCurrentItem(item)
+                self.scrollToItem(item)
+                return
+
     def _selected(self) -> None:
         items = self.selectedItems()
         data = items[0].data(0, ROLE) if items else None

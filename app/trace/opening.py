@@ -9,11 +9,11 @@ program is read from the graph's text and indexed in a thread too (core/trace/ou
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QObject, Signal, SignalInstance
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QStatusBar, QTabWidget
 
 from pt2_viewer.app.document.tab import DocumentTab
@@ -99,6 +99,8 @@ def open_trace(window: Window, path: str) -> Background | None:
         window.recent_files.remember(path)
         tab = TraceTab(trace)
         tab.graph_opened.connect(lambda compile_, graph: open_graph(window, tab, compile_, graph))
+        tab.nodes_opened.connect(lambda compile_, graph, nodes, kernel:
+                                 open_graph(window, tab, compile_, graph, nodes, kernel))
         tab.compare_requested.connect(lambda before, after: compare_graphs(window, tab, before, after))
         window.add_tab(tab, Path(path).name, path)
         window.document_ready.emit(None)
@@ -107,10 +109,12 @@ def open_trace(window: Window, path: str) -> Background | None:
                           lambda message: window.open_failed_message(path, message))
 
 
-def open_graph(window: Window, tab: TraceTab, compile_: Compile, graph: GraphEntry) -> Background | None:
-    """Open a compile's graph in the graph view, in its own tab (one already open: that tab); Inductor's code is
-    shown as text by the trace's tab, and is no graph (None returned). A graph that cannot be read is said in one
-    line where its text is shown."""
+def open_graph(window: Window, tab: TraceTab, compile_: Compile, graph: GraphEntry,
+               nodes: Sequence[str] = (), kernel: str = "") -> Background | None:
+    """Open a compile's graph in the graph view, in its own tab (one already open: that tab), with `nodes` (a
+    kernel's) selected and marked; Inductor's code is shown as text by the trace's tab, and is no graph (None
+    returned). A graph that cannot be read is said in one line where its text is shown. Its nodes a kernel computes
+    offer Show Kernel, which shows that kernel in the trace's tab."""
     if graph.is_code:
         return None
     trace = tab.trace
@@ -119,6 +123,8 @@ def open_graph(window: Window, tab: TraceTab, compile_: Compile, graph: GraphEnt
                        and _same(trace.path, tab.model.archive.path))
     if shown is not None:
         window.tabs.setCurrentWidget(shown)
+        if nodes and isinstance(shown, CompiledGraphTab):
+            select_nodes(shown, nodes, kernel)
         return None
     window.statusBar().showMessage(f"Reading {title}…")
 
@@ -130,11 +136,30 @@ def open_graph(window: Window, tab: TraceTab, compile_: Compile, graph: GraphEnt
         assert isinstance(model, DocumentModel)
         doc = CompiledGraphTab(model, window.layouts, interactive=window.interactive)
         doc.setObjectName(title)
+        doc.kernel_nodes = tab.kernel_nodes(compile_, graph)
+        doc.kernel_requested.connect(lambda node: _show_kernel(window, tab, compile_, graph, node))
+        if nodes:
+            doc.graph_ready.connect(lambda: select_nodes(doc, nodes, kernel), Qt.ConnectionType.SingleShotConnection)
         doc.graph_ready.connect(lambda d=doc: window.document_ready.emit(d))
         window.add_tab(doc, f"{Path(trace.path).name} {title}", f"{title} of {trace.path}")
         doc.start()
 
     return _in_background(window, build, f"open {title}", built, tab.say)
+
+
+def select_nodes(doc: CompiledGraphTab, nodes: Sequence[str], kernel: str = "") -> list[str]:
+    """Mark `nodes` (a kernel's) in an open graph and select the first, with the step bar going through them; the
+    nodes the graph does not draw (a getitem folded into what it reads) are left out. Returns those selected."""
+    present = [n for n in nodes if n in doc.model.level.graph.node_by_name]
+    if present:
+        doc.tools.go_through_marked(present, kernel or "the kernel's nodes")
+        doc.reveal(present[0])
+    return present
+
+
+def _show_kernel(window: Window, tab: TraceTab, compile_: Compile, graph: GraphEntry, node: str) -> None:
+    if tab.show_kernel_of(compile_, graph, node):
+        window.tabs.setCurrentWidget(tab)
 
 
 def compare_graphs(window: Window, tab: TraceTab, before: Compile, after: Compile) -> Background:

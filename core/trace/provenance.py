@@ -73,6 +73,12 @@ def kernel_provenance(trace: Trace) -> list[CompiledKernels]:
     return out
 
 
+def kernels_of(artifact: Artifact) -> list[KernelNodes]:
+    """The kernels one provenance artifact maps, in the order the wrapper calls them (a compile with a backward pass
+    logs one artifact per output code: core/trace/kernel_code.py pairs them); TraceError for one torch did not write."""
+    return _kernels(_mappings(artifact))
+
+
 def _payload(artifact: Artifact, limit: int) -> str:
     if artifact.size > limit:
         raise TraceError(f"{artifact.log}: the {artifact.name} artifact is {artifact.size:,} bytes, over the "
