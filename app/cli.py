@@ -27,7 +27,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("pt2_viewer.core.cli.diff", "what changed between two programs, by module (--fail-on for CI)"),
     "trace": ("pt2_viewer.core.cli.trace", "list a torch.compile trace's compiles, graph breaks and "
               "recompiles (given a script: run it under TORCH_TRACE first)"),
-    "profile": ("pt2_viewer.core.cli.profile", "attribute a torch.profiler Chrome trace to a program's nodes"),
+    "profile": ("pt2_viewer.core.cli.profile", "attribute a torch.profiler trace or ONNX Runtime profile to a "
+                "program's nodes"),
 }
 # the subcommands that run a torch job in the worker: the worker Python chosen in the window's Preferences applies
 WORKER_COMMANDS = frozenset({"export", "decompose", "run", "numerics", "report", "lower"})
