@@ -22,7 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from pt2_viewer.core.model.program import NodeOp
 from pt2_viewer.core.trace import outline
+from pt2_viewer.core.trace.graph_program import graph_artifacts, program_from_artifact
 from pt2_viewer.core.trace.model import Trace
 from pt2_viewer.core.trace.reader import GRAPHS, read_trace
 from pt2_viewer.core.trace.summary import rank_differences, summary_text, trace_json
@@ -139,6 +141,19 @@ def test_every_compile_id_tlparse_lists_per_rank_with_its_restarts_failures_and_
         counted = Counter(a.name for a in compile_.artifacts if a.name in GRAPHS)
         assert counted == theirs.graphs[cid], cid  # a training compile: two post-grad graphs and two codes
         assert ours[cid]["graphs"] == [GRAPHS[kind] for kind in GRAPHS if kind in counted]
+
+
+@pytest.mark.parametrize(("name", "rank"), ROWS)
+def test_every_graph_tlparse_lists_opens_on_its_rank(scenarios, name, rank):
+    scenario = scenarios[name]
+    for compile_ in (c for c in scenario.trace.compiles if c.rank == rank):
+        listed = scenario.tlparse[rank].graphs[str(compile_.id)]
+        opened = Counter()
+        for kind, index in graph_artifacts(compile_):
+            graph = program_from_artifact(scenario.trace, str(compile_.id), kind, index, rank).graph
+            assert len(graph.nodes) > 1 and graph.nodes[-1].op is NodeOp.OUTPUT, (compile_.id, kind, index)
+            opened[kind] += 1
+        assert opened == listed - Counter(inductor_output_code=listed["inductor_output_code"]), compile_.id
 
 
 def test_a_backward_pass_lists_its_graphs_as_tlparse_does(scenarios):
