@@ -53,3 +53,8 @@ def provenance_trace() -> Path:
             raise RuntimeError(f"{script.name} failed: {done.stderr.strip().splitlines()[-1:]}")
 
     return cached_file(folder / "provenance_trace", build)
+
+
+def prebuild_fixtures() -> None:
+    """`make fixtures`: the trace the kernel-link tests read."""
+    provenance_trace()
