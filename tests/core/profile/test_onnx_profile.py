@@ -9,13 +9,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pt2_viewer.app.cli import main as cli_main
 from pt2_viewer.core.formats import registry
 from pt2_viewer.core.profile import trace_file
+from pt2_viewer.core.profile.errors import ProfileError
 from pt2_viewer.core.profile.load import profile_attribution
+from tests.core.profile.test_fuzz_trace import VALUES
 from tests.onnx_programs import CNN, TRANSFORMER, source_program
 
 pytest.importorskip("onnxruntime", reason="the profiles are ONNX Runtime's own (pip install pt2-viewer[onnx])")
@@ -179,3 +184,28 @@ def test_a_profile_over_the_limit_is_refused_unread(tmp_path: Path,
         f.truncate((1 << 20) + 1)
     code, _, err = _run(capsys, str(exported(CNN)), str(path))
     assert code == 1 and "over the" in err and err.count("\n") == 1
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=80,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_field_of_a_real_profile_replaced_or_removed_is_read_or_refused_in_one_line(
+        profiles: dict[str, Path], tmp_path: Path, data: st.DataObject) -> None:
+    events: list[dict[str, Any]] = json.loads(profiles["optimized"].read_text(encoding="utf-8"))
+    for _ in range(data.draw(st.integers(1, 3))):
+        event = events[data.draw(st.integers(0, len(events) - 1))]
+        target = event["args"] if data.draw(st.booleans()) and isinstance(event.get("args"), dict) else event
+        if not target:  # a Session event's empty args
+            continue
+        key = data.draw(st.sampled_from(sorted(target)))
+        if data.draw(st.booleans()):
+            del target[key]
+        else:
+            target[key] = data.draw(VALUES)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(events), encoding="utf-8")
+    archive = registry.read(exported(CNN))
+    try:
+        profile_attribution(archive.program(), str(path), archive=archive)
+    except ProfileError as e:
+        assert "\n" not in str(e) and str(e)
