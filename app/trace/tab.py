@@ -75,7 +75,8 @@ class TraceTab(DocumentTab):
         self.kernels = KernelPanel()
         self.kernels.setVisible(False)
         self.shown: tuple[Compile, GraphEntry] | None = None  # the graph or code whose text is shown
-        self._links: dict[tuple[int, int], CodeLinks | None] = {}  # (id of a compile, which code): read once
+        self._links: dict[tuple[int, int], CodeLinks | str | None] = {}  # (id of a compile, which code): its
+        # links, read once, or why its provenance cannot be read
         self.code_side = QSplitter(Qt.Orientation.Vertical)
         self.code_side.addWidget(self.code)
         self.code_side.addWidget(self.kernels)
@@ -151,7 +152,8 @@ class TraceTab(DocumentTab):
             note = ""
         elif links is None:
             said = outline.provenance_note(compile_)
-            note = f" ({said if said == outline.NO_PROVENANCE else NO_LINKS})"
+            problem = self._links.get((id(compile_), graph.index))
+            note = f" ({problem if isinstance(problem, str) else said if said == outline.NO_PROVENANCE else NO_LINKS})"
         else:
             note = (f" ({len(links.calls())} kernel calls linked to their nodes: click a kernel, or pick it below)")
         self.code.show_text(f"{compile_.id} {graph.title}{note}", graph.artifact.text(), "python")
@@ -168,9 +170,10 @@ class TraceTab(DocumentTab):
             try:
                 self._links[key] = code_links(compile_, index)
             except TraceError as e:
-                self._links[key] = None
+                self._links[key] = str(e)
                 self.status.emit(str(e))
-        return self._links[key]
+        links = self._links[key]
+        return links if isinstance(links, CodeLinks) else None
 
     def _code_graphs(self, compile_: Compile, graph: GraphEntry) -> list[GraphEntry]:
         """The output codes whose kernels compute nodes of `graph`: a post-grad graph's own code (the backward's

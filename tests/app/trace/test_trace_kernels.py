@@ -6,6 +6,8 @@ view; a node's Show Kernel comes back to the kernel; a compiled graph's Details 
 Offscreen; every wait is on a signal; screenshots go to PT2V_SCREENSHOTS when it is set."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from pt2_viewer.app.trace.graph_tab import CompiledGraphTab
 from pt2_viewer.app.trace.tab import NO_LINKS, TraceTab
 from pt2_viewer.core.graph.properties import program_properties
 from pt2_viewer.core.trace.model import Compile
-from pt2_viewer.core.trace.provenance import kernel_provenance
+from pt2_viewer.core.trace.provenance import NODE_MAPPINGS, kernel_provenance
 from tests.app.trace.test_trace_window import TIMEOUT, open_trace
 from tests.trace_provenance_programs import provenance_trace
 
@@ -121,3 +123,38 @@ def test_a_training_steps_forward_code_is_linked_and_its_backward_says_it_has_no
     assert tab.kernels.kernel.pre_grad_ops == {"conv2d": "torch.conv2d"}
     show_code(tab, cnn, "Inductor output code (backward)")  # torch maps none of a backward's kernels
     assert NO_LINKS in tab.code.title.text() and not tab.kernels.isVisibleTo(tab)
+
+
+def with_damaged_mapping(trace: Path, folder: Path, payload: bytes) -> Path:
+    """A copy of `trace` whose first node-mappings artifact (the MLP's) holds `payload`, its MD5 right: only the
+    mapping is wrong."""
+    folder.mkdir()
+    for log in trace.glob("*.log"):
+        lines, out, done = log.read_bytes().split(b"\n"), [], False
+        i = 0
+        while i < len(lines):
+            prefix, _, record = lines[i].partition(b"] ")
+            if not done and NODE_MAPPINGS.encode() in record and b"has_payload" in record:
+                fields = json.loads(record)
+                fields["has_payload"] = hashlib.md5(payload).hexdigest()
+                out += [prefix + b"] " + json.dumps(fields).encode(), b"\t" + payload]
+                i += 1
+                while i < len(lines) and lines[i].startswith(b"\t"):
+                    i += 1
+                done = True
+                continue
+            out.append(lines[i])
+            i += 1
+        (folder / log.name).write_bytes(b"\n".join(out))
+    return folder
+
+
+def test_a_damaged_mapping_is_one_line_over_the_code_still_shown(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    damaged = with_damaged_mapping(provenance_trace(), tmp_path / "trace", b'{"cppCodeToPost": {')
+    tab = open_trace(qtbot, window, damaged)
+    show_code(tab, tab.trace.compiles[0], "Inductor output code")
+    title = tab.code.title.text()
+    assert f"the {NODE_MAPPINGS} artifact is not valid JSON" in title and "\n" not in title, title
+    assert "def call(self, args):" in tab.code.editor.toPlainText() and not tab.kernels.isVisibleTo(tab)
+    show_code(tab, tab.trace.compiles[1], "Inductor output code (forward)")  # the CNN's mapping is whole: linked
+    assert tab.kernels.isVisibleTo(tab) and tab.kernels.table.topLevelItemCount() == 4
