@@ -20,7 +20,7 @@ from pt2_viewer.core.trace.graph_text import parse_graph_text
 from pt2_viewer.core.trace.model import Artifact, Trace
 from pt2_viewer.core.trace.reader import read_trace
 from tests.trace_graph_programs import zoo_trace
-from tests.trace_programs import compile_trace
+from tests.trace_programs import compile_trace, ranks_trace, warm_trace
 
 WEIGHTS = (InputKind.PARAMETER, InputKind.BUFFER)
 
@@ -53,10 +53,12 @@ def _shaped(program: Program) -> float:
 
 def test_every_graph_of_every_compile_opens(trace, zoo):
     opened = set()
-    for t in (trace, zoo):
+    for t in (trace, zoo, read_trace(warm_trace()), read_trace(ranks_trace())):
         for compile_ in t.compiles:
             for name, index in graph_artifacts(compile_):
-                program = program_from_artifact(t, str(compile_.id), name, index)
+                program = program_from_artifact(t, str(compile_.id), name, index, compile_.rank)
+                assert ("cache hit" in program.metadata) == compile_.cache_hit
+                assert program.metadata.get("rank") == (None if compile_.rank is None else str(compile_.rank))
                 graph = program.graph
                 names = {n.name for n in graph.nodes}
                 assert len(names) == len(graph.nodes) and graph.nodes[-1].op is NodeOp.OUTPUT
@@ -170,6 +172,10 @@ def test_what_it_cannot_read_is_one_line(trace):
         assert "\n" not in str(error.value) and str(error.value).startswith(args[0])
         if args[1] == "inductor_code":
             assert "Inductor's output code is Python source, not a graph" in str(error.value)
+    ranks = read_trace(ranks_trace())  # rank 1 recompiled, rank 0 did not
+    assert program_from_artifact(ranks, "[0/1]", "dynamo", rank=1).metadata["rank"] == "1"
+    with pytest.raises(TraceError, match=r"^\[0/1\]: no such compile id in this trace on rank 0"):
+        program_from_artifact(ranks, "[0/1]", "dynamo", rank=0)
     for text in ("def f(:\n", "x = 1\n", "class G(torch.nn.Module):\n    pass\n"):
         with pytest.raises(TraceError):
             parse_graph_text(text, "[0/0] dynamo_output_graph")
