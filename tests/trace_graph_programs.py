@@ -3,7 +3,7 @@
 - `zoo_trace()`: the zoo's CNN (`mobilenet_v3_small`, trained one step: forward, joint and backward graphs) and
   transformer (`nn_transformer`, under `no_grad`: an inference graph) compiled with `aot_eager`, so every graph
   AOTAutograd makes is logged without Inductor's compile time; their exported programs are the zoo's own
-  (tests/zoo/cache.py), built from the same recipes;
+  (tests/zoo/cache.py), built from the same recipes; then a `torch.cond` (its branches: subgraphs);
 - `big_graph_trace(layers)`: a generated stack of Linear+ReLU layers compiled with `backend='eager'`, Dynamo's graph
   about `5 * layers` nodes (two weights, a linear, a relu and an add each: ~10k nodes at 2,000), for
   bench/bench_trace_graph.py.
@@ -38,6 +38,13 @@ torch.compile(cnn.model, backend="aot_eager")(*cnn.args).sum().backward()
 nlp = transformer()
 with torch.no_grad():
     torch.compile(nlp.model, backend="aot_eager")(*nlp.args, **nlp.kwargs)
+
+
+def branches(x):
+    return torch.cond(x.sum() > 0, lambda x: x.sin(), lambda x: x.cos(), (x,))
+
+
+torch.compile(branches, backend="aot_eager")(torch.ones(3))
 '''
 
 BIG_SCRIPT = '''\

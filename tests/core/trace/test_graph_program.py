@@ -151,6 +151,20 @@ def test_a_backward_graph_opens_with_its_weights_named(trace, zoo):
     assert _shaped(big) >= 0.95
 
 
+def test_a_conds_branches_are_its_subgraphs(zoo):
+    for name in ("dynamo_output_graph", "aot_inference_graph"):
+        program = program_from_artifact(zoo, "[2/0]", name)
+        cond = next(n for n in program.graph.nodes if n.target == "torch.ops.higher_order.cond")
+        branches = {sg.name: sg for sg in cond.subgraphs}
+        assert len(branches) == 2, name
+        ops = {n.target.rsplit(".", 1)[-1] if "Tensor" in n.target else n.target.split(".")[3]
+               for sg in branches.values() for n in sg.nodes if n.op is NodeOp.CALL_FUNCTION}
+        assert ops == {"sin", "cos"}, (name, ops)
+        assert all(graph.nodes[-1].op is NodeOp.OUTPUT for graph in branches.values())
+        assert [o for o in cond.outputs if o]  # its `getitem`: one of its outputs, typed
+        assert all(program.graph.values[o].meta is not None for o in cond.outputs if o)
+
+
 def test_symbols_stay_names(trace):
     compile_ = next(c for c in trace.compiles if (a := c.artifact("dynamo_output_graph")) and "Sym(" in a.text())
     program = program_from_artifact(trace, str(compile_.id), "dynamo_output_graph")
