@@ -9,7 +9,11 @@ node name. Its optimizer (on by default) renames what it rewrites, and those nam
   producer, and where the event's op (`Conv`) is not the producer's (a Relu it fused), the path back through the
   activations and Adds it took in (Relu <- Add <- Conv) to the nearest node of the event's op: the group shares the
   time;
-- `_token_N` makes a name unique.
+- `_token_N` makes a name unique;
+- a node that has no event of its own, an activation or Add the session ran inside the node before it (a FusedConv
+  with its Relu, an NCHWc Conv with the residual Add and Relu after it, a Gemm with its Add), shares that node's
+  time (`fused_into`): its input's producer of such an op (FUSED_INTO) that has time, the latest in graph order
+  where several have.
 Nodes the optimizer made itself (`ReorderOutput`, `gemm_input_reshape`, `Transpose_token_33`) stand for no node: their
 time is unattributed. The program is core/onnx/program_map.py's: each node keeps the file's name as "ONNX node"."""
 from __future__ import annotations
@@ -29,6 +33,8 @@ _NCHWC = "_nchwc"
 # Ops ONNX Runtime takes into the node before them (Conv+Relu, Conv+Add+Relu, Gemm+Relu): walked back through
 FUSED_AFTER = frozenset({"Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "Tanh", "Add", "Sum",
                          "BatchNormalization", "Mul", "HardSwish"})
+# Ops ONNX Runtime fuses those into (FusedConv, an NCHWc Conv with its Sum, FusedGemm, MatMul+Add as Gemm)
+FUSED_INTO = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
 _MAX_WALK = 4  # nodes walked back from a value to the op that computed it
 
 
@@ -38,6 +44,7 @@ class ModelNodes:
     names of nodes inside subgraphs (an If's, a Loop's), whose time their If or Loop's own event already holds."""
 
     by_name: dict[str, Node] = field(default_factory=dict)
+    order: dict[str, int] = field(default_factory=dict)  # the program's name of each node -> its place in the graph
     producer: dict[str, Node] = field(default_factory=dict)  # program value name -> the node that writes it
     nested: set[str] = field(default_factory=set)
 
@@ -51,6 +58,7 @@ def model_nodes(program: Program) -> ModelNodes:
         if node.op is not NodeOp.CALL_FUNCTION:
             continue
         out.by_name[node.metadata.get("ONNX node", node.name)] = node
+        out.order[node.name] = len(out.order)
         for value in node.outputs:
             if value:
                 out.producer[value] = node
@@ -117,3 +125,26 @@ def _computed(value: str, op_name: str, model: ModelNodes) -> list[Node]:
             if before is not None and all(before is not p for p in path):
                 queue.append((before, (*path, before)))
     return []
+
+
+def fused_into(timed: set[str], model: ModelNodes) -> dict[str, list[str]]:
+    """Node with time (the program's name) -> the nodes without events of their own that ran inside it."""
+    out: dict[str, list[str]] = {}
+    for node in model.by_name.values():
+        if node.name in timed or model.op(node) not in FUSED_AFTER:
+            continue
+        host = _host(node, timed, model, 0)
+        if host is not None:
+            out.setdefault(host, []).append(node.name)
+    return out
+
+
+def _host(node: Node, timed: set[str], model: ModelNodes, depth: int) -> str | None:
+    """The node with time that `node` (an activation or Add without time) ran inside: the latest of its producers
+    that have time and are ops ONNX Runtime fuses into (FUSED_INTO); else through a producer without time too."""
+    producers = [p for p in (model.producer.get(ref) for ref in node.input_refs()) if p is not None]
+    hosts = [p.name for p in producers if p.name in timed and model.op(p) in FUSED_INTO]
+    if not hosts and depth < _MAX_WALK:
+        hosts = [h for p in producers if p.name not in timed and model.op(p) in FUSED_AFTER
+                 for h in [_host(p, timed, model, depth + 1)] if h is not None]
+    return max(hosts, key=lambda h: model.order.get(h, -1)) if hosts else None

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pt2_viewer.core.model.program import NodeOp, Program, capped_text
 from pt2_viewer.core.profile.errors import ProfileError
 from pt2_viewer.core.profile.model import Attribution, NodeTime, ProfileTrace, TraceEvent
-from pt2_viewer.core.profile.onnx_names import KERNEL_TIME, ModelNodes, model_nodes, node_name, resolve
+from pt2_viewer.core.profile.onnx_names import KERNEL_TIME, ModelNodes, fused_into, model_nodes, node_name, resolve
 from pt2_viewer.core.util.words import format_seconds
 
 NODE_CATEGORY = "node"
@@ -52,6 +52,10 @@ def attribute_onnx(program: Program, trace: ProfileTrace, program_label: str = "
     model = model_nodes(program)
     found = _resolved(kernels, model)
     _refuse_another_model(trace.path, label, found, model)
+    absorbed = fused_into({n for nodes in found.values() if nodes for n in nodes}, model)
+    for key, names in found.items():
+        if names:
+            found[key] = names + [a for n in names for a in absorbed.get(n, ())]
     nodes = {n.name: NodeTime(n.name, n.whole_target) for n in program.graph.nodes if n.op is NodeOp.CALL_FUNCTION}
     unattributed = 0.0
     made: dict[str, float] = {}  # a node the optimizer made -> its time
@@ -74,7 +78,7 @@ def attribute_onnx(program: Program, trace: ProfileTrace, program_label: str = "
     timed = [n for n in nodes.values() if n.calls]
     devices = sorted({n.device for n in timed}) or [device_of(kernels[0].provider)]
     return Attribution(label, trace.path, ", ".join(devices), runs or max((n.calls for n in timed), default=0),
-                       list(nodes.values()), unattributed, _notes(found, made, model))
+                       list(nodes.values()), unattributed, _notes(found, made, model, absorbed))
 
 
 def _resolved(kernels: list[TraceEvent], model: ModelNodes) -> dict[tuple[str, str], list[str] | None]:
@@ -104,9 +108,14 @@ def _refuse_another_model(path: str, label: str, found: dict[tuple[str, str], li
                            f"{len(model.by_name)} nodes; give the profile ONNX Runtime wrote running this .onnx")
 
 
-def _notes(found: dict[tuple[str, str], list[str] | None], made: dict[str, float], model: ModelNodes) -> list[str]:
+def _notes(found: dict[tuple[str, str], list[str] | None], made: dict[str, float], model: ModelNodes,
+           absorbed: dict[str, list[str]]) -> list[str]:
     renamed = sorted(name for (name, _), nodes in found.items() if nodes and name not in model.by_name)
     notes = []
+    if absorbed:
+        inside = [f"{name} in {host}" for host, names in absorbed.items() for name in names]
+        notes.append(f"{_count(inside)} without events of their own, run inside the node before them, share its "
+                     f"time ({_some(inside)})")
     if renamed:
         notes.append(f"{_count(renamed)} that ONNX Runtime's optimizer renamed or fused, followed back to the "
                      f"model's ({_some(renamed)})")

@@ -21,7 +21,7 @@ from pt2_viewer.core.profile import trace_file
 from pt2_viewer.core.profile.errors import ProfileError
 from pt2_viewer.core.profile.load import profile_attribution
 from tests.core.profile.test_fuzz_trace import VALUES
-from tests.onnx_programs import CNN, TRANSFORMER, source_program
+from tests.onnx_programs import CNN, RESNET, TRANSFORMER, source_program
 
 pytest.importorskip("onnxruntime", reason="the profiles are ONNX Runtime's own (pip install pt2-viewer[onnx])")
 
@@ -105,6 +105,33 @@ def test_the_optimizers_fused_nodes_are_followed_back_and_its_own_are_unattribut
         sum(us for _, us in truth.values()), rel=0.01)
     assert any("relu_nchwc" in note for note in result.notes)
     assert any("ReorderOutput" in note and "ORT_DISABLE_ALL" in note for note in result.notes)
+
+
+def test_a_torchscript_resnets_fused_blocks_share_their_time(tmp_path: Path) -> None:
+    """A `dynamo=False` ResNet (names `/layer1/layer1.0/conv1/Conv`, the export most ONNX Runtime users profile) under
+    ONNX Runtime's default optimization: each block's first Conv runs with its Relu (`.../relu/Relu_output_0_nchwc`),
+    its second with the residual Add and the Relu after it (`.../conv2/Conv_output_0_nchwc`; the Add and the Relu have
+    no event): each event is shared by the nodes it ran, and every node of the model is timed."""
+    profile = ort_profile(exported(RESNET), tmp_path, "ORT_ENABLE_ALL", 2)
+    truth = kernel_times(profile)
+    archive = registry.read(exported(RESNET))
+    result = profile_attribution(archive.program(), str(profile), archive=archive)
+    by_file = {n.metadata["ONNX node"]: n.name for n in archive.program().graph.nodes if "ONNX node" in n.metadata}
+    nodes = {n.node: n for n in result.nodes}
+
+    def us(name: str) -> float:
+        return nodes[by_file[name]].us
+
+    block = "/layer1/layer1.0"
+    first = truth[f"{block}/relu/Relu_output_0_nchwc"][1]
+    assert us(f"{block}/conv1/Conv") == us(f"{block}/relu/Relu") == pytest.approx(first / 2)
+    second = truth[f"{block}/conv2/Conv_output_0_nchwc"][1]
+    assert f"{block}/Add" not in truth and f"{block}/relu_1/Relu" not in truth
+    for name in (f"{block}/conv2/Conv", f"{block}/Add", f"{block}/relu_1/Relu"):
+        assert us(name) == pytest.approx(second / 3)
+    assert all(n.calls == 2 for n in result.nodes)  # every node of the model, each run
+    assert sum(n.us for n in result.nodes) + result.unattributed_us == pytest.approx(
+        sum(us for _, us in truth.values()), rel=0.01)
 
 
 def test_another_models_profile_is_refused_in_one_line(profiles: dict[str, Path],
