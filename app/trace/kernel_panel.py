@@ -12,13 +12,16 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QPushButton, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from pt2_viewer.app.panels import make_table
 from pt2_viewer.app.qt import top_level_items
 from pt2_viewer.core.trace.kernel_code import CodeLinks, KernelSite, LinkedKernel
 
 ROLE = Qt.ItemDataRole.UserRole
+NODES_SAID = 8  # of each graph, above the table (its row lists them all)
+KERNEL_WIDTH = 280  # the kernel column's first width: a fused kernel's name is long, its nodes say more
+DYNAMO_WIDTH = 200
 GRAPH_BUTTONS = (("post_grad", "Open in the post-grad graph"), ("dynamo", "Open in the Dynamo graph"))
 
 
@@ -32,6 +35,10 @@ class KernelPanel(QWidget):
         self.links: CodeLinks | None = None
         self.kernel: LinkedKernel | None = None
         self.table = make_table(["kernel", "call", "line", "post-grad nodes", "Dynamo nodes"], stretch_column=3)
+        for column, width in ((0, KERNEL_WIDTH), (4, DYNAMO_WIDTH)):  # long names and lists: not as wide as they are
+            self.table.header().setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            self.table.setColumnWidth(column, width)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.setToolTip("Each kernel call of the code, in the order it runs, with the FX nodes it computes "
                               "(torch's provenance). Pick one, or click a kernel in the code")
         self.picked = QLabel("Click a kernel's definition or call in the code, or pick a row.")
@@ -64,6 +71,8 @@ class KernelPanel(QWidget):
             item = QTreeWidgetItem([site.kernel, str(site.handle), str(site.end), ", ".join(linked.post_grad),
                                     ", ".join(linked.pre_grad)])
             item.setData(0, ROLE, site)
+            for column, text in ((0, site.kernel), (3, item.text(3)), (4, item.text(4))):
+                item.setToolTip(column, text)  # elided in the middle where the column is narrow
             self.table.addTopLevelItem(item)
         self.table.blockSignals(False)
         self._show(None)
@@ -94,8 +103,9 @@ class KernelPanel(QWidget):
         if self.kernel is None:
             self.picked.setText("Click a kernel's definition or call in the code, or pick a row.")
         else:
-            first, *rest = self.kernel.text().splitlines()
+            first, *rest = self.kernel.text(NODES_SAID).splitlines()
             self.picked.setText("<br>".join([f"<b>{escape(first)}</b>", *map(escape, rest)]))
+            self.picked.setToolTip(self.kernel.text())
         for graph, button in self.buttons.items():
             button.setEnabled(self.kernel is not None and bool(self.kernel.nodes(graph)))
         self.kernel_shown.emit(self.links.spans(self.kernel) if self.links is not None and self.kernel else [])

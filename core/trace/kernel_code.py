@@ -64,15 +64,18 @@ class LinkedKernel:
         """The nodes of `graph` ("post_grad" or "dynamo") it computes."""
         return self.post_grad if graph == "post_grad" else self.pre_grad
 
-    def text(self) -> str:
-        """For a person: the kernel, its calls, and its nodes with their ops, post-grad then Dynamo's."""
+    def text(self, most: int | None = None) -> str:
+        """For a person: the kernel, its calls, and its nodes with their ops, post-grad then Dynamo's (the `most`
+        first of each, and how many more)."""
         calls = ", ".join(str(h) for h in self.handles)
         lines = [f"{self.kernel}" + (f" (call {calls})" if len(self.handles) == 1 else
                                      f" (calls {calls})" if self.handles else " (never called)")]
         for title, nodes, ops in (("Post-grad nodes", self.post_grad, self.post_grad_ops),
                                   ("Dynamo nodes", self.pre_grad, self.pre_grad_ops)):
-            said = ", ".join(f"{n} ({ops[n]})" if n in ops else n for n in nodes) or "none"
-            lines.append(f"{title} ({len(nodes)}): {said}")
+            shown = nodes if most is None else nodes[:most]
+            said = ", ".join(f"{n} ({ops[n]})" if n in ops else n for n in shown) or "none"
+            more = len(nodes) - len(shown)
+            lines.append(f"{title} ({len(nodes)}): {said}" + (f", and {more} more" if more else ""))
         return "\n".join(lines)
 
 
