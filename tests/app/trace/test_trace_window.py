@@ -19,7 +19,7 @@ from pt2_viewer.app.trace.graph_tab import CompiledGraphTab
 from pt2_viewer.app.trace.tab import TraceTab
 from pt2_viewer.core.trace.reader import read_trace
 from tests.app.drag_and_drop import drag_enter_accepted, drop
-from tests.trace_programs import compile_trace, marked_line, ranks_trace, warm_trace
+from tests.trace_programs import compile_trace, marked_line, ranks_breaks_trace, ranks_trace, warm_trace
 
 TIMEOUT = 60_000
 
@@ -148,6 +148,22 @@ def test_ranks_by_drag_and_drop_each_with_a_selector_and_where_they_differ(qtbot
     tab.rank_choice.setCurrentIndex(1)
     assert tab.tree.compile_ids() == ["[0/0]", "[0/1]"] and tab.lists.tabText(2) == "Recompiles (1)"
     assert "x.size(0) was 4 when compiled for [0/0], now 5" in tab.recompiles.toPlainText()
+
+
+def test_a_break_both_ranks_hit_lists_each_ranks_own_compiles(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    folder = ranks_breaks_trace()  # both ranks break at one print: rank 0 in [0/0], rank 1 in [1/0]
+    script = folder.parent / "ranks_breaks_script.py"
+    tab = open_trace(qtbot, window, folder)
+    printing = f"ranks_breaks_script.py:{marked_line(script, 'print')} —"
+    assert tab.lists.tabText(1) == "Graph breaks (2)" and printing in tab.breaks.toPlainText()
+    assert "hit by [0/0]\n" in tab.breaks.toPlainText() + "\n"
+    tab.rank_choice.setCurrentIndex(1)
+    text = tab.breaks.toPlainText()
+    assert tab.lists.tabText(1) == "Graph breaks (1)" and printing in text
+    assert "hit by [1/0]" in text and "[0/0]" not in text  # rank 1's own compile, not rank 0's
+    tab.breaks.anchorClicked.emit(QUrl("compile:[1/0]"))
+    assert tab.code.title.text().startswith("[1/0]") and "Graph break at ranks_breaks_script.py:" in \
+        tab.code.editor.toPlainText()
 
 
 def test_a_log_from_the_file_menu_marks_its_cache_hits(qtbot, window: MainWindow, monkeypatch) -> None:  # type: ignore[no-untyped-def]
