@@ -25,6 +25,7 @@ from typing import Any
 from pt2_viewer.core.model.program import MAX_TARGET_CHARS, Argument, Node, NodeOp, Ref, capped_text
 from pt2_viewer.core.trace.envelope import TraceError
 from pt2_viewer.core.trace.graph_pieces import ClassText, ForwardText, class_in_pieces, whole_class
+from pt2_viewer.core.util.lazy import lazy
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
            ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and_", ast.BitOr: "or_",
@@ -43,9 +44,10 @@ class SourceComment:
     function: str
     code: str
 
-    @property
+    @lazy
     def stack_trace(self) -> str:
-        """As torch writes a node's `stack_trace` (core/model/metadata.py parses it)."""
+        """As torch writes a node's `stack_trace` (core/model/metadata.py parses it); one string for the line's
+        nodes."""
         return f'  File "{self.file}", line {self.line}, in {self.function}\n    {self.code}'
 
 
