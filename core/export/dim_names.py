@@ -73,9 +73,9 @@ def name_symbols(program: Program, names: Mapping[str, str]) -> dict[str, str]:
         for value in graph.values.values():
             meta = value.meta
             if meta is not None and set(meta.symbols) & renames.keys():
-                value.__dict__["meta"] = replace(meta, sizes=tuple(dim(d) for d in meta.sizes),
-                                                 strides=tuple(dim(d) for d in meta.strides),
-                                                 storage_offset=dim(meta.storage_offset))
+                value.meta = replace(meta, sizes=tuple(dim(d) for d in meta.sizes),
+                                     strides=tuple(dim(d) for d in meta.strides),
+                                     storage_offset=dim(meta.storage_offset))
             expr = dim(value.expr) if value.expr is not None else None
             if isinstance(expr, SymDim):
                 value.expr = expr

@@ -84,10 +84,13 @@ class SceneModel:
                 self.group_chain.update(dict.fromkeys(g.nodes, chain))
         self._widths: dict[str, float] = {}
         hubs = self.index.hubs
-        self.hub_inputs: dict[str, list[str]] = {}  # consumer node -> hubs it reads (drawn as proxies)
+        hub_inputs: dict[str, list[str]] = {}
         for e in graph.edges:
-            if e.src in hubs and e.src not in self.hub_inputs.get(e.dst, []):
-                self.hub_inputs.setdefault(e.dst, []).append(e.src)
+            if e.src in hubs and e.src not in hub_inputs.get(e.dst, ()):
+                hub_inputs.setdefault(e.dst, []).append(e.src)
+        # consumer node -> hubs it reads (drawn as proxies); tuples, which the cyclic collector stops walking (72k
+        # nodes read a hub in a 100k-node program)
+        self.hub_inputs: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in hub_inputs.items()}
         self.fold_weights = fold_weights
         self.leaf_boxes = leaf_boxes  # modules of one op drawn as that op's box (the report keeps their frames)
         self.folding = Folding()

@@ -34,12 +34,12 @@ class NodeOp(str, Enum):
     OUTPUT = "output"
 
 
-@dataclass
-class Value:
+class Value(msgspec.Struct, gc=False, repr_omit_defaults=True):
     """A named value flowing through a graph: a tensor, a symbolic int/float/bool, a token or a custom object.
 
     A tensor's metadata is kept as the archive's JSON and parsed on first use (`meta`): a 10k-node program opens
-    without parsing 13k shapes nobody has looked at yet. `pt2_viewer.core.model.tensor_meta` does the parsing."""
+    without parsing 13k shapes nobody has looked at yet. `pt2_viewer.core.model.tensor_meta` does the parsing.
+    A struct the cyclic collector never walks (see the module): a program has one per node."""
 
     name: str
     kind: str  # "tensor", "sym_int", "sym_float", "sym_bool", "token", "custom_obj", "graph"
@@ -47,10 +47,27 @@ class Value:
     expr: SymDim | None = None  # for sym_* values: the expression it stands for
     producer: str | None = None  # name of the node that produces it
     class_fqn: str | None = None  # for custom objects
+    parsed_meta: Any = msgspec.UNSET  # `meta` once parsed (or set); not part of what the value is (`__eq__`)
 
-    @lazy
+    @property
     def meta(self) -> TensorMeta | None:
-        return _parse_meta(self.meta_json)
+        parsed = self.parsed_meta
+        if parsed is msgspec.UNSET:
+            parsed = self.parsed_meta = _parse_meta(self.meta_json)
+        return parsed
+
+    @meta.setter
+    def meta(self, meta: TensorMeta | None) -> None:
+        """Metadata the archive's JSON cannot hold (a dtype torch's schema has no code for, renamed symbols)."""
+        self.parsed_meta = meta
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Value:
+            return NotImplemented
+        return (self.name, self.kind, self.meta_json, self.expr, self.producer, self.class_fqn) == \
+            (other.name, other.kind, other.meta_json, other.expr, other.producer, other.class_fqn)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
 
     @property
     def type_text(self) -> str:

@@ -322,7 +322,7 @@ class ModelMapper:
             self._metas[key] = _meta_json(dtype, dims)
         v = Value(name, "tensor", meta_json=self._metas[key])
         if self._metas[key] is None and dims is not None:
-            object.__setattr__(v, "meta", _meta_direct(dtype, dims))  # a dtype torch's schema has no code for
+            v.meta = _meta_direct(dtype, dims)  # a dtype torch's schema has no code for
         return v
 
     def _initializer_value(self, name: str, t: Any) -> Value:

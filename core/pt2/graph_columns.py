@@ -284,14 +284,13 @@ def _values(b: dict[str, Any], metas: list[Any], parsed: list[TensorMeta | None]
         raise ValueError("a column of the wrong length")
     rare = msgspec.msgpack.decode(b["rare"], type=dict[int, tuple[SymDim | None, str | None]])
     values: dict[str, Value] = {}
-    put = object.__setattr__  # not v.__dict__: its fields stay inline (see decode_graph)
     for i, name in enumerate(names):
         m = meta_ids[i]
         if m < 0:
             values[name] = Value(name, kinds[kind_ids[i]], None, None, producers[i])
         else:
-            v = values[name] = Value(name, kinds[kind_ids[i]], metas[m], None, producers[i])
-            put(v, "meta", parsed[m])  # parsed once per distinct metadata, as Value.meta would
+            # parsed once per distinct metadata, as Value.meta would
+            values[name] = Value(name, kinds[kind_ids[i]], metas[m], None, producers[i], parsed_meta=parsed[m])
     for i, (expr, fqn) in rare.items():
         if not 0 <= i < len(names):
             raise ValueError("a value position out of range")

@@ -312,8 +312,7 @@ def _value(name: str, ev: PteValue) -> Value:
         t: PteTensor = ev.value
         v = Value(name, "tensor", meta_json=tensor_json(t))
         if t.dtype not in _SERDE_CODE:  # quantized and bit types torch's schema has no code for
-            v.__dict__["meta"] = TensorMeta(t.dtype, t.sizes, strides_for(t.sizes, t.dim_order), "cpu",
-                                            t.requires_grad)
+            v.meta = TensorMeta(t.dtype, t.sizes, strides_for(t.sizes, t.dim_order), "cpu", t.requires_grad)
         return v
     kind = {"int": "sym_int", "double": "sym_float", "bool": "sym_bool"}.get(ev.kind, ev.kind)
     return Value(name, kind)
