@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+import msgspec
+
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<func>.*)$')
 # Paths that are not the user's own code.
 _LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/", "/lib/python3", "<frozen ", "<eval_with_key>", "/torch/")
@@ -27,9 +29,9 @@ class Frame:
     is_user: bool
 
 
-@dataclass(frozen=True)
-class ModuleScope:
-    """One entry of a node's `nn_module_stack`: a module the node was traced inside."""
+class ModuleScope(msgspec.Struct, frozen=True, gc=False):
+    """One entry of a node's `nn_module_stack`: a module the node was traced inside. A struct the cyclic collector
+    never walks (see core/model/program.py), and so neither the tuples of a node's stack, which hold only these."""
 
     key: str  # torch's unique key, e.g. "L__self___layers_0"
     path: str  # the module's fully qualified name, e.g. "layers.0" ("" for the root)
