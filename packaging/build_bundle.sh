@@ -2,7 +2,7 @@
 # Build the one-folder bundle dist/pt2-viewer/ (GUI without torch) and dist/pt2-viewer-VERSION-linux-ARCH.tar.gz.
 # Called by `make package`. Installs PyInstaller into .venv on first use, builds within MEMORY_LIMIT_MB, then checks
 # the result: the bundle starts, holds no torch, carries the worker sources and the desktop files, and opens a .pt2
-# twice and a .pte away from the checkout (packaging/check_bundle.sh). See packaging/README.md.
+# twice, a .pte and a .onnx away from the checkout (packaging/check_bundle.sh). See packaging/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +13,7 @@ if ! "$PY" -m PyInstaller --version >/dev/null 2>&1; then
   "$PY" -m pip install -q "$PYINSTALLER_SPEC"
 fi
 
-# The build peaks near 150 MB (packaging/README.md, Memory); far past that, something walks what it should not.
+# The build peaks near 255 MB (packaging/README.md, Memory); far past that, something walks what it should not.
 MEMORY_LIMIT_MB=4096
 "$PY" packaging/memory_guard.py "$MEMORY_LIMIT_MB" "$PY" -m PyInstaller --noconfirm --clean --log-level WARN \
   --distpath dist --workpath build/pyinstaller packaging/pt2-viewer.spec
@@ -43,13 +43,18 @@ with LayoutService(use_cache=False, python=sys.argv[1]) as service:
     (result,) = service.wait(service.submit([request]), timeout=120)
 assert set(result.positions) == {"a", "b", "c"}, result.positions
 PYCHECK
-# A user's first files, opened by the bundle alone: the example twice (the reopen reads the parsed-program cache)
-# and a small ExecuTorch program, made (and cached) by the tests' own pipeline code with .venv's torch and ExecuTorch.
+# A user's first files, opened by the bundle alone: the example twice (the reopen reads the parsed-program cache),
+# a small ExecuTorch program, made (and cached) by the tests' own pipeline code with .venv's torch and ExecuTorch,
+# and the tests' BatchNorm CNN exported to ONNX (tests/onnx_programs.py, cached with the tests' fixtures).
 PTE_LOG=build/pyinstaller/small_pte.log  # torch's and torchao's warnings on import, kept out of the way
 PTE=$("$PY" -c "from tests.zoo.pipeline import small_pte; print(small_pte())" 2>"$PTE_LOG" | tail -n 1) \
   && [ -f "$PTE" ] || fail "could not make the small .pte the bundle is checked with (tests/zoo/pipeline.py" \
   "small_pte); its output is in $PTE_LOG"
-bash packaging/check_bundle.sh "$BUNDLE" resources/examples/example.pt2 "$PTE" dist/bundle-check \
+ONNX_LOG=build/pyinstaller/small_onnx.log
+ONNX=$("$PY" -c "from tests.onnx_programs import CNN, onnx_path; print(onnx_path(CNN))" 2>"$ONNX_LOG" | tail -n 1) \
+  && [ -f "$ONNX" ] || fail "could not make the .onnx the bundle is checked with (tests/onnx_programs.py onnx_path);" \
+  "its output is in $ONNX_LOG"
+bash packaging/check_bundle.sh "$BUNDLE" resources/examples/example.pt2 "$PTE" "$ONNX" dist/bundle-check \
   || fail "the bundle cannot open files away from the checkout (the pictures it took are in dist/bundle-check/)"
 
 VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' pyproject.toml | head -n 1)

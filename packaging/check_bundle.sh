@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Open files with the built bundle the way a user gets it: `check_bundle.sh BUNDLE PT2 PTE [PICTURES]`.
+# Open files with the built bundle the way a user gets it: `check_bundle.sh BUNDLE PT2 PTE ONNX [PICTURES]`.
 #
 # Called by build_bundle.sh (`make package`). The bundle is copied to a temporary folder and run with nothing of the
 # build machine in reach: a new HOME (so an empty cache), a clean environment (`env -i`: no PYTHONPATH, no .venv on
@@ -8,11 +8,12 @@
 #   1. PT2, on a first open (read from its JSON, then stored in the parsed-program cache),
 #   2. PT2 again, which must read the cache entry the first open wrote (the entry is reused, not written anew),
 #   3. PTE, an ExecuTorch program,
+#   4. ONNX, an `.onnx` model (read by the bundle's onnx, numpy and protobuf), grouped by its modules,
 # each a graph with nodes, laid out by the bundle's own Graphviz child. The pictures are copied to PICTURES.
 set -euo pipefail
 
-[ $# -ge 3 ] || { echo "usage: check_bundle.sh BUNDLE PT2 PTE [PICTURES]" >&2; exit 2; }
-BUNDLE=$(realpath "$1"); PT2=$(realpath "$2"); PTE=$(realpath "$3"); PICTURES=${4:-}
+[ $# -ge 4 ] || { echo "usage: check_bundle.sh BUNDLE PT2 PTE ONNX [PICTURES]" >&2; exit 2; }
+BUNDLE=$(realpath "$1"); PT2=$(realpath "$2"); PTE=$(realpath "$3"); ONNX=$(realpath "$4"); PICTURES=${5:-}
 CHECKOUT=$(cd "$(dirname "$0")/.." && pwd -P)
 VENV=$(realpath "$CHECKOUT/.venv" 2>/dev/null || true)
 
@@ -21,7 +22,7 @@ trap 'rm -rf "$AWAY"' EXIT
 cp -a "$BUNDLE" "$AWAY/pt2-viewer"
 mkdir "$AWAY/files" "$AWAY/home" "$AWAY/out"
 mkdir -m 700 "$AWAY/runtime"
-cp "$PT2" "$PTE" "$AWAY/files/"
+cp "$PT2" "$PTE" "$ONNX" "$AWAY/files/"
 
 # What is hidden: the checkout, and .venv where it lives elsewhere (a link).
 HIDDEN=("$CHECKOUT")
@@ -40,7 +41,7 @@ fi
 
 cat > "$AWAY/check.sh" <<'INNER'
 set -u
-AWAY=$1; PT2=$AWAY/files/$2; PTE=$AWAY/files/$3; HIDING=$4; shift 4
+AWAY=$1; PT2=$AWAY/files/$2; PTE=$AWAY/files/$3; ONNX=$AWAY/files/$4; HIDING=$5; shift 5
 fail() { echo "check_bundle: $*" >&2; exit 1; }
 if [ "$HIDING" = 1 ]; then
   for folder in "$@"; do
@@ -74,11 +75,17 @@ second=$(cache_entry)
 [ "$(cut -d' ' -f1 <<<"$first")" = "$(cut -d' ' -f1 <<<"$second")" ] && [ "$first" != "$second" ] \
   || fail "the second open of $(basename "$PT2") did not read the cache entry the first one wrote"
 open_in_bundle "$PTE" pte.png
+open_in_bundle "$ONNX" onnx.png
+# grouped by the PyTorch modules the file names, not a flat list of ONNX ops: a module's frame, or a module of one op
+# drawn as that op's box under the module's name and class (`bn1: BatchNorm2d`)
+grep -Eq '"kind": "group"|"label": "[A-Za-z0-9_.]+: [A-Za-z]' "$AWAY/out/onnx.json" \
+  || fail "the bundle's picture of $(basename "$ONNX") shows no module ($AWAY/out/onnx.json)"
 INNER
 
 hiding=1; [ ${#HIDE[@]} -gt 0 ] || hiding=0
 status=0
-"${HIDE[@]}" bash "$AWAY/check.sh" "$AWAY" "$(basename "$PT2")" "$(basename "$PTE")" "$hiding" "${HIDDEN[@]}" \
+"${HIDE[@]}" bash "$AWAY/check.sh" "$AWAY" "$(basename "$PT2")" "$(basename "$PTE")" "$(basename "$ONNX")" "$hiding" \
+  "${HIDDEN[@]}" \
   || status=$?
 if [ -n "$PICTURES" ]; then  # also those of a failed check, to look at
   rm -rf "$PICTURES" && mkdir -p "$PICTURES"
@@ -86,4 +93,4 @@ if [ -n "$PICTURES" ]; then  # also those of a failed check, to look at
 fi
 [ $status -eq 0 ] || exit $status
 echo "check_bundle: away from the checkout, the bundle opened $(basename "$PT2") twice (the second from the" \
-  "parsed-program cache) and $(basename "$PTE")${PICTURES:+; pictures in $PICTURES}"
+  "parsed-program cache), $(basename "$PTE") and $(basename "$ONNX")${PICTURES:+; pictures in $PICTURES}"
