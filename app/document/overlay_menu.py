@@ -1,5 +1,6 @@
 """View > Overlay: the overlays the graph the View menu acts on offers (its tools, app/graph/tools.py), importing a
 torch.profiler trace, of the eager module or of a compiled run with its TORCH_TRACE (app/document/profile_import.py),
+importing an ETDump recorded where a `.pte` ran, on the `.pte` and the source beside it (app/document/etdump_import.py),
 and loading a user's `{node_name: value}` JSON file. Built each time the menu opens."""
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import functools
 from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QMenu, QWidget
 
+from pt2_viewer.app.document.tab import DocumentTab
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.widgets.file_dialogs import open_file, open_folder
 from pt2_viewer.core.graph.overlays import Overlay
@@ -73,4 +75,32 @@ def fill_overlay_menu(menu: QMenu, doc: DocumentWidget | None, parent: QWidget) 
     menu.addAction("Import Profile…", functools.partial(import_profile, False))
     compiled = menu.addAction("Import Compiled Profile (with TORCH_TRACE)…", functools.partial(import_profile, True))
     compiled.setEnabled(doc.model.archive.archive_format != "onnx")  # an .onnx takes ONNX Runtime's profile alone
+    sides = etdump_sides(doc)
+
+    def import_etdump() -> None:
+        from pt2_viewer.app.document.etdump_import import EtdumpImportDialog  # a job dialog: not the first view's
+
+        assert sides is not None
+        EtdumpImportDialog(*sides, parent=parent).show()
+
+    etdump = menu.addAction("Import ETDump…", import_etdump)
+    etdump.setEnabled(sides is not None)
+    etdump.setToolTip("An ETDump recorded where an ExecuTorch .pte ran: its times on the .pte (and its source)")
+    menu.setToolTipsVisible(True)
     menu.addAction("Load Per-Node Values (JSON)…", load)
+
+
+def etdump_sides(doc: DocumentWidget) -> tuple[DocumentWidget, DocumentWidget | None] | None:
+    """Where Import ETDump… paints: the `.pte` the graph is, or the one beside it in its tab (the lowered tab's),
+    and the source program beside that `.pte` (a tab of two graphs); None where no `.pte` is shown."""
+    tab = doc.parentWidget()
+    while tab is not None and not isinstance(tab, DocumentTab):
+        tab = tab.parentWidget()
+    graphs = tab.graphs() if tab is not None else [doc]
+    ptes = [g for g in graphs if g.model.archive.archive_format == "pte"]
+    if not ptes:
+        return None
+    pte = doc if doc in ptes else ptes[0]
+    others = [g for g in graphs if g is not pte]
+    source = others[0] if len(graphs) == 2 and others[0].model.archive.archive_format not in ("pte", "onnx") else None
+    return pte, source

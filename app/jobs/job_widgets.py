@@ -94,6 +94,20 @@ class JobDialog(QDialog):
     out_dir: Path | None
     failed: Any  # the subclass's `Signal(str)`: the failure's message
 
+    def make_job_widgets(self, start: str, detail_height: int = 160) -> None:
+        """The widgets every job dialog has: the stage line, a hidden progress bar, the failure box, the start button
+        (the default) and the close button that cancels a running job."""
+        self.stage = QLabel("")
+        self.stage.setWordWrap(True)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setVisible(False)
+        self.failure = FailureBox(detail_height)
+        self.start_button = QPushButton(start)
+        self.start_button.setDefault(True)
+        self.close_button = QPushButton("Close")
+        self.close_button.clicked.connect(self.cancel_or_close)
+
     def cancel_or_close(self) -> None:
         if self.driver.running:
             self.driver.cancel()
