@@ -99,3 +99,41 @@ def test_without_the_onnx_package_info_says_how_to_install_it(onnx_file: OnnxFil
         status, out, err = _info(path, capsys, as_json)
         assert status == exit_status.FAILED and out == ""
         assert err.count("\n") == 1 and err.rstrip().endswith("Install it with: pip install onnx"), err
+
+
+_OPEN_EACH = """
+import argparse, contextlib, io, json, sys
+from pt2_viewer.core.cli import info
+statuses = []
+for path in sys.argv[1:]:
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        statuses.append((info.main(argparse.Namespace(file=path, json=True)), err.getvalue().count(chr(10))))
+print(json.dumps({"statuses": statuses,
+                  "imported": sorted(m for m in ("torch", "onnxruntime", "onnxscript") if m in sys.modules)}))
+"""
+
+
+def test_a_hostile_onnx_file_runs_nothing_and_reads_nothing_outside_its_folder(onnx_file: OnnxFile,
+                                                                              tmp_path: Path) -> None:
+    """Each hostile file in a fresh Python, as `pt2-viewer info` opens it: one line, exit status 1, and neither torch
+    nor ONNX Runtime nor onnxscript imported (nothing of the model runs). The files outside the model's folder that
+    the external data names are FIFOs: opening one blocks until a writer comes, so a reader that followed a `location`
+    there would hang this test past its timeout instead of refusing it."""
+    import os
+    import subprocess
+
+    paths = []
+    for name, (build, _) in hostile_onnx.HOSTILE.items():
+        folder = tmp_path / name.replace(" ", "_") / "model"
+        folder.mkdir(parents=True)
+        paths.append(str(build(onnx_file(CNN), folder / "model.onnx")))
+        secret = folder.parent / "secret.bin"  # linked_out's target
+        if secret.exists():
+            secret.unlink()
+            os.mkfifo(secret)
+    os.mkfifo(tmp_path / "outside_folder" / "outside.onnx.data")  # outside_folder's `../outside.onnx.data`
+    done = subprocess.run([sys.executable, "-c", _OPEN_EACH, *paths], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["statuses"] == [[exit_status.FAILED, 1]] * len(hostile_onnx.HOSTILE)
+    assert got["imported"] == []
