@@ -8,8 +8,12 @@ scene convention).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pt2_viewer.core.model.program import Graph, Node, NodeOp
+
+if TYPE_CHECKING:
+    from pt2_viewer.core.graph.index import ModuleGroup
 
 NODE_H = 38.0
 GROUP_BOX_H = 46.0
@@ -97,6 +101,18 @@ def node_label(n: Node) -> str:
     if n.op is NodeOp.CALL_FUNCTION:
         return n.op_name
     return n.name
+
+
+def leaf_title(group: ModuleGroup | None, graph: Graph, name: str) -> str:
+    """The title of a module of one op, drawn as that op's box (none for a node outside such a module): the
+    module's, `conv1: Conv2d`. A module whose class the file does not name (the scopes in a TorchScript ONNX export's
+    node names) is titled with its op instead, `conv1: Conv`, or the box would not say what it computes."""
+    if group is None:
+        return ""
+    n = graph.node_by_name[name]
+    if group.class_name or n.op is not NodeOp.CALL_FUNCTION or group.call:
+        return group.title
+    return f"{group.title}: {node_label(n)}"
 
 
 def node_subtitle(n: Node, graph: Graph) -> str:

@@ -40,6 +40,7 @@ from pt2_viewer.core.graph.drawing import (
     HubProxy,
     NodeBox,
     SceneLayout,
+    leaf_title,
     node_label,
     node_subtitle,
     node_width,
@@ -404,7 +405,7 @@ class SceneModel:
         module's title."""
         w, pw, h = self._node_w(n), self._proxy_w(n), self._node_h(n)
         x, y = cx - (w + pw) / 2, cy - h / 2
-        scene.nodes.append(NodeBox(n, x, y, w, h, group, title=leaf.title if leaf else "",
+        scene.nodes.append(NodeBox(n, x, y, w, h, group, title=leaf_title(leaf, self.graph, n),
                                    module=leaf.path if leaf else ""))
         rects[n] = (x, y, w, h)
         for k, weight in enumerate(self.folding.rows.get(n, ())):
@@ -504,7 +505,7 @@ class SceneModel:
             w = node_width(self.graph.node_by_name[name], self.graph)
             leaf = self.leaf_of.get(name)
             if leaf is not None:
-                w = max(w, min(280.0, CHAR_W * 1.1 * len(self.groups[leaf].title) + 24))
+                w = max(w, min(280.0, CHAR_W * 1.1 * len(leaf_title(self.groups[leaf], self.graph, name)) + 24))
             for weight in self.folding.rows.get(name, ()):
                 w = max(w, self._row_w(weight))
             self._widths[name] = w

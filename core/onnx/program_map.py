@@ -151,7 +151,8 @@ class ModelMapper:
             meta = graph.values[name].meta if name in user_inputs and name in graph.values else None
             for i, d in enumerate(meta.sizes if meta is not None else ()):
                 if isinstance(d, SymDim) and d.text != "?":
-                    symbols.setdefault(d.text, Symbol(d.text, None, None)).sources.append(f"{name}.shape[{i}]")
+                    # a dim is never negative, and ONNX says no more of it: [0, ∞], as a .pt2's unbounded size
+                    symbols.setdefault(d.text, Symbol(d.text, 0, None)).sources.append(f"{name}.shape[{i}]")
         producer = " ".join(x for x in (self.model.producer_name, self.model.producer_version) if x)
         metadata = {"format": "ONNX", "producer": producer or "(not named)", "IR version": str(self.model.ir_version),
                     "opset": ", ".join(f"{d} {v}" for d, v in self.opsets.items())}

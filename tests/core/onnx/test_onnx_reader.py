@@ -99,7 +99,8 @@ def test_a_dynamic_batch_is_a_symbol_by_its_name(onnx_file: OnnxFile) -> None:
     program = _program(onnx_file(DYNAMIC))
     x = program.graph.values["x"].meta
     assert x is not None and x.short == "f32[batch, 16]" and isinstance(x.sizes[0], SymDim)
-    assert [(s.name, s.sources) for s in program.symbols] == [("batch", ["x.shape[0]"])]
+    # a dim is a size, never negative: [0, ∞] in the Symbols tab, as a .pt2's, not [-∞, ∞]
+    assert [(s.name, s.min, s.max, s.sources) for s in program.symbols] == [("batch", 0, None, ["x.shape[0]"])]
     out = program.graph.values[program.graph.outputs[0] or ""].meta
     assert out is not None and out.shape_text == "[batch, 4]"
 
@@ -135,6 +136,23 @@ def test_a_torchscript_resnet_is_grouped_by_the_scopes_in_its_node_names(onnx_fi
     assert {"layer1", "layer1.0", "layer1.0.conv1", "layer4.1.conv2", "fc"} <= paths
     first = next(n for n in ops if n.metadata["ONNX node"] == "/layer1/layer1.0/conv1/Conv")
     assert first.module_path == "layer1.0.conv1" and first.name == "Conv_1"
+    # a module of one op is drawn as that op's box under the module's title; the file names no class, so the title
+    # names the op (`conv1: Conv`, as a .pt2's `conv1: Conv2d`), not the bare scope `conv1`
+    titles = _box_titles(program)
+    assert titles[first.name] == "conv1: Conv" and titles["Add"] == ""  # the block's Add: a node of layer1.0 itself
+    assert _box_titles(_program(onnx_file(CNN)))["node_Conv_17"] == "bn1: BatchNorm2d"  # a class named: the module's
+
+
+def _box_titles(program: Program) -> dict[str, str]:
+    """Each node box's module title, every module expanded, as the graph view draws it."""
+    from pt2_viewer.core.graph.scene import SceneModel
+    from pt2_viewer.core.layout.driver import lay_out_all
+    from pt2_viewer.core.layout.engine import layout
+
+    scene = SceneModel(program.graph, GraphIndex(program.graph, targets=weight_targets(program)))
+    scene.expand_all()
+    lay_out_all(scene, layout)
+    return {box.node: box.title for box in scene.compose().nodes if box.kind == "node"}
 
 
 def test_the_decoder_opens_grouped_with_its_fx_nodes(onnx_file: OnnxFile) -> None:
