@@ -10,11 +10,15 @@ name's calls in that order, wrapping round for the next run; a kernel called at 
 twice) gets each call's own nodes. Each event's time is shared equally between the program nodes its call computes
 (`cppCodeToPost`, then `postToPre`: Dynamo's node names, which are the program's when the compiled module is its
 `ep.module()`; an AOTInductor package's `pre_grad_nodes` are its source program's), so a collapsed group's sum, and
-the sum over all nodes, is the kernels' time. Kernel events no provenance names are `unattributed_us`."""
+the sum over all nodes, is the kernels' time. Kernel events no provenance names are `unattributed_us`.
+
+On CUDA an extern kernel's ATen op runs on the launching thread and its kernels on the device: the op is matched as
+on CPU, and its time is the device time of the kernels it launched (their launches' correlation ids,
+core/profile/threads.py `launched_kernels`), as for the Triton kernels beside it."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from pt2_viewer.core.model.program import NodeOp, Program
 from pt2_viewer.core.profile.errors import ProfileError
@@ -26,6 +30,7 @@ from pt2_viewer.core.profile.model import (
     ProfileTrace,
     TraceEvent,
 )
+from pt2_viewer.core.profile.threads import launched_kernels
 from pt2_viewer.core.trace.provenance import CompiledKernels
 
 _GRAPH_PREFIX = re.compile(r"^graph_(\d+)_(?=(?:cpp|triton)_)")
@@ -86,7 +91,12 @@ def attribute_compiled(program: Program, trace: ProfileTrace, compiled: list[Com
                            "True on CPU")
     unattributed = found.unknown_us
     devices: set[str] = set()
+    on_device = launched_kernels(trace, [e for e, _ in found.events if e.category.lower() in CPU_OP_CATEGORIES])
     for event, call in found.events:
+        launched = on_device.get(event)
+        if launched:  # an extern kernel's ATen op on CUDA: the device time of the kernels it launched
+            event = replace(event, category=launched[0].category, dur=sum(k.dur for k in launched),
+                            device=launched[0].device)
         device = f"cuda:{event.device}" if event.category.lower() in DEVICE_CATEGORIES else "cpu"
         devices.add(device)
         if not call.nodes:
@@ -128,8 +138,16 @@ def _calls(compiled: CompiledKernels, same: set[str]) -> list[_Call]:
 @dataclass
 class _Found:
     events: list[tuple[TraceEvent, _Call]]
-    runs: list[int]  # per compile: how often its calls were matched round
+    host_runs: list[int]  # per compile: how often its calls were matched round on the CPU threads
     unknown_us: float  # generated-kernel events no compile names
+    device_runs: list[int] = field(default_factory=list)  # ... on each device stream, at most
+
+    @property
+    def runs(self) -> list[int]:
+        """Each compile's runs: on CUDA its Triton kernels run round on the device's stream while its extern kernels'
+        ops run on the launching thread, in the same runs; a stream's rounds count only for a compile no CPU thread
+        ran (all its kernels generated)."""
+        return [host or device for host, device in zip(self.host_runs, self.device_runs)]
 
 
 def _match(trace: ProfileTrace, compiled: list[CompiledKernels], graphs: list[list[_Call]]) -> _Found:
@@ -140,10 +158,11 @@ def _match(trace: ProfileTrace, compiled: list[CompiledKernels], graphs: list[li
     for g, graph_names in enumerate(names):
         for name in dict.fromkeys(graph_names):
             having.setdefault(name, []).append(g)
-    found = _Found([], [0] * len(graphs), 0.0)
+    found = _Found([], [0] * len(graphs), 0.0, [0] * len(graphs))
     at: dict[tuple[tuple[str, str], int], int] = {}
     last_graph: dict[tuple[str, str], int] = {}
     for thread, events in _threads(trace).items():
+        rounds = [0] * len(graphs)
         open_events: list[TraceEvent] = []
         for e in events:
             while open_events and e.ts >= open_events[-1].end:
@@ -165,14 +184,20 @@ def _match(trace: ProfileTrace, compiled: list[CompiledKernels], graphs: list[li
             last_graph[thread] = g
             start = at.get((thread, g))
             if start is None:  # this thread's first run of the compile
-                found.runs[g] += 1
+                rounds[g] += 1
                 start = 0
             j = next((j for j in range(start, len(names[g])) if names[g][j] == name), None)
             if j is None:  # past the last call of this name: the next run
-                found.runs[g] += 1
+                rounds[g] += 1
                 j = names[g].index(name)
             at[(thread, g)] = j + 1
             found.events.append((e, graphs[g][j]))
+        on_device = all(e.category.lower() in DEVICE_CATEGORIES for e in events)
+        for g, n in enumerate(rounds):
+            if on_device:
+                found.device_runs[g] = max(found.device_runs[g], n)
+            else:
+                found.host_runs[g] += n
     return found
 
 

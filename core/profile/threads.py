@@ -3,9 +3,16 @@ thread encloses), and for each launch and CPU op the top-level op it ran inside,
 correlation id or its External id is given to the op that launched it."""
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
-from pt2_viewer.core.profile.model import CPU_OP_CATEGORIES, RUNTIME_CATEGORIES, ProfileTrace, TraceEvent
+from pt2_viewer.core.profile.model import (
+    CPU_OP_CATEGORIES,
+    DEVICE_CATEGORIES,
+    RUNTIME_CATEGORIES,
+    ProfileTrace,
+    TraceEvent,
+)
 
 
 @dataclass
@@ -50,4 +57,33 @@ def thread_ops(trace: ProfileTrace) -> ThreadOps:
                 out.by_correlation[e.correlation] = top
         if tops:
             out.top_level[thread] = tops
+    return out
+
+
+def launched_kernels(trace: ProfileTrace, ops: list[TraceEvent]) -> dict[TraceEvent, list[TraceEvent]]:
+    """The device events each of `ops` (CPU ops) launched: the launches on its thread within its time, matched to
+    the device events by correlation id. Ops that launched none are left out (a CPU trace: all of them)."""
+    by_correlation: dict[int, list[TraceEvent]] = {}
+    for k in trace.of(DEVICE_CATEGORIES):
+        if k.correlation is not None:
+            by_correlation.setdefault(k.correlation, []).append(k)
+    if not by_correlation:
+        return {}
+    launches: dict[tuple[str, str], list[TraceEvent]] = {}
+    for e in trace.of(RUNTIME_CATEGORIES):
+        if e.correlation in by_correlation:
+            launches.setdefault(e.thread, []).append(e)
+    for events in launches.values():
+        events.sort(key=lambda e: e.ts)
+    starts = {thread: [e.ts for e in events] for thread, events in launches.items()}
+    out: dict[TraceEvent, list[TraceEvent]] = {}
+    for op in ops:
+        mine = launches.get(op.thread, [])
+        kernels: list[TraceEvent] = []
+        for launch in mine[bisect_left(starts.get(op.thread, []), op.ts):]:
+            if launch.ts >= op.end:
+                break
+            kernels += by_correlation[launch.correlation or 0]
+        if kernels:
+            out[op] = kernels
     return out
