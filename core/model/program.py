@@ -1,16 +1,17 @@
-"""The program model: what a `.pt2` holds, as typed dataclasses, built by `core/pt2/reader.py` without torch.
+"""The program model: what a .pt2 holds, as typed dataclasses and structs, read by `core/pt2/reader.py` without torch.
 
 Mirrors torch's serialized schema (`torch/_export/serde/schema.py`) but in the shape a viewer needs: nodes know the
 values they read and write, values know their producer, graphs know their data edges, and every HOP subgraph (cond
 branches, map/scan/while_loop bodies) is a nested `Graph`. A multi-output op (topk, split, cond) is ONE node with
 several outputs, as in the archive; torch's FX graph would add an `operator.getitem` node per output.
 
-The records a program holds by the ten thousand and that refer to nothing of the graph's own (`Ref`, `Argument`,
-`Edge`) are msgspec structs with `gc=False`: never tracked by the cyclic collector, which otherwise walks each of
-them on every full collection for as long as the program is open (45k objects at 10k nodes; with them and the
-reader's tuples, a 10k-node program keeps 60k tracked objects where it kept 142k, and its cold read takes 0.19 s of
-CPU where it took 0.31). An argument's value may hold a subgraph, which holds no argument back: no cycle can pass
-through them, which is what `gc=False` asks.
+What a program holds by the ten thousand (`Node`, `Value`, `Argument`, `Ref`, `Edge`, and metadata.py's
+`ModuleScope`) are msgspec structs with `gc=False`: the cyclic collector never tracks them, where it walked each of
+them on every full collection for as long as the program was open, and again and again while it was being read. No
+cycle can pass through them: a node refers to its arguments, outputs and subgraphs, an argument's value may be a
+subgraph, and nothing refers back. A 10k-node program keeps ~21k objects the collector walks, where it kept 142k;
+the 100k-node one reopens with 30k, not 337k (bench/README.md, issue 42). Their caches (a value's parsed metadata, a
+node's parsed stacks) are fields outside what they are (their `__eq__`).
 """
 from __future__ import annotations
 
@@ -117,22 +118,33 @@ def capped_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
-@dataclass
-class Node:
-    """One FX node of a graph: its op, target, arguments, outputs and torch's metadata."""
+class Node(msgspec.Struct, gc=False, repr_omit_defaults=True):
+    """One FX node of a graph: its op, target, arguments, outputs and torch's metadata. A struct the cyclic collector
+    never walks (see the module: a program has one per node, and a node refers to no graph that refers back to it).
+    `ColumnNode` is the one the parsed-program cache builds, its inputs and metadata decoded when first read."""
 
     name: str
     op: NodeOp
     target: str  # as the archive spells it: "torch.ops.aten.linear.default"; a placeholder's own name. At most
     # MAX_TARGET_CHARS (capped_text): a longer one is kept whole, once, in `full_target`
     # The three sequences are tuples where the reader builds them (a tuple of strings, unlike a list, is not walked
-    # by the cyclic collector once it has been looked at; a 10k-node program keeps 30k fewer objects for it to walk
-    # on every full collection), lists where a builder fills them in place (core/trace, core/onnx).
+    # by the cyclic collector once it has been looked at), lists where a builder fills them in place (core/trace,
+    # core/onnx).
     inputs: Sequence[Argument] = ()
     outputs: Sequence[str | None] = ()  # value names, None for an output that is None
-    metadata: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, str] = msgspec.field(default_factory=dict)
     subgraphs: Sequence[Graph] = ()
     full_target: str | None = None  # the whole target when `target` is capped, for Details on demand
+    # What parsing its metadata gave (`stack`, `module_stack`), kept; not part of what the node is (`__eq__`)
+    parsed_stack: Any = msgspec.UNSET
+    parsed_module_stack: Any = msgspec.UNSET
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Node):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in NODE_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
 
     @property
     def whole_target(self) -> str:
@@ -163,13 +175,19 @@ class Node:
         parts = self.target.split(".")
         return parts[4] if self.target.startswith("torch.ops.") and len(parts) > 4 else ""
 
-    @lazy
+    @property
     def stack(self) -> list[Frame]:
-        return parse_stack_trace(self.metadata.get("stack_trace"))
+        parsed = self.parsed_stack
+        if parsed is msgspec.UNSET:
+            parsed = self.parsed_stack = parse_stack_trace(self.metadata.get("stack_trace"))
+        return parsed
 
-    @lazy
+    @property
     def module_stack(self) -> tuple[ModuleScope, ...]:
-        return parse_module_stack(self.metadata.get("nn_module_stack"))
+        parsed = self.parsed_module_stack
+        if parsed is msgspec.UNSET:
+            parsed = self.parsed_module_stack = parse_module_stack(self.metadata.get("nn_module_stack"))
+        return parsed
 
     @property
     def module_path(self) -> str:
@@ -199,36 +217,54 @@ class Node:
         return out
 
 
-class _Deferred:
-    """`Node.inputs` and `Node.metadata` of a node the parsed-program cache built from its columns
-    (core/pt2/graph_columns.py): such a node holds its name, op, target and outputs, and these two are decoded on
-    first read (by the function kept under `DEFERRED`, which sets both; or a (function, position) pair). A node
-    built by `Node(...)` holds them in its instance dict, which wins over this non-data descriptor: it is never
-    called for those."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+NODE_FIELDS = ("name", "op", "target", "inputs", "outputs", "metadata", "subgraphs", "full_target")  # what it is
+# the fields' own slots (member descriptors), under ColumnNode's properties of the same names
+_INPUTS: Any = vars(Node)["inputs"]
+_METADATA: Any = vars(Node)["metadata"]
 
-    def __get__(self, obj: object, cls: type | None = None) -> Any:
-        if obj is None:
-            return self
-        fill = getattr(obj, DEFERRED, None)
+
+class ColumnNode(Node, gc=False, repr_omit_defaults=True):
+    """A node the parsed-program cache built from its columns (core/pt2/graph_columns.py): it holds its name, op,
+    target, outputs and module stack, and `fill` (a function of the node, or a (function, position) pair) decodes
+    its inputs and metadata on first read; then `filled` sets both. Assigning either decodes first, so the other
+    is still the file's."""
+
+    fill: Any = None
+
+    def _decode(self) -> None:
+        fill = self.fill
         if fill is None:
-            raise AttributeError(self.name)
+            return
         if isinstance(fill, tuple):  # (fill, the node's position), for a graph whose node names repeat
-            fill[0](obj, fill[1])
+            fill[0](self, fill[1])
         else:
-            fill(obj)  # two threads may both fill one node: the same values, computed twice
-        try:
-            object.__delattr__(obj, DEFERRED)
-        except AttributeError:  # the other thread's
-            pass
-        return obj.__dict__[self.name]
+            fill(self)  # two threads may both fill one node: the same values, computed twice
 
+    def filled(self, inputs: Sequence[Argument], metadata: dict[str, str]) -> None:
+        _INPUTS.__set__(self, inputs)
+        _METADATA.__set__(self, metadata)
+        self.fill = None
 
-DEFERRED = "_deferred"  # the instance-dict key of what fills a column-built node's deferred fields
-for _name in ("inputs", "metadata"):  # after @dataclass: its __init__ still sets both on every node it builds
-    setattr(Node, _name, _Deferred(_name))
+    @property  # type: ignore[misc]
+    def inputs(self) -> Sequence[Argument]:
+        self._decode()
+        return _INPUTS.__get__(self, Node)
+
+    @inputs.setter
+    def inputs(self, inputs: Sequence[Argument]) -> None:
+        self._decode()
+        _INPUTS.__set__(self, inputs)
+
+    @property  # type: ignore[misc]
+    def metadata(self) -> dict[str, str]:
+        self._decode()
+        return _METADATA.__get__(self, Node)
+
+    @metadata.setter
+    def metadata(self, metadata: dict[str, str]) -> None:
+        self._decode()
+        _METADATA.__set__(self, metadata)
 
 
 class Edge(msgspec.Struct, frozen=True, gc=False):

@@ -11,7 +11,7 @@ target, outputs and module stack (the index, the module tree, the collapsed scen
 - edges as two int32 arrays (source and consumer node positions) and the value names they carry;
 - what the first view never reads (a node's `inputs` and `metadata`) as one small MessagePack record per node,
   its metadata strings interned in the graph's table (stack traces repeat layer after layer), decoded when Details,
-  Find, an overlay or the report first reads the node (`Node.inputs`, program.py's `_Deferred`).
+  Find, an overlay or the report first reads the node (program.py's `ColumnNode`).
 
 The int columns are the stdlib's `array`, read from the entry's bytes (native byte order: an entry is this machine's
 own): numpy would add its import to every first view (tests/app/test_lazy_imports.py keeps it out), and nothing
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pt2_viewer.core.model.metadata import ModuleScope
-from pt2_viewer.core.model.program import DEFERRED, Argument, Edge, Graph, Node, NodeOp, Ref, Value
+from pt2_viewer.core.model.program import Argument, ColumnNode, Edge, Graph, Node, NodeOp, Ref, Value
 from pt2_viewer.core.model.tensor_meta import SymDim, TensorMeta
 
 EXT_REF, EXT_GRAPH, EXT_COMPLEX = 1, 2, 3
@@ -187,26 +187,25 @@ class _Columns:
         self._positions: dict[str, int] | None = None
 
     @property
-    def fill_named(self) -> Callable[[Node], None] | None:
+    def fill_named(self) -> Callable[[ColumnNode], None] | None:
         return self._fill_named if self.names is not None else None
 
-    def _fill_named(self, node: Node) -> None:
+    def _fill_named(self, node: ColumnNode) -> None:
         positions = self._positions
         if positions is None:
             assert self.names is not None
             positions = self._positions = {name: i for i, name in enumerate(self.names)}
         self.fill(node, positions[node.name])
 
-    def fill(self, node: Node, i: int) -> None:
+    def fill(self, node: ColumnNode, i: int) -> None:
         import msgspec
 
         raw = memoryview(self.records)[self.offsets[i]:self.offsets[i + 1]]
         args, meta = msgspec.msgpack.decode(raw, ext_hook=ext_hook)
-        graphs = {s.name: s for s in node.__dict__["subgraphs"]}
+        graphs = {s.name: s for s in node.subgraphs}
         strings = self.strings
-        d = node.__dict__  # a field assigned since the node was built keeps what was assigned
-        d.setdefault("inputs", tuple(Argument(name, _unmark(value, graphs), kind) for name, value, kind in args))
-        d.setdefault("metadata", {k: strings[v] for k, v in meta})
+        node.filled(tuple(Argument(name, _unmark(value, graphs), kind) for name, value, kind in args),
+                    {k: strings[v] for k, v in meta})
 
 
 def _unmark(v: Any, graphs: dict[str, Graph]) -> Any:
@@ -246,18 +245,11 @@ def decode_graph(b: dict[str, Any], metas: list[Any], parsed: list[TensorMeta | 
     nodes: list[Node] = []
     append = nodes.append
     shared = columns.fill_named  # names are unique: a node finds its record by its name (no object per node)
-    # Node's own __init__ is the fastest way to build one (measured); then its two deferred fields go. Through
-    # object's own attribute calls, never `n.__dict__`: asked for, an instance's dict is made and every later read of
-    # the node's fields is slower (core/util/lazy.py).
-    delete, put = object.__delattr__, object.__setattr__
-    for i, name in enumerate(names):
-        n = Node(name, op_of[i], targets[target_ids[i]], None, out_flat[out_off[i]:out_off[i + 1]], None,  # type: ignore[arg-type]
-                 subgraphs.get(i) or (), full.get(i))
-        delete(n, "inputs")
-        delete(n, "metadata")
-        put(n, "module_stack", stacks[stack_ids[i]])
-        put(n, DEFERRED, shared if shared is not None else (columns.fill, i))
-        append(n)
+    for i, name in enumerate(names):  # inputs and metadata decoded when first read (ColumnNode)
+        append(ColumnNode(name, op_of[i], targets[target_ids[i]], (), out_flat[out_off[i]:out_off[i + 1]],
+                          None, subgraphs.get(i) or (), full.get(i),  # type: ignore[arg-type]
+                          parsed_module_stack=stacks[stack_ids[i]],
+                          fill=shared if shared is not None else (columns.fill, i)))
     edge_values: list[str] = b["edge_values"]
     if b["edge_names"] is not None:
         edges = [Edge(s, d, v) for (s, d), v in zip(b["edge_names"], edge_values, strict=True)]

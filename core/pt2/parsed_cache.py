@@ -57,7 +57,7 @@ from pt2_viewer.core.util.files import write_atomically
 # Node, Value, TensorMeta, ... in core/model/; graph_columns.py's columns or extension codes; what the reader puts
 # in the model). Entries of another version are stale: a miss, then rewritten. tests/core/pt2/test_cache_version.py
 # keeps the dataclasses' layout at this version and fails when it changes without a bump.
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 MAGIC = b"PT2VPC%02d" % FORMAT_VERSION
 HEADER = struct.Struct("<8s32sIQ")  # magic, content digest, payload crc32, length of the metadata table
 DEFAULT_LIMIT_MB = 1024

@@ -18,7 +18,7 @@ from pt2_viewer.core.model.tensor_meta import TensorMeta
 from pt2_viewer.core.pt2 import graph_columns, parsed_cache
 
 # FORMAT_VERSION -> the digest of the layout it was written with (`layout_digest()` below)
-LAYOUTS = {3: "5f03bc4dacb2d650", 4: "44bb04f7dd0fd509", 5: "cc3e1d8d18581828"}
+LAYOUTS = {3: "5f03bc4dacb2d650", 4: "44bb04f7dd0fd509", 5: "cc3e1d8d18581828", 6: "ed11c0707e762b05"}
 
 
 def _reached(root: object, seen: dict[type, None]) -> None:
