@@ -10,7 +10,9 @@ whole heap (runs of 100 lines: one such walk, 0.12 s, in every open of that grap
 The pieces are what Python's own grammar makes of the text: a class's members are the lines indented one step under
 it, a body ends at the first line indented no deeper than its `def`, and a run of a body is cut where its lines
 parse whole (a `return (` spread over lines is taken with the lines that close it). A text of any other layout is
-parsed whole (`whole_class`); a body whose last run does not parse is reported by the caller.
+parsed whole (`whole_class`); a body whose last run does not parse is reported by the caller. A line of a statement
+whose shape was learnt from an earlier line (core/trace/graph_shapes.py) is not parsed: the reader reads it by
+that shape.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import ast
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+from pt2_viewer.core.trace.graph_shapes import LineShapes, Shaped
 
 RUN_LINES = 20  # lines of a body parsed at once (module docstring)
 
@@ -30,7 +34,7 @@ class ForwardText:
     args: list[ast.arg]
     args_offset: int
     lineno: int
-    statements: Iterator[tuple[ast.stmt, int]]
+    statements: Iterator[tuple[ast.stmt | Shaped, int]]
 
 
 @dataclass
@@ -54,13 +58,14 @@ def whole_class(cls: ast.ClassDef) -> ClassText:
     return out
 
 
-def class_in_pieces(lines: list[str]) -> ClassText | None:
+def class_in_pieces(lines: list[str], shapes: LineShapes | None = None) -> ClassText | None:
     """The first class of `lines` (prepared for `ast`: see core/trace/graph_text.py), its pieces parsed when read;
-    None when the text is not laid out as print_readable lays it out (then it is parsed whole)."""
+    None when the text is not laid out as print_readable lays it out (then it is parsed whole). `shapes`: the lines
+    of a statement's shape seen before are read by it."""
     i = _next_code(lines, 0)
     if i >= len(lines) or _indent(lines[i]) or not lines[i].startswith("class "):
         return None
-    found = _class(lines, i, 0)
+    found = _class(lines, i, 0, shapes)
     return found[0] if found else None
 
 
@@ -74,7 +79,7 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-def _class(lines: list[str], i: int, indent: int) -> tuple[ClassText, int] | None:
+def _class(lines: list[str], i: int, indent: int, shapes: LineShapes | None) -> tuple[ClassText, int] | None:
     header = lines[i].strip()
     if not header.endswith(":") or "(" not in header:
         return None
@@ -85,13 +90,13 @@ def _class(lines: list[str], i: int, indent: int) -> tuple[ClassText, int] | Non
         if _indent(lines[j]) != indent + 4 or "\t" in lines[j][:indent + 4]:
             return None
         if text.startswith("class "):
-            nested = _class(lines, j, indent + 4)
+            nested = _class(lines, j, indent + 4, shapes)
             if nested is None:
                 return None
             out.classes.append(nested[0])
             j = nested[1]
         elif text.startswith("def "):
-            found = _function(lines, j, indent + 4)
+            found = _function(lines, j, indent + 4, shapes)
             if found is None:
                 return None
             forward, j = found
@@ -103,7 +108,7 @@ def _class(lines: list[str], i: int, indent: int) -> tuple[ClassText, int] | Non
     return out, j
 
 
-def _function(lines: list[str], i: int, indent: int) -> tuple[ForwardText, int] | None:
+def _function(lines: list[str], i: int, indent: int, shapes: LineShapes | None) -> tuple[ForwardText, int] | None:
     """A `def` at line `i`: its signature parsed now, its body when read."""
     end = i
     if not lines[i].rstrip().endswith(":"):  # a signature over several lines ends with a line `):`
@@ -126,15 +131,30 @@ def _function(lines: list[str], i: int, indent: int) -> tuple[ForwardText, int] 
         body_end += 1
     args = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
     offset = i - 1  # the piece's line 2 is line i + 1 of the text
-    return ForwardText(args, offset, i + 1, _body(lines, end + 1, body_end, pad)), body_end
+    return ForwardText(args, offset, i + 1, _body(lines, end + 1, body_end, pad, shapes)), body_end
 
 
-def _body(lines: list[str], start: int, stop: int, pad: str) -> Iterator[tuple[ast.stmt, int]]:
-    """The statements of lines `start` to `stop` (0-based, `stop` excluded), parsed a run at a time. A run that
+def _body(lines: list[str], start: int, stop: int, pad: str,
+          shapes: LineShapes | None) -> Iterator[tuple[ast.stmt | Shaped, int]]:
+    """The statements of lines `start` to `stop` (0-based, `stop` excluded), parsed a run at a time; a line of a
+    shape learnt (core/trace/graph_shapes.py) is read by it, not parsed, and ends the run before it. A run that
     does not parse is taken with the lines after it, twice as many each time, up to the body's end; a body whose
-    end does not parse raises SyntaxError."""
+    end does not parse raises SyntaxError. Blank and comment lines are passed over: the reader takes comments from
+    the lines."""
     while start < stop:
-        end = min(stop, start + RUN_LINES)
+        if not (text := lines[start].strip()) or text.startswith("#"):
+            start += 1
+            continue
+        if shapes is not None and (shaped := shapes.match(lines[start], start + 1)) is not None:
+            yield shaped, 0
+            start += 1
+            continue
+        end, cut, hit = min(stop, start + RUN_LINES), None, None
+        if shapes is not None:
+            for k in range(start + 1, end):
+                if (hit := shapes.match(lines[k], k + 1)) is not None:
+                    end = cut = k
+                    break
         while True:
             try:
                 tree = ast.parse("if 1:\n" + "\n".join(lines[start:end]) + f"\n{pad}pass")
@@ -147,5 +167,10 @@ def _body(lines: list[str], start: int, stop: int, pad: str) -> Iterator[tuple[a
         del tree
         offset = start - 1
         for statement in itertools.islice(statements, len(statements) - 1):  # the last is the `pass` added
+            if shapes is not None:
+                shapes.learn(statement, lines[statement.lineno + offset - 1])
             yield statement, offset
         start = end
+        if hit is not None and end == cut:  # the line that ended the run, read by its shape
+            yield hit, 0
+            start += 1

@@ -25,11 +25,9 @@ from typing import Any
 from pt2_viewer.core.model.program import MAX_TARGET_CHARS, Argument, Node, NodeOp, Ref, capped_text
 from pt2_viewer.core.trace.envelope import TraceError
 from pt2_viewer.core.trace.graph_pieces import ClassText, ForwardText, class_in_pieces, whole_class
+from pt2_viewer.core.trace.graph_shapes import BINARY, LineShapes, Shaped, Spec, dotted_name
 from pt2_viewer.core.util.lazy import lazy
 
-_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
-           ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and_", ast.BitOr: "or_",
-           ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift"}
 _UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Not: "not_", ast.Invert: "invert"}
 _COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _MAX_LITERAL_CHARS = 200  # what an argument keeps of an expression it shows as text (`device(type='cpu')`)
@@ -63,6 +61,7 @@ class TextGraph:
     input_notes: dict[str, str] = field(default_factory=dict)  # placeholder -> `PlainAOTInput(idx=0)`
     output_notes: list[str] = field(default_factory=list)  # per output, `GradAOTOutput(...)` where written
     subgraphs: dict[str, TextGraph] = field(default_factory=dict)  # nested class name -> its graph
+    shaped: int = 0  # statements read by a shape learnt from an earlier line (core/trace/graph_shapes.py)
 
 
 def read_source_comment(comment: str) -> SourceComment | None:
@@ -89,7 +88,7 @@ def parse_graph_text(text: str, what: str, in_pieces: bool = True) -> TextGraph:
     aliases: dict[int, tuple[str, str]] = {}
     prepared = [_prepared(i, line, aliases) for i, line in enumerate(lines, start=1)]
     try:
-        top = (class_in_pieces(prepared) if in_pieces else None) or _whole(prepared, what)
+        top = (class_in_pieces(prepared, LineShapes()) if in_pieces else None) or _whole(prepared, what)
         return _GraphReader(lines, what, aliases).read(top, "")
     except (SyntaxError, ValueError, MemoryError) as error:
         raise TraceError(f"{what}: not a graph's Python text ({type(error).__name__}: "
@@ -131,18 +130,6 @@ def _valid_class_line(line: str) -> str:
     return line
 
 
-def _dotted(expr: ast.expr) -> str | None:
-    """`torch.ops.aten.add.Tensor` for an attribute chain of names; None for anything else."""
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
-
-
 class _GraphReader:
     """Reads one class (and its nested classes) into a TextGraph."""
 
@@ -178,9 +165,10 @@ class _GraphReader:
         end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
         if end_line is None or end_col is None or not 0 < end_line + offset <= len(self.lines):
             return ""
-        end_line += offset
-        rest = self.lines[end_line - 1][end_col:end_col + 2000].lstrip(" ,;")  # a one-line signature is long
-        return rest[1:].strip() if rest.startswith("#") else ""
+        line, at, stop = self.lines[end_line + offset - 1], end_col, end_col + 2000  # what a comment keeps
+        while at < stop and at < len(line) and line[at] in " ,;":  # not copied: a one-line signature is long
+            at += 1
+        return line[at + 1:stop].strip() if line.startswith("#", at) and at < stop else ""
 
 
 class _Statements:
@@ -252,7 +240,13 @@ class _Statements:
             node.metadata["stack_trace"] = self.source.stack_trace
 
     # -- statements --------------------------------------------------------------------------------------------
-    def _statement(self, s: ast.stmt) -> None:
+    def _statement(self, s: ast.stmt | Shaped) -> None:
+        if isinstance(s, Shaped):
+            if not self._shaped(s):  # a name of the line is a value's method: read the line as `ast` parses it
+                statement = ast.parse("if 1:\n" + s.line).body[0].body[0]  # type: ignore[attr-defined]
+                self.offset = s.lineno - statement.lineno
+                self._statement(statement)
+            return
         if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
             if s.value is None:  # the joint graph's `primals_1: "f32[4]"  # PlainAOTInput(idx=0)`
                 self._placeholder(s.target.id, _annotation(s.annotation), self.reader.comment_after(s, self.offset))
@@ -263,12 +257,35 @@ class _Statements:
         elif isinstance(s, ast.Assign):
             return  # `a = b = None` (freeing), the joint graph's `primals_1, ... = fx_pytree.tree_flatten_spec(...)`
         elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
-            op = _BINARY.get(type(s.op), type(s.op).__name__.lower())
+            op = BINARY.get(type(s.op), type(s.op).__name__.lower())
             self.pending[s.target.id] = (f"operator.i{op}", self._argument("", s.target), self._argument("", s.value))
         elif isinstance(s, ast.Return):
             self._output(s)
         elif isinstance(s, ast.Expr):
             self._assign(self._unique("call"), s.value, None)
+
+    def _shaped(self, s: Shaped) -> bool:
+        """A line of a shape learnt (core/trace/graph_shapes.py) read as `_assign` reads its statement; False where
+        the line is not read as its shape's line was (it calls a method of a value)."""
+        shape, names = s.shape, s.names
+        if shape.method_of is not None and shape.method_of in self.values:
+            return False
+        args = [Argument(keyword, self._spec(spec, names), kind) for keyword, kind, spec in shape.args]
+        self._node(names[0], shape.target, args, shape.annotation)
+        self.graph.shaped += 1
+        return True
+
+    def _spec(self, spec: Spec, names: list[str]) -> Any:
+        """An argument of a shape's line, as `_literal` reads it."""
+        how, what = spec
+        if how == "name":
+            name = names[what]
+            if name in self.values:
+                return Ref(self.values[name])
+            return {"inf": float("inf"), "nan": float("nan")}.get(name, name)
+        if how == "list":
+            return [self._spec(x, names) for x in what]
+        return what
 
     def _assign(self, name: str, value: ast.expr, annotation: str | None) -> None:
         if isinstance(value, ast.Constant) and value.value is None:
@@ -330,7 +347,7 @@ class _Statements:
 
     def _output(self, s: ast.Return) -> None:
         value = s.value
-        if isinstance(value, ast.Call) and _dotted(value.func) == "pytree.tree_unflatten" and value.args:
+        if isinstance(value, ast.Call) and dotted_name(value.func) == "pytree.tree_unflatten" and value.args:
             value = value.args[0]  # the joint graph's `pytree.tree_unflatten([...], self._out_spec)`
         items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [] if value is None else [value]
         self.graph.output_notes = [self.reader.comment_after(item, self.offset) for item in items]
@@ -347,14 +364,14 @@ class _Statements:
             if isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
                     and e.func.value.id in self.values:  # `x.flatten(1)`: a method of a value
                 return f"torch.Tensor.{e.func.attr}", [self._argument("", e.func.value), *args], NodeOp.CALL_FUNCTION
-            dotted = _dotted(e.func)
+            dotted = dotted_name(e.func)
             if dotted is not None and dotted.startswith("self."):  # torch < 2.5: `self.L__self___fc(x)`, a module
                 return dotted[len("self."):], args, NodeOp.CALL_FUNCTION
             if dotted is None:
                 return capped_text(ast.unparse(e.func), MAX_TARGET_CHARS), args, NodeOp.CALL_FUNCTION
             return (dotted if "." in dotted else f"builtins.{dotted}"), args, NodeOp.CALL_FUNCTION
         if isinstance(e, ast.BinOp):
-            op = _BINARY.get(type(e.op), type(e.op).__name__.lower())
+            op = BINARY.get(type(e.op), type(e.op).__name__.lower())
             return f"operator.{op}", [self._argument("", e.left), self._argument("", e.right)], NodeOp.CALL_FUNCTION
         if isinstance(e, ast.UnaryOp):
             return f"operator.{_UNARY.get(type(e.op), 'neg')}", [self._argument("", e.operand)], NodeOp.CALL_FUNCTION
@@ -365,7 +382,7 @@ class _Statements:
         if isinstance(e, ast.Subscript):
             return ("operator.getitem", [self._argument("", e.value), self._argument("", e.slice)],
                     NodeOp.CALL_FUNCTION)
-        dotted = _dotted(e)
+        dotted = dotted_name(e)
         if dotted is not None and dotted.startswith("self."):  # `_tensor_constant0 = self._tensor_constant0`
             return dotted[len("self."):], [], NodeOp.GET_ATTR
         return capped_text(ast.unparse(e), MAX_TARGET_CHARS), [], NodeOp.CALL_FUNCTION

@@ -53,6 +53,7 @@ def _shaped(program: Program) -> float:
 
 def test_every_graph_of_every_compile_opens(trace, zoo):
     opened = set()
+    shaped: dict[str, int] = {}
     for t in (trace, zoo, read_trace(warm_trace()), read_trace(ranks_trace())):
         for compile_ in t.compiles:
             for name, index in graph_artifacts(compile_):
@@ -68,14 +69,17 @@ def test_every_graph_of_every_compile_opens(trace, zoo):
                 assert all(r in produced for n in graph.nodes for r in n.input_refs()), (compile_.id, name)
                 assert _scene(program).counts[""] == len(graph.nodes)  # the graph view's scene takes it whole
                 opened.add(name)
-                _same_in_pieces_and_whole(compile_.artifacts, name, index)
+                shaped[name] = shaped.get(name, 0) + _same_in_pieces_and_whole(compile_.artifacts, name, index)
+    # the zoo's layers repeat statements: hundreds are read by a shape learnt from an earlier line, as parsed
+    assert shaped["dynamo_output_graph"] > 50 and shaped["aot_inference_graph"] > 300, shaped
     assert opened >= {"dynamo_output_graph", "aot_forward_graph", "aot_backward_graph", "aot_joint_graph",
                       "aot_inference_graph", "inductor_post_grad_graph"}
 
 
-def _same_in_pieces_and_whole(artifacts: list[Artifact], name: str, index: int) -> None:
-    """A graph read a piece at a time (core/trace/graph_pieces.py) is the graph read whole, and was read in
-    pieces."""
+def _same_in_pieces_and_whole(artifacts: list[Artifact], name: str, index: int) -> int:
+    """A graph read a piece at a time (core/trace/graph_pieces.py), its lines of a statement's shape seen before read
+    by that shape (core/trace/graph_shapes.py), is the graph read whole, and was read in pieces. Returns how many
+    statements were read by a shape."""
     text = [a for a in artifacts if a.name == name][index].text()
     assert class_in_pieces(text.splitlines()) is not None
     pieces, whole = parse_graph_text(text, name), parse_graph_text(text, name, in_pieces=False)
@@ -83,6 +87,8 @@ def _same_in_pieces_and_whole(artifacts: list[Artifact], name: str, index: int) 
         [(n.name, n.op, n.target, n.outputs, n.inputs, n.metadata) for n in whole.nodes]
     assert (pieces.annotations, pieces.input_notes, pieces.output_notes) == \
         (whole.annotations, whole.input_notes, whole.output_notes)
+    assert whole.shaped == 0
+    return pieces.shaped
 
 
 @pytest.mark.parametrize("model, compile_id", [("mobilenet_v3_small", "[0/0]"), ("nn_transformer", "[1/0]")])
@@ -193,6 +199,24 @@ def test_what_it_cannot_read_is_one_line(trace):
     for text in ("def f(:\n", "x = 1\n", "class G(torch.nn.Module):\n    pass\n"):
         with pytest.raises(TraceError):
             parse_graph_text(text, "[0/0] dynamo_output_graph")
+
+
+def test_a_line_of_a_known_shape_that_calls_a_method_is_read_as_parsed():
+    # `t.flatten(a)` is learnt while `t` names no value (a function `t.flatten`); once `t` is a value, a line of that
+    # shape is a method call of it (`torch.Tensor.flatten`), as the text read whole says
+    line = '        c{}: "f32[2][1]cpu" = t.flatten(a1, 1)\n'
+    text = ("class GraphModule(torch.nn.Module):\n"
+            '    def forward(self, L_x_: "f32[2][1]cpu"):\n'
+            '        a1: "f32[2][1]cpu" = torch.relu(L_x_)\n'
+            + "".join(line.format(i) for i in range(1, 25))
+            + '        t: "f32[2][1]cpu" = torch.relu(a1)\n'
+            + line.format(25) + line.format(26)
+            + "        return (c26,)\n")
+    pieces, whole = parse_graph_text(text, "test"), parse_graph_text(text, "test", in_pieces=False)
+    assert pieces.shaped == 5  # c20 to c24, after the first run of lines parsed; c25 and c26 as `ast` parses them
+    assert [(n.name, n.target, n.inputs) for n in pieces.nodes] == [(n.name, n.target, n.inputs) for n in whole.nodes]
+    assert [n.target for n in pieces.nodes if n.name.startswith("c")] == \
+        ["t.flatten"] * 24 + ["torch.Tensor.flatten"] * 2
 
 
 def test_nothing_in_the_text_is_run(tmp_path):
