@@ -25,6 +25,7 @@ from pt2_viewer.core.util.words import format_seconds
 
 PROFILE_TIME = "Profile time"  # the overlay's name: a local run's own stays "Run time" beside it
 EVENTS_LISTED = 8  # a node's events Details lists (a kernel-heavy op launches many)
+KERNEL_CHARS = 30  # a compiled kernel's name in Details, at most (cut in the middle)
 TRACE_FILES = "torch.profiler Chrome trace (*.json *.json.gz *.gz)"
 ONNX_PROFILE_FILES = "ONNX Runtime profile (onnxruntime_profile_*.json *.json)"
 TORCH_TRACE_TITLE = "The compiled run's TORCH_TRACE folder (its kernels' provenance)"
@@ -56,12 +57,14 @@ def profile_overlay(result: Attribution) -> Overlay:
 
 
 def _event_text(e: TraceEvent) -> str:
-    """`aten::conv2d: 709 µs`; a compiled kernel's share time first (its name is long and the column cuts it):
-    `8.7 µs (1/17) cpp_fused_…_8:17`."""
+    """`aten::conv2d: 709 µs`; a compiled kernel's share time first, its long name cut in the middle, so its start
+    and its call (`_relu_4:14`) stay in view: `25.8 µs (1/10) cpp_fused_…ution_relu_4:14` (the column
+    elides word by word, so a whole name past its width showed as a bare `…`)."""
     if not e.shared_by:
         return f"{e.name}: {format_seconds(e.dur / 1e6)}"
     share = f" (1/{e.shared_by})" if e.shared_by > 1 else ""
-    return f"{format_seconds(e.dur / 1e6)}{share} {e.name}"
+    name = e.name if len(e.name) <= KERNEL_CHARS else f"{e.name[:10]}…{e.name[-(KERNEL_CHARS - 11):]}"
+    return f"{format_seconds(e.dur / 1e6)}{share} {name}"
 
 
 class ProfileLoader(QObject):

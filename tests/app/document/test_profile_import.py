@@ -3,9 +3,11 @@
 command's, Details lists a node's calls and events, and the transformer's trace is refused on the status bar.
 Import Compiled Profile (with TORCH_TRACE)… does the same for the CNN compiled by torch.compile, through its
 TORCH_TRACE's provenance (tests/compiled_profile_programs.py). The trace is read off the GUI thread: the window
-says it is reading, and the test waits for the answer. The file dialogs are answered by the test (none is shown)."""
+says it is reading, and the test waits for the answer. The file dialogs are answered by the test (none is shown).
+Screenshots of both overlays, a node selected, go to PT2V_SCREENSHOTS when it is set."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -43,6 +45,16 @@ def _import(qtbot, window: MainWindow, doc: DocumentWidget, trace: Path,  # type
     return said[1:]
 
 
+def _shot(qtbot, window: MainWindow, doc: DocumentWidget, node: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    """With PT2V_SCREENSHOTS: the window with `node` selected, its figures in Details."""
+    folder = os.environ.get("PT2V_SCREENSHOTS")
+    if folder:
+        doc.reveal(node)
+        doc.select(node)
+        qtbot.waitUntil(lambda: not doc.laying_out and doc.model.selection is not None, timeout=TIMEOUT)
+        window.grab().save(str(Path(folder) / name))
+
+
 def test_a_profile_paints_each_node_with_its_time(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     program = program_path("resnet18")
@@ -59,6 +71,7 @@ def test_a_profile_paints_each_node_with_its_time(qtbot, window: MainWindow,  # 
     events = [text for label, text in rows if label == "event"]
     assert len(events) == 1 and events[0].startswith("aten::conv2d: ")
     assert said[-1].startswith("Profile trace.json: 69 nodes timed (1 run on cpu;")
+    _shot(qtbot, window, doc, "conv2d", "profile_eager.png")
 
 
 def test_a_trace_of_another_program_is_one_line_on_the_status_bar(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
@@ -81,5 +94,7 @@ def test_a_compiled_profile_paints_the_kernels_time_through_provenance(  # type:
     assert overlay.values == pytest.approx({n.node: n.us / 1e6 for n in expected.nodes if n.us > 0})
     events = [text for label, text in overlay.detail_rows("conv2d_5") if label == "event"]
     assert any(re.fullmatch(r"[\d.]+ [µm]?s extern_kernels\.convolution:\d+", e) for e in events)  # all its own
-    assert any(re.fullmatch(r"[\d.]+ [µm]?s \(1/\d+\) cpp_fused_\w+:\d+", e) for e in events)  # a fused share
+    assert any(re.fullmatch(r"[\d.]+ [µm]?s \(1/\d+\) cpp_fused_[\w…]+:\d+", e) for e in events)  # a fused share
+    assert all(len(e.split(" ", 3)[-1]) <= 30 for e in events)  # a long kernel name cut in the middle, its call kept
     assert said[-1].startswith("Profile trace.json: ") and "matched through provenance" in said[-1]
+    _shot(qtbot, window, doc, "conv2d_5", "profile_compiled.png")
