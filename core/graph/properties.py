@@ -9,16 +9,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pt2_viewer.core.graph.details import DetailRow, DetailSection, NodeDetails, NodeLink, symbol_label
 from pt2_viewer.core.graph.summary import human_count, signature_rows
+from pt2_viewer.core.model.executorch import ExecutorchProgram
 from pt2_viewer.core.model.expr import range_text
 from pt2_viewer.core.model.program import Archive, InputKind, NodeOp, OutputKind, Program, StoredTensor
 from pt2_viewer.core.util.words import format_bytes, plural
-
-if TYPE_CHECKING:  # only a .pte's archive has one
-    from pt2_viewer.core.model.executorch import ExecutorchProgram
 
 MAX_LISTED = 50  # inputs, outputs or symbols listed one per row; the rest are counted
 

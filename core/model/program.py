@@ -18,16 +18,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
+from pt2_viewer.core.model.executorch import ExecutorchProgram
 from pt2_viewer.core.model.metadata import Frame, ModuleScope, parse_module_stack, parse_stack_trace, parse_torch_fn
 from pt2_viewer.core.model.tensor_meta import SymDim, TensorMeta, tensor_meta_or_none
 from pt2_viewer.core.util.lazy import lazy
-
-if TYPE_CHECKING:  # a .pte's reader imports it; a .pt2's first view need not (tests/app/test_lazy_imports.py)
-    from pt2_viewer.core.model.executorch import ExecutorchProgram
 
 
 class NodeOp(str, Enum):

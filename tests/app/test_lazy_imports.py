@@ -23,8 +23,7 @@ NOT_NEEDED = ("pt2_viewer.app.export.script_document", "pt2_viewer.app.compare.v
               # View > Overlay > Import Profile's reader, and a compile trace's (the registry knows a trace by
               # core/trace/files.py alone)
               "pt2_viewer.app.document.profile_import", "pt2_viewer.core.profile.load",
-              "pt2_viewer.core.trace.reader", "pt2_viewer.core.trace.model",
-              "pt2_viewer.core.model.executorch")  # a .pte's model
+              "pt2_viewer.core.trace.reader", "pt2_viewer.core.trace.model")
 FIRST_SHOWN = ("pt2_viewer.app.run.panel", "pt2_viewer.app.numerics.panel", "pt2_viewer.app.jobs.driver",
                "pt2_viewer.core.jobs.client", "pt2_viewer.app.deploy.aoti_tab", "pygments",
                "pt2_viewer.core.compare.session", "pt2_viewer.core.diff.chain", "pt2_viewer.core.deploy.delegation",

@@ -12,7 +12,6 @@ import typing
 
 import msgspec
 
-from pt2_viewer.core.model.executorch import ExecutorchProgram
 from pt2_viewer.core.model.metadata import ModuleScope
 from pt2_viewer.core.model.program import Archive
 from pt2_viewer.core.model.tensor_meta import TensorMeta
@@ -29,14 +28,11 @@ def _reached(root: object, seen: dict[type, None]) -> None:
         return
     if dataclasses.is_dataclass(root) or issubclass(root, msgspec.Struct):
         seen[root] = None
-        hints = typing.get_type_hints(root, localns=_TYPE_CHECKING_NAMES)
+        hints = typing.get_type_hints(root)
         for name in _field_names(root):
             _reached(hints[name], seen)
     elif issubclass(root, enum.Enum):
         seen[root] = None
-
-
-_TYPE_CHECKING_NAMES = {"ExecutorchProgram": ExecutorchProgram}  # imported by program.py for type checkers only
 
 
 def _field_names(cls: type) -> list[str]:
@@ -53,7 +49,7 @@ def layout() -> list[str]:
     for cls in sorted(seen, key=lambda c: (c.__module__, c.__qualname__)):
         name = f"{cls.__module__}.{cls.__qualname__}"
         if dataclasses.is_dataclass(cls) or issubclass(cls, msgspec.Struct):
-            hints = typing.get_type_hints(cls, localns=_TYPE_CHECKING_NAMES)
+            hints = typing.get_type_hints(cls)
             lines += [f"{name}.{f}: {hints[f]}" for f in _field_names(cls)]
         else:
             lines += [f"{name}.{m.name} = {m.value!r}" for m in typing.cast(type[enum.Enum], cls)]
