@@ -99,6 +99,8 @@ def common_prefix(a: str | None, b: str | None) -> str:
     """The innermost module holding both (`features.1` and `features.2.block` -> `features`); "" if either is None."""
     if a is None or b is None:
         return ""
+    if a == b:
+        return a
     out: list[str] = []
     for x, y in zip(a.split("."), b.split(".")):
         if x != y:
@@ -163,12 +165,13 @@ def node_modules(graph: TextGraph, weights: dict[str, WeightName]) -> dict[str, 
     docstring). `weights` maps the graph's weight placeholders' values to their names."""
     calls = [n for n in graph.nodes if n.op is NodeOp.CALL_FUNCTION]
     known: dict[str, str] = {}
+    owner = {value: w.owner for value, w in weights.items()}
     for n in calls:
         called = called_module(n.target)
         if called is not None:
             known[n.name] = called
             continue
-        owners = [weights[r].owner for r in n.input_refs() if r in weights]
+        owners = [owner[r] for r in n.input_refs() if r in owner]
         if owners:
             path = owners[0]
             for other in owners[1:]:

@@ -123,10 +123,10 @@ def _function(lines: list[str], i: int, indent: int, shapes: LineShapes | None) 
     function = tree.body[0].body[0] if isinstance(tree.body[0], ast.If) else None
     if not isinstance(function, ast.FunctionDef):
         return None
-    body_end = end + 1
-    while body_end < len(lines):
-        text = lines[body_end].strip()
-        if text and not text.startswith("#") and _indent(lines[body_end]) <= indent:
+    body_end, deeper = end + 1, " " * (indent + 1)
+    while body_end < len(lines):  # the body ends at its first code line indented no deeper than the `def`
+        line = lines[body_end]
+        if not line.startswith(deeper) and (text := line.strip()) and not text.startswith("#"):
             break
         body_end += 1
     args = function.args.posonlyargs + function.args.args + function.args.kwonlyargs

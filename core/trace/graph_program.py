@@ -154,12 +154,14 @@ def _graph(text: TextGraph, weights: dict[str, WeightName], types: ValueTypes, t
     values: dict[str, Value] = {}
     producer: dict[str, str] = {}
     subgraphs = {name: _graph(sub, {}, types) for name, sub in text.subgraphs.items()}
+    graph_values: set[str] = set()  # the values that are a subgraph (a cond's branch)
     for node in text.nodes:
         for out in node.outputs:
             if out is None:
                 continue
             if node.op is NodeOp.GET_ATTR and node.target in subgraphs:
                 values[out] = Value(out, "graph", producer=node.name)
+                graph_values.add(out)
             else:
                 value = types.value(out, text.annotations.get(out))
                 value.producer = node.name
@@ -181,7 +183,7 @@ def _graph(text: TextGraph, weights: dict[str, WeightName], types: ValueTypes, t
             src = producer.get(ref)
             if src is not None:
                 edges.append(Edge(src, node.name, ref))
-                if values[ref].kind == "graph":
+                if ref in graph_values:
                     sub = subgraphs.get(by_name[src].target)
                     if sub is not None and sub not in node.subgraphs:
                         node.subgraphs = (*node.subgraphs, sub)

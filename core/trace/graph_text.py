@@ -30,6 +30,7 @@ from pt2_viewer.core.util.lazy import lazy
 
 _UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Not: "not_", ast.Invert: "invert"}
 _COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+_NAMED = {"inf": float("inf"), "nan": float("nan")}  # names an argument reads as the number they print
 _MAX_LITERAL_CHARS = 200  # what an argument keeps of an expression it shows as text (`device(type='cpu')`)
 
 
@@ -115,9 +116,9 @@ def _prepared(number: int, line: str, aliases: dict[int, tuple[str, str]]) -> st
         aliases[number] = (target, source)
         return ""
     head, semicolon, tail = line.rpartition(";  ")
-    if semicolon and tail.endswith(" = None") and all(n.isidentifier() for n in tail[:-len(" = None")].split(" = ")):
+    if semicolon and tail.endswith(" = None") and all(map(str.isidentifier, tail[:-len(" = None")].split(" = "))):
         line = head
-    return _valid_class_line(line)
+    return _valid_class_line(line) if "class " in line else line
 
 
 def _valid_class_line(line: str) -> str:
@@ -200,11 +201,12 @@ class _Statements:
         for statement, offset in itertools.chain([first] if first else [], statements):
             if isinstance(statement, ast.Pass):
                 continue
-            for found in self.reader.between(previous_end + 1, statement.lineno + offset - 1):
-                if isinstance(found, str):
-                    self._comment(found)
-                else:
-                    self._assign(found[0], ast.Name(found[1]), None)
+            if statement.lineno + offset > previous_end + 1:  # lines between: comments, or aliases taken out
+                for found in self.reader.between(previous_end + 1, statement.lineno + offset - 1):
+                    if isinstance(found, str):
+                        self._comment(found)
+                    else:
+                        self._assign(found[0], ast.Name(found[1]), None)
             previous_end = (statement.end_lineno or statement.lineno) + offset
             self.offset = offset
             self._statement(statement)
@@ -267,10 +269,17 @@ class _Statements:
     def _shaped(self, s: Shaped) -> bool:
         """A line of a shape learnt (core/trace/graph_shapes.py) read as `_assign` reads its statement; False where
         the line is not read as its shape's line was (it calls a method of a value)."""
-        shape, names = s.shape, s.names
-        if shape.method_of is not None and shape.method_of in self.values:
+        shape, names, values = s.shape, s.names, self.values
+        if shape.method_of is not None and shape.method_of in values:
             return False
-        args = [Argument(keyword, self._spec(spec, names), kind) for keyword, kind, spec in shape.args]
+        args: list[Argument] = []
+        for keyword, kind, spec in shape.args:
+            if spec[0] == "name":  # most arguments: a value, read here as `_literal` reads a name
+                name = names[spec[1]]
+                value = values.get(name)
+                args.append(Argument(keyword, Ref(value) if value is not None else _NAMED.get(name, name), kind))
+            else:
+                args.append(Argument(keyword, self._spec(spec, names), kind))
         self._node(names[0], shape.target, args, shape.annotation)
         self.graph.shaped += 1
         return True
@@ -280,9 +289,7 @@ class _Statements:
         how, what = spec
         if how == "name":
             name = names[what]
-            if name in self.values:
-                return Ref(self.values[name])
-            return {"inf": float("inf"), "nan": float("nan")}.get(name, name)
+            return Ref(self.values[name]) if name in self.values else _NAMED.get(name, name)
         if how == "list":
             return [self._spec(x, names) for x in what]
         return what
@@ -395,7 +402,7 @@ class _Statements:
         if isinstance(e, ast.Name):
             if e.id in self.values:
                 return Ref(self.values[e.id])
-            return {"inf": float("inf"), "nan": float("nan")}.get(e.id, e.id)
+            return _NAMED.get(e.id, e.id)
         if isinstance(e, ast.Constant):
             return e.value if not isinstance(e.value, bytes) else repr(e.value)
         if isinstance(e, (ast.Tuple, ast.List)):
