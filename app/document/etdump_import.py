@@ -53,7 +53,7 @@ class EtdumpImportDialog(JobDialog):
         self.driver.finished.connect(self._finished)
         self.out_dir: Path | None = None
         self.log: list[str] = []
-        self.result: RunResult | None = None
+        self.run_result: RunResult | None = None
 
         self.etdump, self.debug_buffer, self.etrecord = QLineEdit(), QLineEdit(), QLineEdit()
         self.debug_buffer.setPlaceholderText("optional: checked against the ETDump")
@@ -112,7 +112,7 @@ class EtdumpImportDialog(JobDialog):
             return
         temp_dirs.remove(self.out_dir)
         self.out_dir = None
-        self.result = result
+        self.run_result = result
         overlays = etdump_overlays(result)
         for doc, overlay in ((self.pte, overlays.pte), (self.source, overlays.source)):
             if doc is not None and overlay is not None:

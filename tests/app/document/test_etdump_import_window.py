@@ -93,7 +93,7 @@ def test_an_etdump_imported_on_a_pte_tab_paints_the_clis_numbers(qtbot, window: 
     low, rec = xnnpack
     doc = _open(qtbot, window, low.pte)
     dialog = _import(qtbot, window, doc, low, rec)
-    assert dialog.result is not None and dialog.result.etdump == str(rec.etdump)
+    assert dialog.run_result is not None and dialog.run_result.etdump == str(rec.etdump)
     overlay = doc.tools.extra[ETDUMP_TIME]
     assert doc.tools.overlay_name == ETDUMP_TIME  # shown now
     assert overlay.values == cli_json["node_times"]  # the least time of each instruction and delegate call
