@@ -23,7 +23,7 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 _DIGITS = re.compile(r"[0-9]+")
 _MAX_PER_KEY = 8  # shapes kept for one key (the same statement with other sizes); more are parsed as they come
@@ -59,18 +59,15 @@ class Shape:
         return self.spelling.format(*runs).split("\0")
 
 
-@dataclass(frozen=True)
-class Shaped:
-    """A line read by its shape, in place of a statement: `lineno` as `ast` numbers a statement of the text."""
+class Shaped(NamedTuple):
+    """A line read by its shape, in place of a statement: `lineno` as `ast` numbers a statement of the text (a
+    tuple: one is made per line read)."""
 
     shape: Shape
     names: list[str]  # the node's own name first
     line: str
     lineno: int
-
-    @property
-    def end_lineno(self) -> int:
-        return self.lineno
+    end_lineno: int
 
 
 class LineShapes:
@@ -92,7 +89,7 @@ class LineShapes:
         for shape in shapes:
             names = shape.names(runs)
             if names is not None:
-                return Shaped(shape, names, line, lineno)
+                return Shaped(shape, names, line, lineno, lineno)
         return None
 
     def learn(self, statement: ast.stmt, line: str) -> None:
