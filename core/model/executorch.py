@@ -2,15 +2,15 @@
 
 The graph of each method is an ordinary `Program` (instructions as nodes, values as tensors), so every view of a
 program works on it unchanged; these records say what that model cannot, and hang off `Archive.executorch`.
-Built by `core/pte/` without torch or executorch.
+Built by `core/pte/` without torch or executorch. msgspec structs: records declared without generating code, which
+a dataclass does at import (this module is imported by every start-up, as `Archive.executorch`'s type).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 
-@dataclass(frozen=True)
-class DelegateBlock:
+class DelegateBlock(msgspec.Struct, frozen=True):
     """One lowered subgraph: the backend that runs it and its payload (the backend's own compiled form)."""
 
     index: int
@@ -22,8 +22,7 @@ class DelegateBlock:
     ops: tuple[str, ...] = ()  # the operators it took over, where the payload says so
 
 
-@dataclass(frozen=True)
-class PlannedTensor:
+class PlannedTensor(msgspec.Struct, frozen=True):
     """A tensor the memory planner placed: its buffer, offset, size, and the instructions it lives between."""
 
     value: str
@@ -34,12 +33,11 @@ class PlannedTensor:
     last: int  # index of the last instruction that touches it (len(instructions): a method output)
 
 
-@dataclass
-class MemoryPlan:
+class MemoryPlan(msgspec.Struct):
     """What a method's memory planning decided: its planned buffers and the tensors placed in them."""
 
     buffers: list[int]  # planned buffer sizes in bytes, memory id 1 first (the file's non_const_buffer_sizes[1:])
-    tensors: list[PlannedTensor] = field(default_factory=list)
+    tensors: list[PlannedTensor] = msgspec.field(default_factory=list)
     instructions: int = 0
 
     @property
@@ -56,8 +54,7 @@ class MemoryPlan:
         return live
 
 
-@dataclass(frozen=True)
-class IoSpec:
+class IoSpec(msgspec.Struct, frozen=True):
     """One input or output of a method, as the .pte declares it."""
 
     value: str
@@ -66,8 +63,7 @@ class IoSpec:
     default: int | float | bool | str | None = None  # a non-tensor input's value as the file holds it
 
 
-@dataclass
-class PteMethod:
+class PteMethod(msgspec.Struct):
     """One method of an ExecuTorch program (`forward`, ...): its operators, delegated blocks, I/O and memory."""
 
     name: str
@@ -83,8 +79,7 @@ class PteMethod:
     output_spec: str = ""
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(msgspec.Struct, frozen=True):
     """A data segment stored after the flatbuffer, and what it holds."""
 
     index: int
@@ -93,8 +88,7 @@ class Segment:
     holds: str  # "delegate XnnpackBackend (forward)", "constants", "named data 'key'", ...
 
 
-@dataclass(frozen=True)
-class ConstantData:
+class ConstantData(msgspec.Struct, frozen=True):
     """A constant buffer of the program, and the values that use it."""
 
     index: int  # data_buffer_idx
@@ -102,8 +96,7 @@ class ConstantData:
     names: tuple[str, ...]  # the values that use it (a fully qualified name when the file has one)
 
 
-@dataclass
-class ExecutorchProgram:
+class ExecutorchProgram(msgspec.Struct):
     """What a `.pte` file holds, read from its flatbuffer without ExecuTorch (core/pte/reader.py)."""
 
     identifier: str  # "ET12"
