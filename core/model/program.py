@@ -319,8 +319,7 @@ class OutputKind(str, Enum):
     TOKEN = "TOKEN"
 
 
-@dataclass(frozen=True)
-class InputSpec:
+class InputSpec(msgspec.Struct, frozen=True, gc=False):
     """One input of the graph signature: a user input, parameter, buffer, constant or token."""
 
     name: str  # the placeholder's name
@@ -330,8 +329,7 @@ class InputSpec:
     constant: Any = None  # for inputs export specialised to a constant
 
 
-@dataclass(frozen=True)
-class OutputSpec:
+class OutputSpec(msgspec.Struct, frozen=True, gc=False):
     """One output of the graph signature: a user output, a buffer mutation, a gradient, ..."""
 
     name: str
