@@ -4,8 +4,8 @@ the entries that are not the model's do (`MenuActions`, the document's); this mo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+import msgspec
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMenu, QWidget
 
@@ -15,8 +15,7 @@ from pt2_viewer.core.graph.navigation import enclosing_group
 from pt2_viewer.core.model.program import NodeOp
 
 
-@dataclass(frozen=True)
-class MenuActions:
+class MenuActions(msgspec.Struct, frozen=True):
     """The entries the document carries out: the readable Fit, Show in Code, Find Users, Open Subgraph (by node)."""
 
     fit: Callable[[], None]

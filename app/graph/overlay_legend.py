@@ -6,8 +6,7 @@ as many rows as they need, each whole, and a note wraps between words. A view of
 (core/graph/overlays.py), colours from app/theme.py."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 from PySide6.QtCore import QEvent, QObject, QRectF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QWidget
@@ -26,8 +25,7 @@ CLOSE_W = 24
 WRAP = Qt.TextFlag.TextWordWrap  # between words only: never "c/hanges"
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(msgspec.Struct, frozen=True):
     """One thing the strip draws: the title, a category (swatch and label), a scale (low, gradient, high) or a note;
     `rect` is where, in the strip."""
 

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 from fnmatch import fnmatch
+
+import msgspec
 
 from pt2_viewer.core.formats.probe import ZIP_MAGIC, Probe
 from pt2_viewer.core.model.program import Archive
@@ -52,8 +53,7 @@ class Opens(Enum):
     TRACE = "trace"  # a torch.compile trace (core/trace): its own tab (app/trace/), read by `pt2-viewer trace` too
 
 
-@dataclass(frozen=True)
-class Recognition:
+class Recognition(msgspec.Struct, frozen=True):
     """How a format is told from the others: every test given must pass. A file's content (`head`, `zip_holds`), a
     folder's entries (`folder_holds`: any entry matching any of these patterns), or, with `by_extension`, the
     format's extensions alone."""
@@ -76,8 +76,7 @@ class Recognition:
         return not self.zip_holds or any(name.startswith(self.zip_holds) for name in probe.zip_files)
 
 
-@dataclass(frozen=True)
-class Format:
+class Format(msgspec.Struct, frozen=True):
     """One kind of file: `name` (a stable id), `description` (its File > Open filter; "" when it shares another's
     extension and has no filter of its own), the `extensions` it is saved under (the dialog, the desktop's globs),
     its `recognition`, what it `opens_as`, its `read`er (None: nothing in this process reads it: a script runs in a

@@ -9,8 +9,9 @@ trace with the user's own frames first. A HOP node (cond, map, while_loop ...) l
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from pt2_viewer.core.graph.folding import weight_targets
 from pt2_viewer.core.graph.index import GraphIndex
@@ -35,31 +36,27 @@ HOP_ARG_NAMES: dict[str, tuple[str, ...]] = {
 _METADATA_SHOWN = {"stack_trace", "nn_module_stack"}
 
 
-@dataclass(frozen=True)
-class NodeLink:
+class NodeLink(msgspec.Struct, frozen=True):
     """Select this node in the graph shown."""
 
     node: str
 
 
-@dataclass(frozen=True)
-class SubgraphLink:
+class SubgraphLink(msgspec.Struct, frozen=True):
     """Open `subgraph`, a body of the HOP node `hop`."""
 
     hop: str
     subgraph: str
 
 
-@dataclass(frozen=True)
-class SourceLink:
+class SourceLink(msgspec.Struct, frozen=True):
     """Open this file at this (1-based) line."""
 
     file: str
     line: int
 
 
-@dataclass(frozen=True)
-class CopyLink:
+class CopyLink(msgspec.Struct, frozen=True):
     """Copy `text` to the clipboard: the whole of a value the row shows cut (a hostile file's 50 MB target), so the
     value stays to be had on demand while no label, index or row holds it."""
 
@@ -69,8 +66,7 @@ class CopyLink:
 Link = NodeLink | SubgraphLink | SourceLink | CopyLink
 
 
-@dataclass(frozen=True)
-class DetailRow:
+class DetailRow(msgspec.Struct, frozen=True):
     """One line of the Details panel: a label and its text, maybe a link."""
 
     label: str
@@ -80,16 +76,14 @@ class DetailRow:
     muted: bool = False  # less important (library stack frames)
 
 
-@dataclass
-class DetailSection:
+class DetailSection(msgspec.Struct):
     """A titled section of the Details panel."""
 
     title: str
-    rows: list[DetailRow] = field(default_factory=list)
+    rows: list[DetailRow] = msgspec.field(default_factory=list)
 
 
-@dataclass
-class NodeDetails:
+class NodeDetails(msgspec.Struct):
     """What the Details panel shows for a node, a group or the program."""
 
     name: str

@@ -11,8 +11,9 @@ expansion state. Whether the first view or Fit steps up a level is core/graph/fr
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from enum import Enum
+
+import msgspec
 
 from pt2_viewer.core.graph.drawing import EdgeLine, node_label, node_subtitle
 from pt2_viewer.core.graph.folding import weight_targets
@@ -48,8 +49,7 @@ class ExpansionCause(Enum):
 USERS = (ExpansionCause.GROUP, ExpansionCause.REVEAL, ExpansionCause.OVERVIEW, ExpansionCause.HISTORY)
 
 
-@dataclass(frozen=True)
-class Expansion:
+class Expansion(msgspec.Struct, frozen=True):
     """Module groups of the current level were expanded or collapsed. `groups` holds each group whose state
     changed, by module path, with its new state (True: expanded); empty when the request changed nothing (the view
     is still laid out again, as asked)."""
@@ -70,8 +70,7 @@ DocumentEvent = DocumentChange | Expansion
 Subscriber = Callable[[DocumentEvent], None]
 
 
-@dataclass
-class GraphLevel:
+class GraphLevel(msgspec.Struct):
     """One level of the breadcrumb: the top graph, or a subgraph entered from a control-flow node."""
 
     title: str  # breadcrumb label: the program name, or "cond › true_graph_0"
@@ -81,8 +80,7 @@ class GraphLevel:
     framing: Framing  # the first view's stepping up, Fit's, and whether the expansion is the user's
 
 
-@dataclass
-class Look:
+class Look(msgspec.Struct):
     """How an item is labelled: title, subtitle and colour family."""
 
     title: str
@@ -90,13 +88,12 @@ class Look:
     kind: str
 
 
-@dataclass
-class Highlight:
+class Highlight(msgspec.Struct):
     """What the selection lights up: nodes, groups and edges, and the hub shown."""
 
-    nodes: dict[str, HighlightState] = field(default_factory=dict)
-    groups: dict[str, HighlightState] = field(default_factory=dict)  # by module path
-    edges: set[tuple[str, str]] = field(default_factory=set)
+    nodes: dict[str, HighlightState] = msgspec.field(default_factory=dict)
+    groups: dict[str, HighlightState] = msgspec.field(default_factory=dict)  # by module path
+    edges: set[tuple[str, str]] = msgspec.field(default_factory=set)
     hub: str | None = None
 
 

@@ -7,8 +7,9 @@ scene convention).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from pt2_viewer.core.model.program import Graph, Node, NodeOp
 
@@ -27,8 +28,7 @@ ROW_CHAR_W = 6.2
 ROW_MAX_W = 300.0
 
 
-@dataclass
-class NodeBox:
+class NodeBox(msgspec.Struct):
     """Where a node's box is drawn, in scene coordinates."""
 
     node: str
@@ -44,8 +44,7 @@ class NodeBox:
     unused: bool = False  # a weight row that feeds nothing
 
 
-@dataclass
-class GroupBox:
+class GroupBox(msgspec.Struct):
     """Where a module group's frame (expanded) or box (collapsed) is drawn."""
 
     path: str
@@ -60,8 +59,7 @@ class GroupBox:
     ops: int = 0  # the op calls inside (call_function nodes): what a collapsed box says it holds
 
 
-@dataclass
-class EdgeLine:
+class EdgeLine(msgspec.Struct):
     """An edge as drawn between two visible items, with its route when Graphviz gave one."""
 
     src: str  # visible item id (core/graph/ids.py): a node name or a group's id
@@ -72,8 +70,7 @@ class EdgeLine:
     route: tuple[tuple[float, float], ...] = ()  # Graphviz's spline (1 + 3k points) when both ends share a layout
 
 
-@dataclass
-class HubProxy:
+class HubProxy(msgspec.Struct):
     """A small stand-in for a hub node (one that feeds many) drawn beside one consumer instead of an edge."""
 
     hub: str  # the hub node
@@ -82,19 +79,18 @@ class HubProxy:
     y: float
 
 
-@dataclass
-class SceneLayout:
+class SceneLayout(msgspec.Struct):
     """Everything the scene draws for one expansion: boxes, frames, edges and hub stand-ins."""
 
-    nodes: list[NodeBox] = field(default_factory=list)
-    groups: list[GroupBox] = field(default_factory=list)
-    edges: list[EdgeLine] = field(default_factory=list)
-    proxies: list[HubProxy] = field(default_factory=list)
+    nodes: list[NodeBox] = msgspec.field(default_factory=list)
+    groups: list[GroupBox] = msgspec.field(default_factory=list)
+    edges: list[EdgeLine] = msgspec.field(default_factory=list)
+    proxies: list[HubProxy] = msgspec.field(default_factory=list)
     width: float = 0.0
     height: float = 0.0
     # Where the program starts, for the first view: the rects (x, y, w, h) of the visible items showing its inputs,
     # then the items they feed, breadth first; the view frames as many of them as it can show readably.
-    start: list[tuple[float, float, float, float]] = field(default_factory=list)
+    start: list[tuple[float, float, float, float]] = msgspec.field(default_factory=list)
     start_inputs: int = 0  # how many of `start`'s first rects show the inputs: the first view never scrolls past them
 
 def node_label(n: Node) -> str:

@@ -11,7 +11,8 @@ written rather than as a regex:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from pt2_viewer.core.graph.index import GraphIndex, SearchHit
 
@@ -34,8 +35,7 @@ def looks_like_type(pattern: str) -> bool:
     return _TYPE_LIKE.search(pattern) is not None
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(msgspec.Struct, frozen=True):
     """How a pattern was searched: `literal` as written (else as a regex); `problem`, why it is not a regex."""
 
     pattern: str

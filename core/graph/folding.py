@@ -22,7 +22,7 @@ op's box titled with the module (`conv1: Conv2d`) instead of a frame around one 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
 from pt2_viewer.core.model.program import InputKind, NodeOp, Program
@@ -30,19 +30,18 @@ from pt2_viewer.core.model.program import InputKind, NodeOp, Program
 _FOLDABLE = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR, InputKind.CUSTOM_OBJ)
 
 
-@dataclass
-class Folding:
+class Folding(msgspec.Struct):
     """`host`: folded node -> the node whose box draws it; `rows`: host -> its folded nodes in graph order;
     `labels`: folded node -> the row's name (its target, relative to the host's module when inside it);
     `unused`: the folded nodes that feed nothing; `tied`: folded node -> the target of the tied weight that is
     used in its place; `drawn_as`: a folded node with no row of its own, one tensor with that row."""
 
-    host: dict[str, str] = field(default_factory=dict)
-    rows: dict[str, list[str]] = field(default_factory=dict)
-    labels: dict[str, str] = field(default_factory=dict)
-    unused: set[str] = field(default_factory=set)
-    tied: dict[str, str] = field(default_factory=dict)
-    drawn_as: dict[str, str] = field(default_factory=dict)  # folded node -> the row of its box that is the same
+    host: dict[str, str] = msgspec.field(default_factory=dict)
+    rows: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
+    unused: set[str] = msgspec.field(default_factory=set)
+    tied: dict[str, str] = msgspec.field(default_factory=dict)
+    drawn_as: dict[str, str] = msgspec.field(default_factory=dict)  # folded node -> the row of its box that is the same
     # tensor and draws it (one tensor, one row, every name in it)
 
 

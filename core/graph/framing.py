@@ -21,8 +21,9 @@ Coordinates are scene points, y down; a rectangle is (x, y, w, h). Viewport size
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from enum import Enum
+
+import msgspec
 
 from pt2_viewer.core.graph.drawing import GroupBox, NodeBox, SceneLayout
 
@@ -54,8 +55,7 @@ def first_depths(counts: list[int], max_items: int = FIRST_VIEW_ITEMS) -> list[i
     return [d + 1 for d in range(deepest, min(least, deepest) - 1, -1)]
 
 
-@dataclass(frozen=True)
-class Viewport:
+class Viewport(msgspec.Struct, frozen=True):
     """The window onto the drawing: its size in pixels, the least readable zoom (the view's fonts decide it), and
     the pixels at its left an overlay covers (the framing keeps the start clear of them)."""
 
@@ -78,8 +78,7 @@ class Viewport:
         return width * self.readable <= room_w and height * self.readable <= room_h
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(msgspec.Struct, frozen=True):
     """Where to look: the zoom, and the scene rectangle the viewport shows at it. `whole`: the drawing fits at a
     readable zoom (the view fits it whole rather than placing this rectangle)."""
 
@@ -200,13 +199,12 @@ class Settle(Enum):
     FIT = "fit"
 
 
-@dataclass
-class Framing:
+class Framing(msgspec.Struct):
     """One graph level's framing state: the shallower levels left to try while a drawing does not fit readably, and
     whether the expansion shown is still the view's own or the user's (then Fit never collapses it)."""
 
     settling: Settle = Settle.NONE
-    depths: list[int] = field(default_factory=list)  # shallower depths still to try, the next first
+    depths: list[int] = msgspec.field(default_factory=list)  # shallower depths still to try, the next first
     users: bool = False  # the user changed the expansion since the level was first shown
 
     @classmethod

@@ -9,16 +9,16 @@ groups open before back. Groups opened only to show a node (Find, the arrow keys
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
+
+import msgspec
 
 from pt2_viewer.core.model.program import Graph
 
 MAX_PLACES = 500
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(msgspec.Struct, frozen=True):
     """A graph level, as the (HOP node, subgraph) drills that lead there from the top graph, the selection (a node
     name, a collapsed group's id, or None), and the module groups open there (None: not recorded)."""
 

@@ -10,7 +10,8 @@ core/graph/folding.py) are never stepped to: Up from an embedding goes to its in
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from pt2_viewer.core.graph.index import GraphIndex, ModuleGroup
 
@@ -57,8 +58,7 @@ def enclosing_group(index: GraphIndex, node: str) -> ModuleGroup | None:
     return None
 
 
-@dataclass
-class Hits:
+class Hits(msgspec.Struct):
     """Several nodes to go through one at a time (Find's matches, an op-diff row's nodes, Numerics rows): where the
     user is among them, and the next or previous one, round and round."""
 

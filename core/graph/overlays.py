@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from pt2_viewer.core.model.program import Graph, InputKind, NodeOp, Program
 from pt2_viewer.core.util.words import format_bytes, format_seconds
@@ -31,8 +32,7 @@ DTYPE_BYTES = {
 }
 
 
-@dataclass(frozen=True)
-class LegendItem:
+class LegendItem(msgspec.Struct, frozen=True):
     """One entry of an overlay's legend."""
 
     label: str
@@ -40,22 +40,21 @@ class LegendItem:
     category: int | None = None  # a category overlay's index
 
 
-@dataclass
-class Overlay:
+class Overlay(msgspec.Struct):
     """Values painted over the graph's nodes (run time, dtype, ...) and the legend that reads them."""
 
     name: str  # "Run time", "dtype", ...: the View > Overlay entry and the legend's title
-    levels: dict[str, float] = field(default_factory=dict)  # scale: node -> 0..1
-    categories: dict[str, int] = field(default_factory=dict)  # category: node -> index into `legend`
-    legend: list[LegendItem] = field(default_factory=list)
-    texts: dict[str, str] = field(default_factory=dict)  # node -> its value in words, for tooltips
-    notes: list[str] = field(default_factory=list)  # what could not be used (names not in the graph ...)
-    values: dict[str, float] = field(default_factory=dict)  # node -> its number, where the overlay has numbers
+    levels: dict[str, float] = msgspec.field(default_factory=dict)  # scale: node -> 0..1
+    categories: dict[str, int] = msgspec.field(default_factory=dict)  # category: node -> index into `legend`
+    legend: list[LegendItem] = msgspec.field(default_factory=list)
+    texts: dict[str, str] = msgspec.field(default_factory=dict)  # node -> its value in words, for tooltips
+    notes: list[str] = msgspec.field(default_factory=list)  # what could not be used (names not in the graph ...)
+    values: dict[str, float] = msgspec.field(default_factory=dict)  # node -> its number, where the overlay has numbers
     aggregate: str = ""  # how a collapsed group sums up its nodes' numbers: "sum" (bytes, time), "max" (error)
     fmt: Callable[[float], str] | None = None  # a number in words ("3.0 KB"), for group aggregates
     log: bool = False  # levels on a log scale (values spanning orders of magnitude)
-    rows: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # node -> Details rows (label, text)
-    owners: set[str] = field(default_factory=set)  # nodes that own their values (the weights): a group holding
+    rows: dict[str, list[tuple[str, str]]] = msgspec.field(default_factory=dict)  # node -> Details rows (label, text)
+    owners: set[str] = msgspec.field(default_factory=set)  # nodes that own their values (the weights): a group holding
     # any sums only those, so an op and the weight it reads are not counted twice
 
     @property
@@ -76,8 +75,7 @@ class Overlay:
         return [("value", text)] if text else []
 
 
-@dataclass(frozen=True)
-class GroupValue:
+class GroupValue(msgspec.Struct, frozen=True):
     """A collapsed group's aggregate of an overlay: the sum or max of its nodes' numbers."""
 
     value: float

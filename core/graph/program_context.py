@@ -4,14 +4,13 @@ the document hands each the same thing (app/panels/panel.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from pt2_viewer.core.graph.index import GraphIndex
 from pt2_viewer.core.model.program import Archive, Graph, Program
 
 
-@dataclass(frozen=True)
-class ProgramContext:
+class ProgramContext(msgspec.Struct, frozen=True):
     """What a side panel needs to show one graph of a program."""
 
     program: Program

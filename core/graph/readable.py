@@ -12,8 +12,9 @@ line per output, and all those lines belong to that node.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from pt2_viewer.core.model.program import Graph, Node, NodeOp, Program, Ref, Value
 
@@ -29,8 +30,7 @@ _BARE_STRING = re.compile(r"^torch\.[a-z0-9_]+$")
 _DEVICE = re.compile(r"^device\('(?P<type>[a-z_]+)(:(?P<index>\d+))?'\)$")
 
 
-@dataclass
-class ReadableCode:
+class ReadableCode(msgspec.Struct):
     """The program as Python text; line numbers are 0-based indexes into `text.splitlines()`.
 
     `line_of_node` maps each node of the graph shown to its first line. `node_of_line` maps every line that belongs
@@ -39,8 +39,8 @@ class ReadableCode:
     """
 
     text: str
-    line_of_node: dict[str, int] = field(default_factory=dict)
-    node_of_line: dict[int, str] = field(default_factory=dict)
+    line_of_node: dict[str, int] = msgspec.field(default_factory=dict)
+    node_of_line: dict[int, str] = msgspec.field(default_factory=dict)
 
 
 def readable_code(source: Graph | Program) -> ReadableCode:

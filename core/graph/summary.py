@@ -11,7 +11,8 @@ import json
 import re
 from collections import Counter
 from collections.abc import Container, Iterable
-from dataclasses import dataclass, field
+
+import msgspec
 
 from pt2_viewer.core.graph.index import GraphIndex
 from pt2_viewer.core.graph.readable import type_text
@@ -23,8 +24,7 @@ from pt2_viewer.core.util.words import format_bytes, plural
 UNKNOWN_FIELD_CHARS = 200
 
 
-@dataclass(frozen=True)
-class OpCount:
+class OpCount(msgspec.Struct, frozen=True):
     """How many times an operator is called, for the Summary's histogram."""
 
     op: str  # "aten.linear.default", "_operator.ge"
@@ -40,8 +40,7 @@ class OpCount:
         return parts[-1]
 
 
-@dataclass
-class ProgramSummary:
+class ProgramSummary(msgspec.Struct):
     """The Summary tab's figures for one program."""
 
     program: str
@@ -61,9 +60,9 @@ class ProgramSummary:
     weight_bytes: int
     weight_elements: int | None  # None when a stored tensor has no known shape
     symbol_count: int
-    opset_version: dict[str, int] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    unknown_fields: dict[str, str] = field(default_factory=dict)  # field -> its JSON, shortened
+    opset_version: dict[str, int] = msgspec.field(default_factory=dict)
+    warnings: list[str] = msgspec.field(default_factory=list)
+    unknown_fields: dict[str, str] = msgspec.field(default_factory=dict)  # field -> its JSON, shortened
 
     def facts(self) -> list[tuple[str, str]]:
         """(label, text) rows for the summary table."""
@@ -88,8 +87,7 @@ class ProgramSummary:
         return rows
 
 
-@dataclass(frozen=True)
-class SignatureRow:
+class SignatureRow(msgspec.Struct, frozen=True):
     """One row of the Signature tab: an input or output, its kind, target and type."""
 
     direction: str  # "input" or "output"
@@ -101,8 +99,7 @@ class SignatureRow:
     node: str  # the node to select: the placeholder, or the producer of an output
 
 
-@dataclass(frozen=True)
-class SymbolRow:
+class SymbolRow(msgspec.Struct, frozen=True):
     """One row of the Symbols tab: a symbol, its range, where it comes from and what constrains it."""
 
     name: str

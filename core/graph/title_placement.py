@@ -13,15 +13,15 @@ Plain geometry over (x, y, w, h) tuples, so it is tested without Qt; app/graph/v
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 Rect = tuple[float, float, float, float]  # x, y, w, h in screen pixels
 MIN_FRAME_W = 60.0  # narrower on screen: no title
 PAD = 6.0
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(msgspec.Struct, frozen=True):
     """An expanded group's frame as the view shows it now."""
 
     path: str
@@ -30,8 +30,7 @@ class Frame:
     depth: int
 
 
-@dataclass(frozen=True)
-class PlacedTitle:
+class PlacedTitle(msgspec.Struct, frozen=True):
     """Where a group's title is drawn on screen."""
 
     path: str

@@ -29,8 +29,9 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from pt2_viewer.core.layout.cache import LayoutCache
 from pt2_viewer.core.layout.records import LayoutError, LayoutRequest, LayoutResult, dumps
@@ -47,14 +48,13 @@ Outcome = list[LayoutResult] | LayoutError
 SHARE_ABOVE_NODES = 400
 
 
-@dataclass
-class _Ticket:
+class _Ticket(msgspec.Struct):
     """One `LayoutService.submit`: its requests, and which children are laying them out."""
 
     number: int
     requests: list[LayoutRequest]
     cancelled: bool = False
-    slots: set[int] = field(default_factory=set)  # the children (by slot) laying out part of it now
+    slots: set[int] = msgspec.field(default_factory=set)  # the children (by slot) laying out part of it now
 
     @property
     def in_child(self) -> bool:

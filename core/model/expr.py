@@ -7,8 +7,9 @@ class names; anything unknown is printed as a call, so no expression is ever los
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from functools import lru_cache
+
+import msgspec
 
 _INFIX = {"Add": " + ", "Mul": "*", "FloorDiv": " // ", "Mod": " % ", "PythonMod": " % ", "CleanDiv": " / ",
           "IntTrueDiv": " / ", "FloatTrueDiv": " / ", "TruncToInt": None}
@@ -17,8 +18,7 @@ _COMPARE = {"Eq": " == ", "Ne": " != ", "LessThan": " <= ", "Le": " <= ", "Stric
 _LOGIC = {"And": " and ", "Or": " or "}
 
 
-@dataclass(frozen=True)
-class SymExprText:
+class SymExprText(msgspec.Struct, frozen=True):
     """A symbolic expression as the views show it, and the symbols it mentions."""
 
     text: str  # readable form, e.g. "2*s77"

@@ -8,7 +8,6 @@ commas only in exotic cases; we split from the outside in to stay robust).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 import msgspec
@@ -18,8 +17,7 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<fun
 _LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/", "/lib/python3", "<frozen ", "<eval_with_key>", "/torch/")
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(msgspec.Struct, frozen=True):
     """One frame of a node's `stack_trace`; `is_user`: the user's code, not torch's or a library's."""
 
     file: str

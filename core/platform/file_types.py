@@ -6,14 +6,13 @@ module writes them as freedesktop.org's shared-mime-info wants them, so that `--
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 GLOB_WEIGHT = 80  # above shared-mime-info's default 50: the extension wins over a container's magic (a .pt2 is a zip)
 MAGIC_PRIORITY = 60
 
 
-@dataclass(frozen=True)
-class DesktopFileType:
+class DesktopFileType(msgspec.Struct, frozen=True):
     """One MIME type: its name, what a file manager calls it, the extensions it is saved under, the bytes it holds at
     an offset (matched whatever the file's name), and the type it is a kind of (a `.pt2` is a zip)."""
 

@@ -16,9 +16,10 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from pt2_viewer.core.util.files import write_atomically
 
@@ -39,8 +40,7 @@ def content_hash(script: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-@dataclass
-class TrustStore:
+class TrustStore(msgspec.Struct):
     """The user's "yes, run this script" decisions; one entry per resolved path, for one content hash."""
 
     path: Path

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass
 from typing import BinaryIO, NamedTuple
+
+import msgspec
 
 _END = struct.Struct("<4s4H2LH")  # end of central directory record
 _END64_LOCATOR = struct.Struct("<4sLQL")
@@ -34,8 +35,7 @@ class Member(NamedTuple):  # a tuple: one per member, thousands per archive, bui
     header_offset: int
 
 
-@dataclass(frozen=True)
-class ZipListing:
+class ZipListing(msgspec.Struct, frozen=True):
     """A zip's central directory as stored, and its members."""
 
     raw: bytes  # the central directory as stored
