@@ -23,6 +23,8 @@ from pt2_viewer.core.cli.jobs import (
     trust_fields,
 )
 from pt2_viewer.core.deploy.etrecord_choice import etrecord_words
+from pt2_viewer.core.formats.probe import Probe
+from pt2_viewer.core.formats.registry import FALLBACK, recognise
 from pt2_viewer.core.jobs.schemas.artifact_run import ArtifactRunRequest
 from pt2_viewer.core.jobs.schemas.run import Inputs, RunRequest, RunResult
 from pt2_viewer.core.run.dispatch import run_job_for
@@ -72,6 +74,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_worker_arguments(parser, "the run")
 
 
+def _a_program(path: Path) -> bool:
+    """Whether `path` is a program of some other kind (a .pt2, an .onnx): then --etdump is the wrong flag for it (exit
+    2). A file that is no program at all (missing, a folder, text named .pte) is left to the job, which names what
+    is wrong with it (exit 1), as `run` without --etdump does."""
+    probe = Probe(path)
+    return probe.zip_listing is not None or recognise(probe) is not FALLBACK
+
+
 def main(args: argparse.Namespace) -> int:
     request = RunRequest(
         program=str(args.file), device=args.device, inputs=args.inputs, dims=dict(args.dim), seed=args.seed,
@@ -82,7 +92,7 @@ def main(args: argparse.Namespace) -> int:
     if args.debug_buffer and not args.etdump:
         print("error: --debug-buffer is the one written with an ETDump: pass --etdump RUN.etdp too", file=sys.stderr)
         return 2
-    if (args.etdump or args.debug_buffer) and job != "run_pte":
+    if (args.etdump or args.debug_buffer) and job != "run_pte" and _a_program(args.file):
         print("error: --etdump and --debug-buffer read a recording of an ExecuTorch .pte: name the .pte it ran",
               file=sys.stderr)
         return 2

@@ -77,6 +77,27 @@ def test_a_wrong_command_line_exits_2() -> None:
     assert cli("info", "--no-such-flag", "x.pt2").returncode == 2
 
 
+@pytest.mark.parametrize("made", ["missing", "folder", "text"])
+def test_run_etdump_of_a_pte_that_is_not_there_names_the_file_and_exits_1(made: str, tmp_path: Path) -> None:
+    pte = tmp_path / "phone.pte"  # the .pte the user named; --etdump's "name the .pte it ran" would mislead here
+    if made == "folder":
+        pte.mkdir()
+    elif made == "text":
+        pte.write_text("not a program\n")
+    done = cli("run", str(pte), "--etdump", str(tmp_path / "run.etdp"), "-q")
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "phone.pte" in done.stderr and "name the .pte it ran" not in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_run_etdump_of_a_pt2_is_a_wrong_command_line(pt2_path: Callable[[str], Path],  # noqa: F811
+                                                     tmp_path: Path) -> None:
+    done = cli("run", str(pt2_path("batchnorm_train")), "--etdump", str(tmp_path / "run.etdp"), "-q")
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert done.stderr.strip() == ("error: --etdump and --debug-buffer read a recording of an ExecuTorch .pte: "
+                                   "name the .pte it ran")
+
+
 def test_decompose_leaves_only_what_was_asked_for(pt2_path: Callable[[str], Path], tmp_path: Path) -> None:  # noqa: F811
     out = tmp_path / "mine"
     out.mkdir()
