@@ -22,7 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "numerics": ("pt2_viewer.core.cli.numerics", "compare a program with a candidate node by node; find the first "
                  "divergence"),
     "lower": ("pt2_viewer.core.cli.lower", "lower a program to an ExecuTorch .pte (portable or XNNPACK) with its "
-              "ETRecord; say why each op was not delegated"),
+              "ETRecord, saying why each op was not delegated, or to ONNX (--to onnx)"),
     "report": ("pt2_viewer.core.cli.report", "write one self-contained HTML report of a .pt2 or a model script"),
     "diff": ("pt2_viewer.core.cli.diff", "what changed between two programs, by module (--fail-on for CI)"),
     "trace": ("pt2_viewer.core.cli.trace", "list a torch.compile trace's compiles, graph breaks and "
@@ -40,7 +40,8 @@ def _gui_parser() -> argparse.ArgumentParser:
         description="Look inside torch.export programs. Subcommands: "
         + ", ".join(f"{k} ({v[1]})" for k, v in SUBCOMMANDS.items()),
     )
-    p.add_argument("files", nargs="*", help=".pt2 archives or Python model scripts to open")
+    p.add_argument("files", nargs="*", help=".pt2 archives, .pte or .onnx programs, Python model scripts, or "
+                   "TORCH_TRACE folders or logs to open")
     p.add_argument("--screenshot", metavar="OUT.png", help="open FILE, wait for the graph, save the window, exit")
     p.add_argument("--program", help="name of the program to show when an archive holds several")
     p.add_argument("--install-desktop", action="store_true", help="install the menu entry and .pt2 file type")

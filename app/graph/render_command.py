@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="a .pt2 archive")
+    parser.add_argument("file", help="a .pt2 archive, an ExecuTorch .pte or an .onnx model")
     parser.add_argument("-o", "--output", required=True, help="OUT.svg or OUT.png")
-    parser.add_argument("--program", help="the program to draw when the archive holds several")
+    parser.add_argument("--program", help="the program to draw when the file holds several")
     parser.add_argument("--expand", choices=("auto", "all", "none"), default="auto",
                         help="module groups: as the window opens them (auto), all expanded, or all collapsed")
 
