@@ -42,6 +42,10 @@ def main(args: argparse.Namespace) -> int:
     try:
         archive = registry.read(args.program)
         program = archive.program(args.program_name)
+        if args.torch_trace is not None and (args.onnx_model is not None or archive.archive_format == "onnx"):
+            print("pt2-viewer profile: --trace is for a torch.compile run's profile; ONNX Runtime's profile of an "
+                  ".onnx is given without it", file=sys.stderr)
+            return exit_status.USAGE_OR_WORKER
         result = profile_attribution(program, args.trace, args.torch_trace, program_label=args.program,
                                      archive=archive, onnx_model=args.onnx_model)
     except (ArchiveError, ProfileError) as e:

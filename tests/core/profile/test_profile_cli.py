@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -61,6 +62,15 @@ def test_a_missing_trace_exits_1_and_missing_arguments_2(capsys: pytest.CaptureF
     with pytest.raises(SystemExit) as raised:
         cli_main(["profile", str(program_path("resnet18"))])
     assert raised.value.code == 2
+
+
+def test_trace_with_an_onnx_profile_is_a_wrong_command_line(capsys: pytest.CaptureFixture[str],
+                                                            tmp_path: Path) -> None:
+    program, trace = str(program_path("resnet18")), str(profile_of("resnet18") / "trace.json")
+    code, out, err = _run(capsys, program, trace, "--onnx", str(tmp_path / "model.onnx"), "--trace", str(tmp_path))
+    assert code == 2 and out == ""
+    assert err == ("pt2-viewer profile: --trace is for a torch.compile run's profile; ONNX Runtime's profile of an "
+                   ".onnx is given without it\n")
 
 
 def test_the_command_imports_neither_torch_nor_qt() -> None:
