@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.cli import lower_onnx
+from pt2_viewer.core.cli import exit_status, lower_onnx
 from pt2_viewer.core.cli.jobs import (
     add_program_arguments,
     add_worker_arguments,
@@ -42,6 +43,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.output is not None and args.output.is_dir():
+        suffix = "onnx" if args.to == ONNX else "pte"
+        print(f"error: -o {args.output} is a folder: name the file to write (e.g. {args.output / args.file.stem}."
+              f"{suffix})", file=sys.stderr)
+        return exit_status.USAGE_OR_WORKER
     if args.to == ONNX:
         return lower_onnx.main(args)
     output = (args.output or args.file.with_name(f"{args.file.stem}.{args.to}.pte")).absolute()

@@ -98,6 +98,17 @@ def test_run_etdump_of_a_pt2_is_a_wrong_command_line(pt2_path: Callable[[str], P
                                    "name the .pte it ran")
 
 
+@pytest.mark.parametrize("to", ["onnx", "portable"])
+def test_lower_to_a_folder_asks_for_a_file_name(to: str, pt2_path: Callable[[str], Path],  # noqa: F811
+                                                tmp_path: Path) -> None:
+    source = pt2_path("batchnorm_train")
+    done = cli("lower", str(source), "--to", to, "-o", str(tmp_path), "-q")
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    example = tmp_path / f"{source.stem}.{'onnx' if to == 'onnx' else 'pte'}"
+    assert done.stderr == f"error: -o {tmp_path} is a folder: name the file to write (e.g. {example})\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_decompose_leaves_only_what_was_asked_for(pt2_path: Callable[[str], Path], tmp_path: Path) -> None:  # noqa: F811
     out = tmp_path / "mine"
     out.mkdir()
