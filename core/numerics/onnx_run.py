@@ -105,8 +105,9 @@ def groups(onnx_file: Path, source_file: str, program_name: str) -> tuple[dict[s
         onnx_program = registry.read(onnx_file).programs[0]
         programs = registry.read(source_file).programs
     except Exception as e:  # the readers' one-line errors (ArchiveError), said as the job's
-        raise JobFailure("onnx", str(e).splitlines()[0] if str(e) else type(e).__name__,
-                         "Open the .onnx in the viewer to see what it holds.") from None
+        hint = ("Open the .onnx in the viewer to see what it holds." if onnx_file.is_file()
+                else "Check the path: name the .onnx file the program was exported to.")
+        raise JobFailure("onnx", str(e).splitlines()[0] if str(e) else type(e).__name__, hint) from None
     source = next((p for p in programs if p.name == program_name), programs[0])
     links = links_to_source(onnx_program.graph, source.graph)
     shown: dict[str, str] = {}

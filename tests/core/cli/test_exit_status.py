@@ -109,6 +109,18 @@ def test_lower_to_a_folder_asks_for_a_file_name(to: str, pt2_path: Callable[[str
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("made", ["missing", "folder"])
+def test_numerics_against_an_onnx_that_is_not_there_says_check_the_path(made: str, pt2_path: Callable[[str], Path],  # noqa: F811
+                                                                       tmp_path: Path) -> None:
+    onnx = tmp_path / "model.onnx"
+    if made == "folder":
+        onnx.mkdir()
+    done = cli("numerics", str(pt2_path("batchnorm_train")), "--candidate", str(onnx), "-q")
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "model.onnx" in done.stderr and "Check the path" in done.stderr
+    assert "Open the .onnx in the viewer" not in done.stderr and "Traceback" not in done.stderr
+
+
 def test_decompose_leaves_only_what_was_asked_for(pt2_path: Callable[[str], Path], tmp_path: Path) -> None:  # noqa: F811
     out = tmp_path / "mine"
     out.mkdir()
