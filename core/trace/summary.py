@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pt2_viewer.core.trace.model import Compile, Trace
 from pt2_viewer.core.trace.reader import GRAPHS
+from pt2_viewer.core.util.words import plural
 
 
 def graphs_of(compile_: Compile) -> list[str]:
@@ -69,9 +70,10 @@ def rank_differences(trace: Trace) -> list[str]:
 def summary_text(trace: Trace) -> str:
     """The same, for a person: one line per compile, then the graph breaks as actions, then the recompiles."""
     ranked = any(r is not None for r in trace.ranks)
-    lines = [f"{trace.path}: {len(trace.compiles)} compiles, {len(trace.graph_breaks)} graph breaks, "
-             f"{len(trace.recompiles)} recompiles" + (f", ranks {', '.join(map(str, trace.ranks))}" if ranked
-                                                      else "")]
+    counts = ", ".join(plural(len(items), noun) for items, noun in ((trace.compiles, "compile"),
+                                                                    (trace.graph_breaks, "graph break"),
+                                                                    (trace.recompiles, "recompile")))
+    lines = [f"{trace.path}: {counts}" + (f", ranks {', '.join(map(str, trace.ranks))}" if ranked else "")]
     for c in trace.compiles:
         where = f"{c.frame.function} ({c.frame.file}:{c.frame.line})" if c.frame else "?"
         rank = f"rank {c.rank} " if ranked else ""

@@ -31,6 +31,7 @@ def test_json_lists_compiles_graph_breaks_and_recompiles(capsys):
 def test_ranks_and_text(capsys):
     assert main(["trace", str(ranks_trace())]) == 0
     text = capsys.readouterr().out
+    assert text.splitlines()[0].endswith(": 3 compiles, 0 graph breaks, 1 recompile, ranks 0, 1")
     assert "ranks 0, 1" in text and "rank 1 [0/1]: `x.size(0)` was 4 when compiled for [0/0], now 5" in text
     assert "Ranks differ:\n  [0/1] on rank 1 only; not on rank 0\n" in text
 
