@@ -34,6 +34,12 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 WORKER_COMMANDS = frozenset({"export", "decompose", "run", "numerics", "report", "lower"})
 
 
+def uses_worker(name: str, args: list[str]) -> bool:
+    """Whether subcommand `name` with `args` runs a worker job (then the worker chosen in Preferences applies, which
+    loads Qt's settings): `trace` does for a script (`trace SCRIPT.py`), not for a trace it only reads."""
+    return name in WORKER_COMMANDS or (name == "trace" and any(a.endswith(".py") for a in args))
+
+
 def _gui_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pt2-viewer",
@@ -81,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         name = argv.pop(0)
         module_name, help_text = SUBCOMMANDS[name]
-        if name in WORKER_COMMANDS:
+        if uses_worker(name, argv):
             from pt2_viewer.app.jobs.worker_choice import apply_saved_choice  # deferred: Qt
 
             apply_saved_choice()  # core reads no Qt settings; PT2V_WORKER_PYTHON still wins over it
