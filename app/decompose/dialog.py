@@ -16,15 +16,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from pt2_viewer.app.graph.loader import ArchiveLoader
-from pt2_viewer.app.jobs.driver import WorkerDriver
-from pt2_viewer.app.jobs.job_widgets import PY_FILTER, FailureBox, JobDialog, confirm_code, file_row
+from pt2_viewer.app.jobs.job_widgets import PY_FILTER, JobDialog, confirm_code, file_row
 from pt2_viewer.app.widgets.common import radio_column
 from pt2_viewer.app.widgets.file_dialogs import open_file
 from pt2_viewer.core.compare.decomposition import Decomposition
@@ -55,15 +53,10 @@ class DecomposeDialog(JobDialog):
         self.program_name = program_name
         self.trust = trust or TrustStore.default()
         self.interactive = interactive
-        self.driver = WorkerDriver(self, warm=program_path)  # the program's warm worker: loaded once for all jobs
+        self.make_driver(program_path)  # the program's warm worker: loaded once for all jobs
         if interactive:
             self.driver.prewarm()  # torch imports while the user chooses a target
-        self.driver.event.connect(self._event)
-        self.driver.output.connect(lambda _stream, line: self.log.append(line))
-        self.driver.finished.connect(self._finished)
-        self.job_result: DecomposeResult | None = None
-        self.out_dir: Path | None = None  # the running job's temporary folder; the compare tab owns it after
-        self.log: list[str] = []
+        self.job_result: DecomposeResult | None = None  # the job's folder (out_dir) is the compare tab's after
 
         self.target_buttons, targets = radio_column(self, TARGETS, "target", checked=1)
         self.table_edit = QLineEdit(placeholderText="a .py file defining decomp_table (or a function returning it)")
@@ -77,15 +70,8 @@ class DecomposeDialog(JobDialog):
         form.addRow("Table name", self.table_name)
         form.addRow("Import first", file_row(self.preload_edit, self.preload_browse))
 
-        self.stage = QLabel("")
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 100)
-        self.progress.setVisible(False)
-        self.failure = FailureBox(180)
+        self.make_job_widgets("Decompose", detail_height=180)
         self.error = self.failure.error
-        self.start_button = QPushButton("Decompose")
-        self.start_button.setDefault(True)
-        self.close_button = QPushButton("Close")
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(self.start_button)
@@ -104,7 +90,6 @@ class DecomposeDialog(JobDialog):
         self.table_browse.clicked.connect(lambda: self._browse(self.table_edit, "Decomposition table"))
         self.preload_browse.clicked.connect(lambda: self._browse(self.preload_edit, "Python file to import first"))
         self.start_button.clicked.connect(self.start)
-        self.close_button.clicked.connect(self.cancel_or_close)
         self._update_enabled()
 
     # -- choices -------------------------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -25,8 +24,7 @@ from PySide6.QtWidgets import (
 from pt2_viewer.app.deploy.pte_saving import LoweredFiles, ask_and_save_pte
 from pt2_viewer.app.document.widget import DocumentWidget
 from pt2_viewer.app.graph.loader import ArchiveLoader
-from pt2_viewer.app.jobs.driver import WorkerDriver
-from pt2_viewer.app.jobs.job_widgets import FailureBox, JobDialog
+from pt2_viewer.app.jobs.job_widgets import JobDialog
 from pt2_viewer.app.panels import make_table
 from pt2_viewer.app.widgets.common import radio_column
 from pt2_viewer.core.deploy.delegation import delegation_overlay, on_pte_graph, reason_rows, summary
@@ -60,23 +58,13 @@ class LowerDialog(JobDialog):
         self.program_name = doc.model.program.name
         self.setWindowTitle(f"Lower {Path(self.program_path).name} to ExecuTorch")
         self.interactive = interactive
-        self.driver = WorkerDriver(self, warm=self.program_path)
-        self.driver.event.connect(self._event)
-        self.driver.output.connect(lambda _stream, line: self.log.append(line))
-        self.driver.finished.connect(self._finished)
-        self.out_dir: Path | None = None
+        self.make_driver(self.program_path)
         self.job = "lower"
         self.lowered_result: LowerResult | None = None
         self.files: LoweredFiles | None = None  # the last lowering's .pte and ETRecord, and where they were saved
-        self.log: list[str] = []
 
         self.backend_buttons, backends = radio_column(self, BACKENDS, "backend", checked=0)
-        self.stage = QLabel("")
-        self.stage.setWordWrap(True)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 100)
-        self.progress.setVisible(False)
-        self.failure = FailureBox(160)
+        self.make_job_widgets("Lower")
         self.table = make_table(["not delegated: op", "reason", "count"], stretch_column=1)
         self.table.setVisible(False)
         self.table.itemClicked.connect(self._clicked)
@@ -90,9 +78,6 @@ class LowerDialog(JobDialog):
         for button in (self.numbers_button, self.times_button, self.save_button):
             button.setEnabled(False)
         self.sides: tuple[DocumentWidget, DocumentWidget] | None = None  # the comparison's source and .pte
-        self.start_button = QPushButton("Lower")
-        self.start_button.setDefault(True)
-        self.close_button = QPushButton("Close")
         buttons = QHBoxLayout()
         buttons.addWidget(self.numbers_button)
         buttons.addWidget(self.times_button)
@@ -113,7 +98,6 @@ class LowerDialog(JobDialog):
         self.numbers_button.clicked.connect(self.compare_numbers)
         self.times_button.clicked.connect(self.time_ops)
         self.save_button.clicked.connect(self.save_dialog)
-        self.close_button.clicked.connect(self.cancel_or_close)
 
     def backend(self) -> str:
         button = self.backend_buttons.checkedButton()

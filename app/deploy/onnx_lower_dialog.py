@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from pt2_viewer.app.document.widget import DocumentWidget
-from pt2_viewer.app.jobs.driver import WorkerDriver
-from pt2_viewer.app.jobs.job_widgets import FailureBox, JobDialog
+from pt2_viewer.app.jobs.job_widgets import JobDialog
 from pt2_viewer.app.panels import make_table
 from pt2_viewer.app.widgets.file_dialogs import save_file
 from pt2_viewer.core.deploy.onnx_overlay import fate_overlay
@@ -62,31 +61,19 @@ class OnnxLowerDialog(JobDialog):
         self.program_name = doc.model.program.name
         self.interactive = interactive
         self.setWindowTitle(f"Lower {Path(self.program_path).name} to ONNX")
-        self.driver = WorkerDriver(self, warm=self.program_path)
-        self.driver.event.connect(self._event)
-        self.driver.output.connect(lambda _stream, line: self.log.append(line))
-        self.driver.finished.connect(self._finished)
-        self.out_dir: Path | None = None
+        self.make_driver(self.program_path)
         self.lowered_result: OnnxLowerResult | None = None
         self.file: OnnxFile | None = None  # the last lowering's .onnx, and where it was saved
-        self.log: list[str] = []
 
-        self.stage = QLabel("torch.onnx.export (dynamo=True) in the worker, onnxscript's optimizer included; the "
-                            "program's dynamic dims stay dynamic.")
-        self.stage.setWordWrap(True)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 100)
-        self.progress.setVisible(False)
-        self.failure = FailureBox(160)
+        self.make_job_widgets("Lower")
+        self.stage.setText("torch.onnx.export (dynamo=True) in the worker, onnxscript's optimizer included; the "
+                           "program's dynamic dims stay dynamic.")
         self.table = make_table(["source node", "op", "became"], stretch_column=2)
         self.table.setVisible(False)
         self.table.itemClicked.connect(self._clicked)
         self.save_button = QPushButton("Save .onnx As…")
         self.save_button.setToolTip("Save the .onnx where you choose; the lowered file is deleted when the app quits")
         self.save_button.setEnabled(False)
-        self.start_button = QPushButton("Lower")
-        self.start_button.setDefault(True)
-        self.close_button = QPushButton("Close")
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         for button in (self.save_button, self.start_button, self.close_button):
@@ -101,7 +88,6 @@ class OnnxLowerDialog(JobDialog):
         self.resize(720, 420)
         self.start_button.clicked.connect(self.start)
         self.save_button.clicked.connect(self.save_dialog)
-        self.close_button.clicked.connect(self.cancel_or_close)
 
     def start(self) -> None:
         if self.driver.running:

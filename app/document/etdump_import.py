@@ -15,7 +15,6 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from pt2_viewer.app.document.widget import DocumentWidget
-from pt2_viewer.app.jobs.driver import WorkerDriver
 from pt2_viewer.app.jobs.job_widgets import JobDialog, file_row
 from pt2_viewer.app.widgets.file_dialogs import open_file
 from pt2_viewer.core.deploy.etdump_overlay import (
@@ -47,12 +46,7 @@ class EtdumpImportDialog(JobDialog):
         self.pte, self.source = pte, source
         self.pte_path = pte.model.archive.path
         self.setWindowTitle(f"Import an ETDump of {Path(self.pte_path).name}")
-        self.driver = WorkerDriver(self, warm=self.pte_path)
-        self.driver.event.connect(self._event)
-        self.driver.output.connect(lambda _stream, line: self.log.append(line))
-        self.driver.finished.connect(self._finished)
-        self.out_dir: Path | None = None
-        self.log: list[str] = []
+        self.make_driver(self.pte_path)
         self.run_result: RunResult | None = None
 
         self.etdump, self.debug_buffer, self.etrecord = QLineEdit(), QLineEdit(), QLineEdit()

@@ -94,6 +94,16 @@ class JobDialog(QDialog):
     out_dir: Path | None
     failed: Any  # the subclass's `Signal(str)`: the failure's message
 
+    def make_driver(self, warm: str) -> None:
+        """The dialog's worker, `warm` the program whose warm worker it may use: its progress to `_event`, its
+        output kept in `log` (shown with a failure), its end to the subclass's `_finished(outcome)`."""
+        self.driver = WorkerDriver(self, warm=warm)
+        self.driver.event.connect(self._event)
+        self.driver.output.connect(lambda _stream, line: self.log.append(line))
+        self.driver.finished.connect(self._finished)  # type: ignore[attr-defined]  # each subclass's own
+        self.out_dir = None  # the running job's temporary folder
+        self.log = []
+
     def make_job_widgets(self, start: str, detail_height: int = 160) -> None:
         """The widgets every job dialog has: the stage line, a hidden progress bar, the failure box, the start button
         (the default) and the close button that cancels a running job."""
