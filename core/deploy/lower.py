@@ -21,8 +21,9 @@ from pt2_viewer.core.deploy.pte_map import pte_program
 from pt2_viewer.core.deploy.why import SupportRecorder, Verdict, verdicts
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.kinds import LOWER
-from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
+from pt2_viewer.core.jobs.loading import LoadedProgram, captured_torch_logs, load_program, trust_options
 from pt2_viewer.core.jobs.schemas.lower import BACKENDS, LowerRequest, LowerResult, NotDelegated
+from pt2_viewer.core.jobs.schemas.onnx_lower import OnnxLowerRequest, OnnxLowerResult
 from pt2_viewer.core.jobs.typed_job import TypedJob, reporting
 from pt2_viewer.core.util.files import write_atomically
 
@@ -32,6 +33,21 @@ INSTALL_HINT = "pip install executorch (the viewer was tested with executorch 1.
 
 def progress(emit: Emit, stage: str, fraction: float, message: str) -> None:
     emit({"type": "progress", "stage": stage, "fraction": fraction, "message": message})
+
+
+def load_source(request: LowerRequest | OnnxLowerRequest, emit: Emit, report: LowerResult | OnnxLowerResult,
+                seconds: dict[str, float]) -> LoadedProgram:
+    """How every lowering starts: the request's program loaded in the worker, its log, name and imports put in the
+    report and its time in `seconds["load"]` (lower to ExecuTorch here, to ONNX in core/deploy/onnx_lower.py)."""
+    assert request.program, "the job checks its request names a program first"
+    t = time.perf_counter()
+    progress(emit, "load", 0.0, f"Loading {Path(request.program).name}")
+    loaded = load_program(request.program, request.program_name, request.preload, **trust_options(request))
+    report.log += loaded.log
+    report.program, report.program_name = str(loaded.path), loaded.name
+    report.imported, report.imports = loaded.imported, loaded.import_details
+    seconds["load"] = time.perf_counter() - t
+    return loaded
 
 
 def run(request: LowerRequest, out: Path, emit: Emit) -> LowerResult:
@@ -109,13 +125,7 @@ def _run(request: LowerRequest, out: Path, emit: Emit, report: LowerResult) -> N
     if backend not in BACKENDS:
         raise JobFailure("request", f"Unknown backend '{backend}'.", f"Choose one of {', '.join(BACKENDS)}.")
     seconds: dict[str, float] = {}
-    t = time.perf_counter()
-    progress(emit, "load", 0.0, f"Loading {Path(request.program).name}")
-    loaded = load_program(request.program, request.program_name, request.preload, **trust_options(request))
-    report.log += loaded.log
-    report.program, report.program_name = str(loaded.path), loaded.name
-    report.imported, report.imports = loaded.imported, loaded.import_details
-    seconds["load"] = time.perf_counter() - t
+    loaded = load_source(request, emit, report, seconds)
     t = time.perf_counter()
     progress(emit, "lower", 0.1, f"Lowering to {backend} with ExecuTorch (tens of seconds)")
     lowered = lower(loaded.ep, backend, report.log)

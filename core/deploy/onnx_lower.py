@@ -28,11 +28,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pt2_viewer.core.deploy.lower import Emit, progress
+from pt2_viewer.core.deploy.lower import Emit, load_source, progress
 from pt2_viewer.core.deploy.provenance import call_nodes, target_text
 from pt2_viewer.core.jobs.errors import JobFailure, first_line
 from pt2_viewer.core.jobs.kinds import LOWER_ONNX
-from pt2_viewer.core.jobs.loading import captured_torch_logs, load_program, trust_options
+from pt2_viewer.core.jobs.loading import captured_torch_logs
 from pt2_viewer.core.jobs.schemas.onnx_lower import (
     BECAME,
     DROPPED,
@@ -182,13 +182,7 @@ def _run(request: OnnxLowerRequest, out: Path, emit: Emit, report: OnnxLowerResu
     if not request.program:
         raise JobFailure("request", "The request names no program.", "Pass the .pt2 path as 'program'.")
     seconds: dict[str, float] = {}
-    t = time.perf_counter()
-    progress(emit, "load", 0.0, f"Loading {Path(request.program).name}")
-    loaded = load_program(request.program, request.program_name, request.preload, **trust_options(request))
-    report.log += loaded.log
-    report.program, report.program_name = str(loaded.path), loaded.name
-    report.imported, report.imports = loaded.imported, loaded.import_details
-    seconds["load"] = time.perf_counter() - t
+    loaded = load_source(request, emit, report, seconds)
     t = time.perf_counter()
     progress(emit, "export", 0.1, "Exporting to ONNX with torch.onnx.export (dynamo=True)")
     program = export(loaded.ep, request.optimize, report.log)
