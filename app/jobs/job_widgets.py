@@ -97,7 +97,9 @@ class JobDialog(QDialog):
     def make_driver(self, warm: str) -> None:
         """The dialog's worker, `warm` the program whose warm worker it may use: its progress to `_event`, its
         output kept in `log` (shown with a failure), its end to the subclass's `_finished(outcome)`."""
-        self.driver = WorkerDriver(self, warm=warm)
+        from pt2_viewer.app.jobs.driver import WorkerDriver as Driver  # here: Preferences imports this module
+
+        self.driver = Driver(self, warm=warm)
         self.driver.event.connect(self._event)
         self.driver.output.connect(lambda _stream, line: self.log.append(line))
         self.driver.finished.connect(self._finished)  # type: ignore[attr-defined]  # each subclass's own
